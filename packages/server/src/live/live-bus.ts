@@ -1,0 +1,52 @@
+import type { EventEnvelope, Grant } from '@bubble/protocol';
+
+/**
+ * What the core publishes after a change is durable. The WebSocket layer
+ * listens; it never reads the store to learn about changes.
+ *
+ * - `events`: published only after the commit, ascending seq; per thread,
+ *   publish order is seq order.
+ * - `grant`: a grant was added (or its role changed) or revoked.
+ * - `tokens_revoked`: these tokens of this principal stopped working.
+ */
+export type LiveBusMessage =
+  | { kind: 'events'; threadId: string; events: EventEnvelope[] }
+  | { kind: 'grant'; change: 'added' | 'revoked'; grant: Grant }
+  | { kind: 'tokens_revoked'; principalId: string; tokenIds: string[] };
+
+export interface LiveBus {
+  publish(message: LiveBusMessage): void;
+  /** Returns the unsubscribe function. */
+  subscribe(listener: (message: LiveBusMessage) => void): () => void;
+}
+
+/**
+ * The in-process bus: synchronous delivery, in publish order, to every
+ * listener. A listener that throws does not stop delivery to the others
+ * (the error is handed to `onListenerError`, if given).
+ * A PostgreSQL LISTEN/NOTIFY bus can implement the same interface later.
+ */
+export function createLiveBus(options: { onListenerError?: (error: unknown) => void } = {}): LiveBus {
+  const listeners = new Set<(message: LiveBusMessage) => void>();
+  return {
+    publish(message) {
+      // Copy so a listener that unsubscribes (or subscribes) during delivery
+      // does not disturb this round.
+      for (const listener of [...listeners]) {
+        try {
+          listener(message);
+        } catch (error) {
+          options.onListenerError?.(error);
+        }
+      }
+    },
+    subscribe(listener) {
+      // Wrap so the same function subscribed twice gets two independent subscriptions.
+      const entry = (message: LiveBusMessage): void => listener(message);
+      listeners.add(entry);
+      return () => {
+        listeners.delete(entry);
+      };
+    },
+  };
+}
