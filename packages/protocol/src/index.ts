@@ -1,1 +1,10 @@
-export {};
+export * from './errors.js';
+export * from './limits.js';
+export * from './ids.js';
+export * from './principal.js';
+export * from './thread.js';
+export * from './chunks.js';
+export * from './events.js';
+export * from './artifacts.js';
+export * from './frames.js';
+export * from './info.js';

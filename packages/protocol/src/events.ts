@@ -1,0 +1,164 @@
+import { z } from 'zod';
+import { UiChunkSchema } from './chunks.js';
+import { ArtifactNameSchema, SeqSchema, ThreadIdSchema, TimestampSchema } from './ids.js';
+import { RoleSchema } from './thread.js';
+
+export const RunIdSchema = z.string().min(1).max(200);
+export const ToolCallIdSchema = z.string().min(1).max(200);
+export const ClientEventIdSchema = z.string().min(1).max(200);
+/** A custom event type: any name with a dot in it, e.g. `acme.poll_created`. */
+export const CUSTOM_EVENT_TYPE_PATTERN = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)+$/;
+export const EventTypeSchema = z.string().min(1).max(200);
+
+const JsonObjectSchema = z.record(z.string(), z.unknown());
+
+export const MessagePartDataSchema = z.looseObject({ runId: RunIdSchema, chunk: UiChunkSchema });
+export const RunStartedDataSchema = z.looseObject({
+  runId: RunIdSchema,
+  replyTo: z.array(SeqSchema).optional(),
+});
+export const RunStatusSchema = z.enum(['completed', 'interrupted', 'error']);
+export type RunStatus = z.infer<typeof RunStatusSchema>;
+export const RunFinishedDataSchema = z.looseObject({
+  runId: RunIdSchema,
+  status: RunStatusSchema,
+  error: z.looseObject({ code: z.string(), message: z.string() }).optional(),
+  usage: JsonObjectSchema.optional(),
+});
+export const RunInterruptRequestedDataSchema = z.looseObject({ runId: RunIdSchema, reason: z.string().optional() });
+export const ToolCallApprovalDataSchema = z.looseObject({
+  toolCallId: ToolCallIdSchema,
+  decision: z.enum(['allow', 'deny']),
+  reason: z.string().optional(),
+  updatedInput: JsonObjectSchema.optional(),
+});
+export const ToolCallResultDataSchema = z.looseObject({
+  toolCallId: ToolCallIdSchema,
+  output: z.unknown(),
+  isError: z.boolean().optional(),
+});
+export const ParticipantChangeDataSchema = z.looseObject({
+  principalId: z.string(),
+  role: RoleSchema,
+  by: z.string(),
+});
+export const ArtifactUpdatedDataSchema = z.looseObject({
+  name: ArtifactNameSchema,
+  version: z.number().int().positive(),
+  mediaType: z.string(),
+  by: z.string(),
+});
+
+/** The `data` schema of every event type the server knows. */
+export const EVENT_DATA_SCHEMAS = {
+  message_part: MessagePartDataSchema,
+  run_started: RunStartedDataSchema,
+  run_finished: RunFinishedDataSchema,
+  run_interrupt_requested: RunInterruptRequestedDataSchema,
+  tool_call_approval: ToolCallApprovalDataSchema,
+  tool_call_result: ToolCallResultDataSchema,
+  participant_added: ParticipantChangeDataSchema,
+  participant_removed: ParticipantChangeDataSchema,
+  artifact_updated: ArtifactUpdatedDataSchema,
+} as const;
+export type KnownEventType = keyof typeof EVENT_DATA_SCHEMAS;
+export const KNOWN_EVENT_TYPES = Object.keys(EVENT_DATA_SCHEMAS) as KnownEventType[];
+/** Types only the server itself (principal `system`) may write. */
+export const SYSTEM_EVENT_TYPES: ReadonlySet<string> = new Set(['participant_added', 'participant_removed', 'artifact_updated']);
+
+export type MessagePartData = z.infer<typeof MessagePartDataSchema>;
+export type RunStartedData = z.infer<typeof RunStartedDataSchema>;
+export type RunFinishedData = z.infer<typeof RunFinishedDataSchema>;
+export type RunInterruptRequestedData = z.infer<typeof RunInterruptRequestedDataSchema>;
+export type ToolCallApprovalData = z.infer<typeof ToolCallApprovalDataSchema>;
+export type ToolCallResultData = z.infer<typeof ToolCallResultDataSchema>;
+export type ParticipantChangeData = z.infer<typeof ParticipantChangeDataSchema>;
+export type ArtifactUpdatedData = z.infer<typeof ArtifactUpdatedDataSchema>;
+
+export function isKnownEventType(type: string): type is KnownEventType {
+  return Object.hasOwn(EVENT_DATA_SCHEMAS, type);
+}
+
+export type EventDataValidation =
+  | { ok: true; data: Record<string, unknown> }
+  | { ok: false; message: string; issues: Array<{ path: string; message: string }> };
+
+/**
+ * Checks an event's `data` against its type: the known types by their schema, a dotted custom
+ * type only for being a JSON object, any other type is refused.
+ */
+export function validateEventData(type: string, data: unknown): EventDataValidation {
+  if (isKnownEventType(type)) {
+    const parsed = EVENT_DATA_SCHEMAS[type].safeParse(data);
+    if (parsed.success) return { ok: true, data: parsed.data as Record<string, unknown> };
+    const issues = parsed.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message }));
+    return { ok: false, message: `invalid data for ${type}: ${describeIssues(issues)}`, issues };
+  }
+  if (!CUSTOM_EVENT_TYPE_PATTERN.test(type)) {
+    return {
+      ok: false,
+      message: `unknown event type "${type}": custom types must contain a dot (e.g. "acme.poll_created")`,
+      issues: [{ path: 'type', message: 'unknown event type' }],
+    };
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    return {
+      ok: false,
+      message: `data of custom event type "${type}" must be a JSON object`,
+      issues: [{ path: 'data', message: 'expected an object' }],
+    };
+  }
+  return { ok: true, data: data as Record<string, unknown> };
+}
+
+function describeIssues(issues: Array<{ path: string; message: string }>): string {
+  return issues.map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message)).join('; ');
+}
+
+/** One stored event, as every reader sees it. */
+export const EventEnvelopeSchema = z.object({
+  id: z.string(),
+  threadId: ThreadIdSchema,
+  seq: SeqSchema,
+  type: EventTypeSchema,
+  principalId: z.string(),
+  data: JsonObjectSchema,
+  clientEventId: ClientEventIdSchema.nullable().optional(),
+  createdAt: TimestampSchema,
+});
+export type EventEnvelope = z.infer<typeof EventEnvelopeSchema>;
+
+/** One event to append. Its `data` is checked separately by `validateEventData`. */
+export const NewEventSchema = z.object({
+  type: EventTypeSchema,
+  data: z.unknown(),
+  clientEventId: ClientEventIdSchema.optional(),
+});
+export type NewEvent = z.infer<typeof NewEventSchema>;
+
+export const AppendBatchSchema = z.object({
+  events: z.array(NewEventSchema).min(1, 'a batch needs at least one event').max(500, 'a batch holds at most 500 events'),
+});
+/** The body of `POST /v1/threads/:id/events`: one event, or a batch. */
+export const AppendRequestSchema = z.union([AppendBatchSchema, NewEventSchema]);
+export type AppendRequest = z.infer<typeof AppendRequestSchema>;
+
+/** Normalizes an append body to its list of events. */
+export function appendRequestEvents(request: AppendRequest): NewEvent[] {
+  return 'events' in request ? request.events : [request];
+}
+
+export const AppendResponseSchema = z.object({ events: z.array(EventEnvelopeSchema) });
+
+export const ReadEventsQuerySchema = z
+  .object({
+    after: z.coerce.number().int().nonnegative().optional(),
+    before: z.coerce.number().int().nonnegative().optional(),
+    limit: z.coerce.number().int().min(1).max(1000).default(100),
+  })
+  .refine((query) => query.after === undefined || query.before === undefined, {
+    message: 'use either after or before, not both',
+  });
+export type ReadEventsQuery = z.infer<typeof ReadEventsQuerySchema>;
+
+export const ReadEventsResponseSchema = z.object({ events: z.array(EventEnvelopeSchema), headSeq: SeqSchema });

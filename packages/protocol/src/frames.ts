@@ -1,0 +1,78 @@
+import { z } from 'zod';
+import { ErrorObjectSchema } from './errors.js';
+import { EventEnvelopeSchema } from './events.js';
+import { SeqSchema, ThreadIdSchema } from './ids.js';
+import { PrincipalSchema } from './principal.js';
+import { GrantSchema } from './thread.js';
+
+/** A subscription id, chosen by the client, unique on its socket while the subscription lives. */
+export const SubscriptionIdSchema = z.string().min(1).max(200);
+
+// Client to server.
+export const ClientAuthFrameSchema = z.object({ type: z.literal('client.auth'), token: z.string().min(1) });
+export const SubscribeFrameSchema = z.object({
+  type: z.literal('subscribe'),
+  id: SubscriptionIdSchema,
+  threadId: ThreadIdSchema,
+  afterSeq: SeqSchema.default(0),
+});
+export const SubscribeGrantsFrameSchema = z.object({ type: z.literal('subscribe_grants'), id: SubscriptionIdSchema });
+export const UnsubscribeFrameSchema = z.object({ type: z.literal('unsubscribe'), id: SubscriptionIdSchema });
+export const PingFrameSchema = z.object({ type: z.literal('ping') });
+
+export const ClientFrameSchema = z.discriminatedUnion('type', [
+  ClientAuthFrameSchema,
+  SubscribeFrameSchema,
+  SubscribeGrantsFrameSchema,
+  UnsubscribeFrameSchema,
+  PingFrameSchema,
+]);
+export type ClientFrame = z.infer<typeof ClientFrameSchema>;
+export type ClientAuthFrame = z.infer<typeof ClientAuthFrameSchema>;
+export type SubscribeFrame = z.infer<typeof SubscribeFrameSchema>;
+export type SubscribeGrantsFrame = z.infer<typeof SubscribeGrantsFrameSchema>;
+export type UnsubscribeFrame = z.infer<typeof UnsubscribeFrameSchema>;
+export const CLIENT_FRAME_TYPES = ClientFrameSchema.options.map((option) => option.shape.type.value);
+
+// Server to client.
+export const ServerReadyFrameSchema = z.object({ type: z.literal('server.ready'), principal: PrincipalSchema });
+export const SubscribedFrameSchema = z.object({ type: z.literal('subscribed'), id: SubscriptionIdSchema, headSeq: SeqSchema });
+export const EventFrameSchema = z.object({ type: z.literal('event'), id: SubscriptionIdSchema, event: EventEnvelopeSchema });
+export const GrantChangeSchema = z.enum(['added', 'revoked']);
+export const GrantFrameSchema = z.object({
+  type: z.literal('grant'),
+  id: SubscriptionIdSchema,
+  change: GrantChangeSchema,
+  grant: GrantSchema,
+});
+export const GrantsSyncedFrameSchema = z.object({ type: z.literal('grants_synced'), id: SubscriptionIdSchema });
+export const SubscriptionEndedFrameSchema = z.object({
+  type: z.literal('subscription_ended'),
+  id: SubscriptionIdSchema,
+  reason: z.string(),
+});
+export const ErrorFrameSchema = z.object({ type: z.literal('error'), id: z.string().optional(), error: ErrorObjectSchema });
+export const PongFrameSchema = z.object({ type: z.literal('pong') });
+
+export const ServerFrameSchema = z.discriminatedUnion('type', [
+  ServerReadyFrameSchema,
+  SubscribedFrameSchema,
+  EventFrameSchema,
+  GrantFrameSchema,
+  GrantsSyncedFrameSchema,
+  SubscriptionEndedFrameSchema,
+  ErrorFrameSchema,
+  PongFrameSchema,
+]);
+export type ServerFrame = z.infer<typeof ServerFrameSchema>;
+export type ServerReadyFrame = z.infer<typeof ServerReadyFrameSchema>;
+export type SubscribedFrame = z.infer<typeof SubscribedFrameSchema>;
+export type EventFrame = z.infer<typeof EventFrameSchema>;
+export type GrantFrame = z.infer<typeof GrantFrameSchema>;
+export type GrantsSyncedFrame = z.infer<typeof GrantsSyncedFrameSchema>;
+export type SubscriptionEndedFrame = z.infer<typeof SubscriptionEndedFrameSchema>;
+export type ErrorFrame = z.infer<typeof ErrorFrameSchema>;
+export type GrantChange = z.infer<typeof GrantChangeSchema>;
+
+/** Reasons the server gives in `subscription_ended`. */
+export const SUBSCRIPTION_END_REASONS = Object.freeze({ grantRevoked: 'grant_revoked', threadDeleted: 'thread_deleted' });

@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import { PrincipalIdSchema, TimestampSchema } from './ids.js';
+
+export const PrincipalKindSchema = z.enum(['human', 'bot']);
+export type PrincipalKind = z.infer<typeof PrincipalKindSchema>;
+
+export const PrincipalSchema = z.object({
+  principalId: PrincipalIdSchema,
+  kind: PrincipalKindSchema,
+  displayName: z.string(),
+  ownerPrincipalIds: z.array(z.string()),
+  createdAt: TimestampSchema,
+});
+export type Principal = z.infer<typeof PrincipalSchema>;
+
+/** A token as listed: no secret. */
+export const TokenInfoSchema = z.object({
+  tokenId: z.string(),
+  createdAt: TimestampSchema,
+});
+export type TokenInfo = z.infer<typeof TokenInfoSchema>;
+
+/** A token as minted: the plaintext secret is returned once. */
+export const TokenSchema = TokenInfoSchema.extend({ token: z.string() });
+export type Token = z.infer<typeof TokenSchema>;
+
+export const DisplayNameSchema = z.string().trim().min(1).max(200);
+
+export const CreatePrincipalRequestSchema = z.object({
+  principalId: PrincipalIdSchema,
+  kind: z.literal('bot', { error: 'only bot principals can be created over the API' }),
+  displayName: DisplayNameSchema.optional(),
+});
+export type CreatePrincipalRequest = z.infer<typeof CreatePrincipalRequestSchema>;
+
+export const CreatePrincipalResponseSchema = z.object({ principal: PrincipalSchema, token: TokenSchema });
+export type CreatePrincipalResponse = z.infer<typeof CreatePrincipalResponseSchema>;
+
+export const WhoamiResponseSchema = z.object({ principal: PrincipalSchema });
+export const PrincipalResponseSchema = z.object({ principal: PrincipalSchema });
+export const PrincipalListResponseSchema = z.object({ principals: z.array(PrincipalSchema) });
+export const MintTokenResponseSchema = z.object({ token: TokenSchema });
+export const TokenListResponseSchema = z.object({ tokens: z.array(TokenInfoSchema) });
+
+export const PrincipalSearchQuerySchema = z.object({
+  query: z.string().max(200).default(''),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+export type PrincipalSearchQuery = z.infer<typeof PrincipalSearchQuerySchema>;
