@@ -1,0 +1,133 @@
+/**
+ * What the double needs to know about a Messages API request body, read
+ * leniently (the body comes from outside): which kind of request it is, the
+ * user's text, and the tool results it carries. Pure; no I/O.
+ */
+
+export type RequestKind = 'main' | 'subagent' | 'title' | 'suggestion' | 'count_tokens' | 'other';
+
+export interface ToolResultInfo {
+  toolUseId: string;
+  /** Name of the tool_use with that id in an earlier assistant message, if found. */
+  toolName: string | null;
+  isError: boolean;
+}
+
+export interface RequestInfo {
+  kind: RequestKind;
+  stream: boolean;
+  model: string;
+  /** The last non-reminder text of the last user message, `<system-reminder>` blocks removed. */
+  lastUserText: string;
+  /** Tool results carried by the last user message, in order. */
+  toolResults: ToolResultInfo[];
+  /** Whether the system prompt marks a sub-agent. */
+  subagent: boolean;
+}
+
+const REMINDER = /<system-reminder>[\s\S]*?<\/system-reminder>/g;
+const SUBAGENT_MARK = 'You are an agent for Claude Code';
+const SUGGESTION_MARK = '[SUGGESTION MODE:';
+export const DEFAULT_MODEL = 'claude-model-double';
+
+export function stripReminders(text: string): string {
+  return text.replace(REMINDER, '').trim();
+}
+
+/** Classifies a parsed `/v1/messages` body. */
+export function describeMessagesRequest(body: Record<string, unknown>): RequestInfo {
+  const messages = Array.isArray(body['messages']) ? (body['messages'] as unknown[]) : [];
+  const lastUser = findLast(messages, (m) => isRecord(m) && m['role'] === 'user');
+  const lastUserText = lastUser === undefined ? '' : userText(lastUser);
+  const toolResults = lastUser === undefined ? [] : toolResultsOf(lastUser, messages);
+  const subagent = systemTexts(body['system']).some((t) => t.trimStart().startsWith(SUBAGENT_MARK));
+  const model = typeof body['model'] === 'string' && body['model'] !== '' ? body['model'] : DEFAULT_MODEL;
+  const stream = body['stream'] === true;
+  let kind: RequestKind;
+  if (isTitleRequest(body)) kind = 'title';
+  else if (lastUserText.startsWith(SUGGESTION_MARK)) kind = 'suggestion';
+  else kind = subagent ? 'subagent' : 'main';
+  return { kind, stream, model, lastUserText, toolResults, subagent };
+}
+
+/** Session-title generation: no tools, and a JSON-schema output format with a `title` property. */
+function isTitleRequest(body: Record<string, unknown>): boolean {
+  const tools = body['tools'];
+  if (Array.isArray(tools) && tools.length > 0) return false;
+  const format = getPath(body, ['output_config', 'format']);
+  if (!isRecord(format) || format['type'] !== 'json_schema') return false;
+  const properties = getPath(format, ['schema', 'properties']);
+  return isRecord(properties) && 'title' in properties;
+}
+
+function userText(message: unknown): string {
+  if (!isRecord(message)) return '';
+  const content = message['content'];
+  if (typeof content === 'string') return stripReminders(content);
+  if (!Array.isArray(content)) return '';
+  for (let i = content.length - 1; i >= 0; i--) {
+    const block = content[i];
+    if (isRecord(block) && block['type'] === 'text' && typeof block['text'] === 'string') {
+      const text = stripReminders(block['text']);
+      if (text !== '') return text;
+    }
+  }
+  return '';
+}
+
+function toolResultsOf(message: unknown, messages: unknown[]): ToolResultInfo[] {
+  if (!isRecord(message) || !Array.isArray(message['content'])) return [];
+  const results: ToolResultInfo[] = [];
+  for (const block of message['content'] as unknown[]) {
+    if (!isRecord(block) || block['type'] !== 'tool_result') continue;
+    const toolUseId = typeof block['tool_use_id'] === 'string' ? block['tool_use_id'] : '';
+    results.push({ toolUseId, toolName: toolNameFor(toolUseId, messages), isError: block['is_error'] === true });
+  }
+  return results;
+}
+
+function toolNameFor(toolUseId: string, messages: unknown[]): string | null {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (!isRecord(m) || m['role'] !== 'assistant' || !Array.isArray(m['content'])) continue;
+    for (const block of m['content'] as unknown[]) {
+      if (isRecord(block) && block['type'] === 'tool_use' && block['id'] === toolUseId) {
+        return typeof block['name'] === 'string' ? block['name'] : null;
+      }
+    }
+  }
+  return null;
+}
+
+function systemTexts(system: unknown): string[] {
+  if (typeof system === 'string') return [system];
+  if (!Array.isArray(system)) return [];
+  return system.flatMap((b) => (isRecord(b) && typeof b['text'] === 'string' ? [b['text']] : []));
+}
+
+/** A rough token count (4 characters a token), for usage figures and count_tokens. */
+export function estimateTokens(value: unknown): number {
+  const text = typeof value === 'string' ? value : JSON.stringify(value ?? '');
+  return Math.max(1, Math.ceil(text.length / 4));
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function getPath(value: unknown, path: string[]): unknown {
+  let current = value;
+  for (const key of path) {
+    if (!isRecord(current)) return undefined;
+    current = current[key];
+  }
+  return current;
+}
+
+function findLast<T>(items: T[], predicate: (item: T) => boolean): T | undefined {
+  for (let i = items.length - 1; i >= 0; i--) {
+    const item = items[i] as T;
+    if (predicate(item)) return item;
+  }
+  return undefined;
+}
