@@ -1,1 +1,44 @@
-export {};
+export { buildChildEnv, CREDENTIAL_ENV_VARS, DEFAULT_MAX_RETRIES } from './child-env.js';
+export type { ChildEnvOptions, EngineCredential } from './child-env.js';
+export { PromptStream, userMessage } from './prompt-stream.js';
+export type { UserContent, UserMessageOptions } from './prompt-stream.js';
+export { startLiveQuery } from './live-query.js';
+export type { LiveQuery, LiveQueryEnd, LiveQueryEndReason, LiveQueryOptions } from './live-query.js';
+export { RunQueue } from './run-queue.js';
+export type { Release, RunQueueOptions, RunQueueSnapshot, RunTicket } from './run-queue.js';
+export { classifyEngineError, findResetAt } from './classify-engine-error.js';
+export type {
+  ClassifyInput,
+  EngineErrorClassification,
+  EngineErrorKind,
+  ResultInput,
+} from './classify-engine-error.js';
+export { EngineError, ENGINE_ERROR_CODES, isEngineError } from './engine-error.js';
+export type { EngineErrorCode } from './engine-error.js';
+export {
+  assertNever,
+  narrowSdkMessage,
+  SDK_MESSAGE_TYPES,
+  SDK_SYSTEM_SUBTYPES,
+} from './sdk-message.js';
+export type {
+  ApiRetryLike,
+  AssistantLike,
+  BackgroundTasksChangedLike,
+  CommandLifecycleLike,
+  ContentBlockLike,
+  IgnoredSdkVariant,
+  NarrowedKind,
+  NarrowedSdkMessage,
+  PermissionDeniedLike,
+  ResultLike,
+  SdkMessageLike,
+  StreamEventLike,
+  SystemInitLike,
+  SystemStatusLike,
+  TaskNotificationLike,
+  TaskProgressLike,
+  TaskStartedLike,
+  TaskUpdatedLike,
+  UserLike,
+} from './sdk-message.js';

@@ -1,0 +1,170 @@
+import { query as sdkQuery, type Options, type Query } from '@anthropic-ai/claude-agent-sdk';
+import { pino, type Logger } from 'pino';
+import { classifyEngineError, type EngineErrorClassification } from './classify-engine-error.js';
+import { EngineError } from './engine-error.js';
+import { PromptStream, userMessage, type UserContent, type UserMessageOptions } from './prompt-stream.js';
+import { narrowSdkMessage, type ResultLike, type SdkMessageLike } from './sdk-message.js';
+
+export type LiveQueryEndReason =
+  /** close() or end() was called: the owner asked for it. */
+  | 'closed'
+  /** The iterator threw right after an error result (e.g. unknown resume id). */
+  | 'error'
+  /** The CLI went away on its own: crashed, killed, or exited without being asked. */
+  | 'cli_exit';
+
+export interface LiveQueryEnd {
+  reason: LiveQueryEndReason;
+  /** What the SDK iterator threw, if it threw. */
+  error?: Error;
+  /** The error classified for the user (absent when closed cleanly). */
+  classified?: EngineErrorClassification;
+  /** The last result seen before the end, if any. */
+  lastResult?: ResultLike;
+}
+
+export interface LiveQueryOptions {
+  /** SDK options for the one streaming query (env from buildChildEnv, cwd, canUseTool, …). */
+  options: Options;
+  logger?: Logger;
+  /** The SDK's query(); injectable so an owner can wrap it. */
+  query?: typeof sdkQuery;
+}
+
+export interface LiveQuery {
+  /** The session id from system/init (re-emitted every turn); undefined until the first turn starts. */
+  readonly sessionId: string | undefined;
+  /** True once the messages loop has finished (see `ended`). */
+  readonly isEnded: boolean;
+  /** Pushes a user turn; returns its uuid (echoed as user_message_uuid(s)). Throws live_query_ended after the end. */
+  push(content: UserContent, options?: UserMessageOptions): string;
+  /** Stops the running turn (the query stays usable). Resolves with the CLI's receipt. */
+  interrupt(): Promise<Awaited<ReturnType<Query['interrupt']>>>;
+  /** Graceful: no more input; the CLI finishes what it has and exits. */
+  end(): void;
+  /** Hard: ends the CLI at once (no result for a running turn). */
+  close(): void;
+  /** Every SDK message as yielded. Iterate it (one reader) to drive the query; it never throws. */
+  readonly messages: AsyncIterable<SdkMessageLike>;
+  /** How the query ended. Never rejects. */
+  readonly ended: Promise<LiveQueryEnd>;
+  /** The underlying SDK query, for control calls this wrapper does not cover (setModel, stopTask, …). */
+  readonly sdkQuery: Query;
+}
+
+/**
+ * Opens one streaming-input query and keeps it open (engine-notes §1, §6). The
+ * SDK's iterator throws after an error result and when the CLI dies
+ * (engine-notes §7.3); here that becomes the `ended` outcome instead of an
+ * exception or an unhandled rejection.
+ */
+export function startLiveQuery(params: LiveQueryOptions): LiveQuery {
+  const logger = params.logger ?? pino({ level: 'silent' });
+  const prompt = new PromptStream();
+  const sdk = (params.query ?? sdkQuery)({ prompt, options: params.options });
+
+  let sessionId: string | undefined;
+  let lastResult: ResultLike | undefined;
+  let lastWasErrorResult = false;
+  let ownerStopped = false;
+  let isEnded = false;
+  let iterated = false;
+  let resolveEnded!: (end: LiveQueryEnd) => void;
+  const ended = new Promise<LiveQueryEnd>((resolve) => (resolveEnded = resolve));
+
+  const finish = (end: LiveQueryEnd): void => {
+    if (isEnded) return;
+    isEnded = true;
+    prompt.end();
+    logger.debug({ reason: end.reason, error: end.error?.message, kind: end.classified?.kind }, 'live query ended');
+    resolveEnded(end);
+  };
+
+  const observe = (message: SdkMessageLike): void => {
+    if (typeof message.session_id === 'string' && message.session_id !== sessionId) {
+      sessionId = message.session_id;
+      logger.debug({ sessionId }, 'session id');
+    }
+    const narrowed = narrowSdkMessage(message);
+    if (narrowed.kind === 'result') {
+      lastResult = narrowed.message;
+      lastWasErrorResult = narrowed.message.is_error;
+    } else if (narrowed.kind === 'unknown') {
+      logger.debug({ reason: narrowed.reason }, 'unknown SDK message passed through');
+    }
+  };
+
+  async function* pump(): AsyncGenerator<SdkMessageLike, void> {
+    try {
+      for await (const message of sdk) {
+        const m = message as unknown as SdkMessageLike;
+        observe(m);
+        yield m;
+      }
+      const end: LiveQueryEnd = { reason: ownerStopped ? 'closed' : 'cli_exit' };
+      if (lastResult) end.lastResult = lastResult;
+      if (!ownerStopped) end.classified = classifyEngineError({ error: new Error('Claude Code exited unexpectedly') });
+      finish(end);
+    } catch (thrown) {
+      const error = thrown instanceof Error ? thrown : new Error(String(thrown));
+      const reason: LiveQueryEndReason = ownerStopped ? 'closed' : lastWasErrorResult ? 'error' : 'cli_exit';
+      const end: LiveQueryEnd = { reason, error };
+      if (lastResult) end.lastResult = lastResult;
+      if (reason !== 'closed') end.classified = classifyEngineError({ result: lastResult, error });
+      finish(end);
+    }
+  }
+
+  const messages: AsyncIterable<SdkMessageLike> = {
+    [Symbol.asyncIterator]() {
+      if (iterated) {
+        throw new EngineError('live_query_messages_reused', 'the messages of a LiveQuery can be iterated only once');
+      }
+      iterated = true;
+      return pump();
+    },
+  };
+
+  const ensureOpen = (action: string): void => {
+    if (isEnded || ownerStopped) {
+      throw new EngineError('live_query_ended', `cannot ${action}: the Claude query has ended`);
+    }
+  };
+
+  return {
+    get sessionId() {
+      return sessionId;
+    },
+    get isEnded() {
+      return isEnded;
+    },
+    push(content, options) {
+      ensureOpen('push a message');
+      const message = userMessage(content, options);
+      try {
+        prompt.push(message);
+      } catch (error) {
+        throw new EngineError('live_query_ended', 'cannot push a message: the Claude CLI stopped reading input', {
+          cause: error,
+        });
+      }
+      return message.uuid;
+    },
+    async interrupt() {
+      ensureOpen('interrupt');
+      return sdk.interrupt();
+    },
+    end() {
+      ownerStopped = true;
+      prompt.end();
+    },
+    close() {
+      ownerStopped = true;
+      prompt.end();
+      sdk.close();
+    },
+    messages,
+    ended,
+    sdkQuery: sdk,
+  };
+}
