@@ -1,0 +1,20 @@
+import { randomBytes, randomInt } from 'node:crypto';
+
+const LOWER_ALNUM = 'abcdefghijklmnopqrstuvwxyz0123456789';
+
+export function randomLowerAlnum(length: number): string {
+  let out = '';
+  for (let i = 0; i < length; i += 1) out += LOWER_ALNUM[randomInt(LOWER_ALNUM.length)];
+  return out;
+}
+
+/** `th_` and 12 lowercase alphanumerics, e.g. `th_7k2m9q4x1b3c`. */
+export const newThreadId = (): string => `th_${randomLowerAlnum(12)}`;
+
+/** The parent's id, `.sub-`, then groups of 5 and 3, e.g. `th_7k2m9q4x1b3c.sub-a8f3k-2q9`. */
+export const newSubthreadId = (parentThreadId: string): string =>
+  `${parentThreadId}.sub-${randomLowerAlnum(5)}-${randomLowerAlnum(3)}`;
+
+export const newTokenId = (): string => `tok_${randomBytes(12).toString('base64url')}`;
+export const newEventId = (): string => `ev_${randomBytes(12).toString('base64url')}`;
+export const newRequestId = (): string => `req_${randomBytes(9).toString('base64url')}`;

@@ -1,0 +1,22 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+export const TOKEN_PREFIXES = { bot: 'bubble_agent_', human: 'bubble_user_' } as const;
+
+/** A fresh plaintext token: the kind's prefix and base64url of 32 random bytes. */
+export function mintTokenSecret(kind: 'human' | 'bot'): string {
+  return `${TOKEN_PREFIXES[kind]}${randomBytes(32).toString('base64url')}`;
+}
+
+export function hashToken(plaintext: string): Buffer {
+  return createHash('sha256').update(plaintext, 'utf8').digest();
+}
+
+/** Whether the text has the shape of a local token (prefix + at least 43 base64url chars = 32 bytes). */
+export function looksLikeLocalToken(text: string): boolean {
+  return /^bubble_(agent|user)_[A-Za-z0-9_-]{43,}$/.test(text);
+}
+
+/** Constant-time comparison of two SHA-256 digests. */
+export function hashesEqual(a: Buffer, b: Buffer): boolean {
+  return a.length === b.length && timingSafeEqual(a, b);
+}

@@ -1,0 +1,113 @@
+import type { Database, Statement } from 'better-sqlite3';
+import type { LiveBusMessage } from '../../live/live-bus.js';
+
+/** A write job: runs inside the group's transaction, in its own savepoint. */
+export type WriteJob<T> = (emit: (message: LiveBusMessage) => void) => T;
+
+interface Pending {
+  run: WriteJob<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Group commit. Writes that arrive while the event loop is busy are queued and
+ * committed together in one transaction (one fsync), each in its own savepoint
+ * so that one job's failure rolls back only that job. Promises settle only
+ * after COMMIT; the live messages of the committed jobs are handed to
+ * `onCommit` right after COMMIT, in job order, before any promise settles.
+ */
+export class GroupCommit {
+  private queue: Pending[] = [];
+  private scheduled = false;
+  private idle: Array<() => void> = [];
+  private readonly begin: Statement;
+  private readonly commit: Statement;
+  private readonly rollback: Statement;
+  private readonly savepoint: Statement;
+  private readonly release: Statement;
+  private readonly rollbackTo: Statement;
+
+  constructor(
+    private readonly db: Database,
+    private readonly onCommit: (messages: LiveBusMessage[]) => void,
+  ) {
+    this.begin = db.prepare('BEGIN IMMEDIATE');
+    this.commit = db.prepare('COMMIT');
+    this.rollback = db.prepare('ROLLBACK');
+    this.savepoint = db.prepare('SAVEPOINT job');
+    this.release = db.prepare('RELEASE job');
+    this.rollbackTo = db.prepare('ROLLBACK TO job');
+  }
+
+  enqueue<T>(run: WriteJob<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ run, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  /** Resolves once nothing is queued. */
+  drained(): Promise<void> {
+    if (this.queue.length === 0 && !this.scheduled) return Promise.resolve();
+    return new Promise((resolve) => this.idle.push(resolve));
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const batch = this.queue;
+    this.queue = [];
+    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    const messages: LiveBusMessage[] = [];
+    try {
+      this.begin.run();
+    } catch (error) {
+      for (const job of batch) job.reject(error);
+      this.notifyIdle();
+      return;
+    }
+    for (const job of batch) {
+      const jobMessages: LiveBusMessage[] = [];
+      this.savepoint.run();
+      try {
+        const value = job.run((m) => jobMessages.push(m));
+        this.release.run();
+        outcomes.push({ ok: true, value });
+        messages.push(...jobMessages);
+      } catch (error) {
+        this.rollbackTo.run();
+        this.release.run();
+        outcomes.push({ ok: false, error });
+      }
+    }
+    try {
+      this.commit.run();
+    } catch (error) {
+      try {
+        this.rollback.run();
+      } catch {
+        // The transaction is already gone; nothing more to undo.
+      }
+      for (const job of batch) job.reject(error);
+      this.notifyIdle();
+      return;
+    }
+    if (messages.length > 0) this.onCommit(messages);
+    batch.forEach((job, i) => {
+      const outcome = outcomes[i];
+      if (outcome?.ok) job.resolve(outcome.value);
+      else job.reject(outcome?.error);
+    });
+    this.notifyIdle();
+  }
+
+  private notifyIdle(): void {
+    if (this.queue.length > 0 || this.scheduled) return;
+    const waiters = this.idle;
+    this.idle = [];
+    for (const w of waiters) w();
+  }
+}

@@ -1,0 +1,114 @@
+import type { EventEnvelope, Grant, Principal, Thread } from '@bubble/protocol';
+import type { ArtifactMeta, ArtifactRecord, TokenRecord } from '../store.js';
+
+export interface PrincipalRow {
+  principal_id: string;
+  kind: 'human' | 'bot';
+  display_name: string | null;
+  created_at: string;
+  owners: string;
+}
+export interface ThreadRow {
+  thread_id: string;
+  parent_thread_id: string | null;
+  title: string | null;
+  created_by: string;
+  created_at: string;
+  head_seq: number;
+}
+export interface GrantRow {
+  thread_id: string;
+  principal_id: string;
+  role: 'owner' | 'member';
+  granted_by: string;
+  granted_at: string;
+  joined_seq: number;
+  revoked_at: string | null;
+}
+export interface EventRow {
+  thread_id: string;
+  seq: number;
+  event_id: string;
+  type: string;
+  principal_id: string;
+  data: string;
+  client_event_id: string | null;
+  created_at: string;
+}
+export interface TokenRow {
+  token_id: string;
+  principal_id: string;
+  hash: Buffer;
+  created_at: string;
+  revoked_at: string | null;
+}
+export interface ArtifactRow {
+  name: string;
+  version: number;
+  media_type: string;
+  size: number;
+  updated_by: string;
+  updated_at: string;
+  content?: string;
+}
+
+export const PRINCIPAL_COLUMNS = `p.principal_id, p.kind, p.display_name, p.created_at,
+  (SELECT json_group_array(owner_principal_id) FROM
+    (SELECT owner_principal_id FROM principal_owners o WHERE o.principal_id = p.principal_id ORDER BY position)) AS owners`;
+
+export const toPrincipal = (r: PrincipalRow): Principal => ({
+  principalId: r.principal_id,
+  kind: r.kind,
+  displayName: r.display_name ?? r.principal_id,
+  ownerPrincipalIds: JSON.parse(r.owners) as string[],
+  createdAt: r.created_at,
+});
+
+export const toThread = (r: ThreadRow): Thread => ({
+  threadId: r.thread_id,
+  parentThreadId: r.parent_thread_id,
+  title: r.title,
+  createdBy: r.created_by,
+  createdAt: r.created_at,
+  headSeq: r.head_seq,
+});
+
+export const toGrant = (r: GrantRow): Grant => ({
+  threadId: r.thread_id,
+  principalId: r.principal_id,
+  role: r.role,
+  grantedBy: r.granted_by,
+  grantedAt: r.granted_at,
+  joinedSeq: r.joined_seq,
+  revokedAt: r.revoked_at,
+});
+
+export const toEnvelope = (r: EventRow): EventEnvelope => ({
+  id: r.event_id,
+  threadId: r.thread_id,
+  seq: r.seq,
+  type: r.type,
+  principalId: r.principal_id,
+  data: JSON.parse(r.data) as Record<string, unknown>,
+  clientEventId: r.client_event_id,
+  createdAt: r.created_at,
+});
+
+export const toToken = (r: TokenRow): TokenRecord => ({
+  tokenId: r.token_id,
+  principalId: r.principal_id,
+  hash: r.hash,
+  createdAt: r.created_at,
+  revokedAt: r.revoked_at,
+});
+
+export const toArtifactMeta = (r: ArtifactRow): ArtifactMeta => ({
+  name: r.name,
+  version: r.version,
+  mediaType: r.media_type,
+  updatedBy: r.updated_by,
+  updatedAt: r.updated_at,
+  size: r.size,
+});
+
+export const toArtifact = (r: ArtifactRow): ArtifactRecord => ({ ...toArtifactMeta(r), content: r.content ?? '' });

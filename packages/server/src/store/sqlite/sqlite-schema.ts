@@ -1,0 +1,119 @@
+import type { Database } from 'better-sqlite3';
+
+/**
+ * Versioned migrations. Each entry runs once, inside a transaction, and is
+ * recorded in `schema_migrations`; never edit an applied entry, append a new one.
+ */
+const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE principals (
+        principal_id TEXT PRIMARY KEY,
+        kind TEXT NOT NULL CHECK (kind IN ('human', 'bot')),
+        display_name TEXT,
+        created_at TEXT NOT NULL
+      );
+      CREATE TABLE principal_owners (
+        principal_id TEXT NOT NULL,
+        owner_principal_id TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        PRIMARY KEY (principal_id, owner_principal_id)
+      );
+      CREATE INDEX principal_owners_by_owner ON principal_owners (owner_principal_id);
+      CREATE TABLE tokens (
+        token_id TEXT PRIMARY KEY,
+        principal_id TEXT NOT NULL,
+        hash BLOB NOT NULL UNIQUE,
+        created_at TEXT NOT NULL,
+        revoked_at TEXT
+      );
+      CREATE INDEX tokens_by_principal ON tokens (principal_id);
+      CREATE TABLE threads (
+        thread_id TEXT PRIMARY KEY,
+        parent_thread_id TEXT,
+        title TEXT,
+        created_by TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        head_seq INTEGER NOT NULL DEFAULT 0,
+        create_key TEXT
+      );
+      CREATE INDEX threads_by_parent ON threads (parent_thread_id);
+      CREATE UNIQUE INDEX threads_by_key ON threads (created_by, coalesce(parent_thread_id, ''), create_key)
+        WHERE create_key IS NOT NULL;
+      CREATE TABLE grants (
+        grant_id INTEGER PRIMARY KEY,
+        thread_id TEXT NOT NULL,
+        principal_id TEXT NOT NULL,
+        role TEXT NOT NULL CHECK (role IN ('owner', 'member')),
+        granted_by TEXT NOT NULL,
+        granted_at TEXT NOT NULL,
+        joined_seq INTEGER NOT NULL,
+        revoked_at TEXT
+      );
+      CREATE UNIQUE INDEX grants_live ON grants (thread_id, principal_id) WHERE revoked_at IS NULL;
+      CREATE INDEX grants_live_by_principal ON grants (principal_id) WHERE revoked_at IS NULL;
+      CREATE TABLE events (
+        thread_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        event_id TEXT NOT NULL,
+        type TEXT NOT NULL,
+        principal_id TEXT NOT NULL,
+        data TEXT NOT NULL,
+        client_event_id TEXT,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (thread_id, seq)
+      );
+      CREATE UNIQUE INDEX events_idempotency ON events (thread_id, principal_id, client_event_id)
+        WHERE client_event_id IS NOT NULL;
+      CREATE TABLE runs (
+        thread_id TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        principal_id TEXT NOT NULL,
+        started INTEGER NOT NULL,
+        finished INTEGER NOT NULL,
+        PRIMARY KEY (thread_id, run_id)
+      ) WITHOUT ROWID;
+      CREATE TABLE cursors (
+        thread_id TEXT NOT NULL,
+        principal_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        PRIMARY KEY (thread_id, principal_id)
+      ) WITHOUT ROWID;
+      CREATE TABLE artifacts (
+        thread_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        media_type TEXT NOT NULL,
+        content TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        updated_by TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (thread_id, name, version)
+      );
+    `,
+  },
+];
+
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;
+
+/** WAL, durable commits (synchronous=FULL), then any pending migrations. */
+export function prepareDatabase(db: Database): void {
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('busy_timeout = 5000');
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
+  const applied = new Set(
+    (db.prepare('SELECT version FROM schema_migrations').all() as Array<{ version: number }>).map((r) => r.version),
+  );
+  for (const migration of MIGRATIONS) {
+    if (applied.has(migration.version)) continue;
+    db.transaction(() => {
+      db.exec(migration.sql);
+      db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(
+        migration.version,
+        new Date().toISOString(),
+      );
+    }).immediate();
+  }
+}

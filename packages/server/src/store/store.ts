@@ -1,0 +1,155 @@
+import type { EventEnvelope, Grant, Principal, Thread } from '@bubble/protocol';
+import type { LiveBusMessage } from '../live/live-bus.js';
+
+/**
+ * The persistence boundary of the server. Every method is async so that a
+ * PostgreSQL implementation drops in without touching the services or routes.
+ *
+ * Rules that must hold under concurrency (seq allocation, idempotency, run
+ * ownership, the open-once/close-once rules, key idempotency of subthreads,
+ * artifact versions) are enforced inside the store's write transaction; the
+ * decisions themselves are pure functions in `../domain/` that the store calls
+ * with the state it loaded, so every implementation applies the same rules.
+ *
+ * Failures are thrown as `BubbleError` (see `../errors/bubble-error.ts`).
+ */
+export interface BubbleStore {
+  // principals and tokens
+  createPrincipal(input: NewPrincipal, token?: NewTokenRecord): Promise<Principal>;
+  getPrincipal(principalId: string): Promise<Principal | null>;
+  /** Principals visible to `viewerId` (see `isPrincipalVisible`), id or displayName containing `query` (case-insensitive), ordered by id. */
+  searchVisiblePrincipals(viewerId: string, query: string, limit: number): Promise<Principal[]>;
+  /** Self, owned, owners, and principals with a live grant on a thread the viewer can read. */
+  isPrincipalVisible(viewerId: string, targetId: string): Promise<boolean>;
+  addToken(token: NewTokenRecord): Promise<TokenRecord>;
+  listTokens(principalId: string): Promise<TokenRecord[]>;
+  /** Looks a live (not revoked) token up by the SHA-256 of its plaintext. */
+  findLiveTokenByHash(hash: Buffer): Promise<TokenRecord | null>;
+  /** Revokes the given token (or every live token of the principal when `tokenId` is omitted); returns the ids revoked now. */
+  revokeTokens(principalId: string, tokenId?: string): Promise<string[]>;
+
+  // threads and grants
+  /** Creates a thread and the creator's owner grant (seq 1 `participant_added`). With `key`, an existing thread of the same creator, parent and key is returned instead. */
+  createThread(input: NewThread): Promise<{ thread: Thread; created: boolean }>;
+  getThread(threadId: string): Promise<Thread | null>;
+  /** The thread, the principal's own live grant on it, and whether a live grant on an ancestor makes it readable. */
+  getThreadAccess(threadId: string, principalId: string): Promise<ThreadAccess | null>;
+  listThreadsWithLiveGrant(principalId: string): Promise<Thread[]>;
+  listLiveGrantsOnThread(threadId: string): Promise<Grant[]>;
+  listLiveGrantsOfPrincipal(principalId: string): Promise<Grant[]>;
+  /** Adds (or changes the role of) a grant, appending a `participant_added` event by `system`. */
+  putGrant(input: PutGrant): Promise<{ grant: Grant; change: 'created' | 'role_changed' | 'unchanged' }>;
+  /** Revokes a live grant, appending `participant_removed` by `system`; null when there is none. */
+  revokeGrant(input: { threadId: string; principalId: string; by: string }): Promise<Grant | null>;
+
+  // events
+  appendEvents(input: AppendInput): Promise<AppendResult>;
+  readEventsAfter(threadId: string, afterSeq: number, limit: number): Promise<{ events: EventEnvelope[]; headSeq: number }>;
+  readEventsBefore(threadId: string, beforeSeq: number, limit: number): Promise<{ events: EventEnvelope[]; headSeq: number }>;
+
+  // cursors
+  /** Moves the cursor forward (a lower seq is ignored) and returns the stored value. */
+  putCursor(threadId: string, principalId: string, seq: number): Promise<number>;
+  getCursor(threadId: string, principalId: string): Promise<number>;
+
+  // artifacts
+  putArtifact(input: PutArtifactInput): Promise<ArtifactRecord>;
+  listArtifacts(threadId: string): Promise<ArtifactMeta[]>;
+  getArtifact(threadId: string, name: string, version?: number): Promise<ArtifactRecord | null>;
+
+  /** Answers when the store can serve (for `/healthz`). */
+  ping(): Promise<void>;
+  /** Waits for pending writes, then closes. */
+  close(): Promise<void>;
+}
+
+export interface StoreOpenOptions {
+  /** Called synchronously right after each commit, in commit order (per thread, seq order). */
+  onCommit?: (messages: LiveBusMessage[]) => void;
+  now?: () => Date;
+}
+
+export interface NewPrincipal {
+  principalId: string;
+  kind: 'human' | 'bot';
+  displayName: string | null;
+  ownerPrincipalIds: string[];
+}
+
+export interface NewTokenRecord {
+  tokenId: string;
+  principalId: string;
+  hash: Buffer;
+}
+
+export interface TokenRecord {
+  tokenId: string;
+  principalId: string;
+  hash: Buffer;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+export interface NewThread {
+  threadId: string;
+  parentThreadId: string | null;
+  title: string | null;
+  createdBy: string;
+  key: string | null;
+}
+
+export interface ThreadAccess {
+  thread: Thread;
+  ownGrant: Grant | null;
+  /** A live grant of the principal on a strict ancestor of the thread. */
+  ancestorGrant: boolean;
+}
+
+export interface PutGrant {
+  threadId: string;
+  principalId: string;
+  role: 'owner' | 'member';
+  by: string;
+  /** When false, an existing live grant with another role is left unchanged. */
+  mayChangeRole: boolean;
+}
+
+export interface NewEventInput {
+  type: string;
+  data: Record<string, unknown>;
+  clientEventId?: string | undefined;
+}
+
+export interface AppendInput {
+  threadId: string;
+  principalId: string;
+  events: NewEventInput[];
+}
+
+export interface AppendResult {
+  events: EventEnvelope[];
+  /** True when every event of the request was an idempotent replay. */
+  replay: boolean;
+}
+
+export interface PutArtifactInput {
+  threadId: string;
+  name: string;
+  content: string;
+  mediaType: string;
+  baseVersion?: number | undefined;
+  by: string;
+}
+
+export interface ArtifactMeta {
+  name: string;
+  version: number;
+  mediaType: string;
+  updatedBy: string;
+  updatedAt: string;
+  size: number;
+}
+
+export interface ArtifactRecord extends ArtifactMeta {
+  content: string;
+}
