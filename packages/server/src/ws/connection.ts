@@ -1,0 +1,321 @@
+import type { Socket } from 'node:net';
+import type { Grant, GrantChange, Principal } from '@bubble/protocol';
+import { CLOSE_CODES } from '@bubble/protocol';
+import WebSocket from 'ws';
+import { errorFrame, parseClientFrame, serializeFrame } from './frame-codec.js';
+import { GrantsSubscription } from './grants-subscription.js';
+import { ThreadSubscription } from './thread-subscription.js';
+import type { WsDeps } from './ws-deps.js';
+import type { WsHub } from './ws-hub.js';
+
+export interface ConnectionContext {
+  readonly deps: WsDeps;
+  readonly hub: WsHub;
+  readonly authTimeoutMs: number;
+  readonly maxBufferedBytes: number;
+}
+
+type Subscription = ThreadSubscription | GrantsSubscription;
+type Phase = 'awaiting_auth' | 'authenticating' | 'ready' | 'closed';
+
+/** Frames a client may send between `client.auth` and `server.ready`; they are answered after it. */
+const MAX_EARLY_FRAMES = 64;
+const PONG = serializeFrame({ type: 'pong' });
+
+/**
+ * One WebSocket: authentication, frame dispatch, its subscriptions, and its
+ * outgoing queue. Frames queued in one turn are written in one corked burst
+ * (one syscall for many frames) when the hub flushes; each frame is still its
+ * own WebSocket message.
+ *
+ * Kept small on purpose (a few fields, no timers once authenticated): the
+ * server holds one of these per idle client.
+ */
+export class Connection {
+  principal: Principal | null = null;
+  tokenId: string | null = null;
+  private phase: Phase = 'awaiting_auth';
+  private authTimer: NodeJS.Timeout | null;
+  private early: string[] | null = null;
+  private revokedWhileAuthenticating: string[] | null = null;
+  private outbox: string[] = [];
+  private outboxBytes = 0;
+  private drainWaiters: Array<() => void> | null = null;
+  private subscriptions: Map<string, Subscription> | null = null;
+
+  constructor(
+    readonly ws: WebSocket,
+    private readonly socket: Socket,
+    readonly context: ConnectionContext,
+  ) {
+    ws.on('message', (data, isBinary) => this.onMessage(data, isBinary));
+    ws.on('close', () => this.dispose());
+    // ws closes the socket itself on protocol errors (1009 for an oversize
+    // frame, 1002 for a bad one); the error only needs to be observed.
+    ws.on('error', (error) => context.deps.logger.debug({ err: error }, 'websocket error'));
+    this.authTimer = setTimeout(() => this.close(CLOSE_CODES.notAuthenticated, 'client.auth not received in time'), context.authTimeoutMs);
+  }
+
+  get principalId(): string {
+    return this.principal?.principalId ?? '';
+  }
+
+  get isReady(): boolean {
+    return this.phase === 'ready';
+  }
+
+  /** Queues a frame that must not be dropped for slowness (answers, acknowledgements). */
+  sendControl(text: string): void {
+    if (this.phase === 'closed') return;
+    this.enqueue(text);
+  }
+
+  /**
+   * Queues a live frame. If the client is so far behind that the socket's
+   * backlog would pass the limit, the socket is closed with 4008 instead and
+   * `false` is returned; the client resumes from its last seq.
+   */
+  sendLive(text: string): boolean {
+    if (this.phase === 'closed') return false;
+    if (this.ws.bufferedAmount + this.outboxBytes + text.length > this.context.maxBufferedBytes) {
+      this.close(CLOSE_CODES.slowConsumer, 'slow consumer: resubscribe from your last seq');
+      return false;
+    }
+    this.enqueue(text);
+    return true;
+  }
+
+  /** Queues a backlog frame; the reader paces itself with `needsDrain`/`drained`. */
+  sendPaced(text: string): void {
+    this.sendControl(text);
+  }
+
+  needsDrain(): boolean {
+    return this.phase !== 'closed' && this.ws.bufferedAmount + this.outboxBytes > this.context.maxBufferedBytes / 2;
+  }
+
+  /** Resolves once the socket has written out its backlog (or closed). */
+  drained(): Promise<void> {
+    this.flush();
+    if (!this.needsDrain()) return Promise.resolve();
+    return new Promise((resolve) => {
+      if (this.drainWaiters === null) {
+        this.drainWaiters = [];
+        this.socket.once('drain', () => this.releaseDrainWaiters());
+      }
+      this.drainWaiters.push(resolve);
+    });
+  }
+
+  /** Writes every queued frame in one corked burst. Called by the hub's flush. */
+  flush(): void {
+    if (this.outbox.length === 0) return;
+    const frames = this.outbox;
+    this.outbox = [];
+    this.outboxBytes = 0;
+    if (this.ws.readyState !== WebSocket.OPEN) return;
+    this.socket.cork();
+    try {
+      for (const frame of frames) this.ws.send(frame);
+    } finally {
+      this.socket.uncork();
+    }
+  }
+
+  close(code: number, reason: string): void {
+    if (this.phase === 'closed') return;
+    this.dispose();
+    this.ws.close(code, reason);
+  }
+
+  /** Every grant change of this principal, from the hub. */
+  onGrantChange(change: GrantChange, grant: Grant): void {
+    if (this.subscriptions === null) return;
+    for (const subscription of [...this.subscriptions.values()]) {
+      if (subscription.kind === 'grants') subscription.onChange(change, grant);
+      else if (change === 'revoked') void subscription.recheck();
+    }
+  }
+
+  /** Tokens revoked while `authenticate` was in flight: checked once it answers. */
+  noteRevokedWhileAuthenticating(tokenIds: readonly string[]): void {
+    (this.revokedWhileAuthenticating ??= []).push(...tokenIds);
+  }
+
+  forgetSubscription(subscription: Subscription): void {
+    if (this.subscriptions?.get(subscription.id) === subscription) this.subscriptions.delete(subscription.id);
+  }
+
+  private enqueue(text: string): void {
+    if (this.outbox.length === 0) this.context.hub.scheduleFlush(this);
+    this.outbox.push(text);
+    this.outboxBytes += text.length;
+  }
+
+  private onMessage(data: WebSocket.RawData, isBinary: boolean): void {
+    try {
+      this.handleMessage(data, isBinary);
+    } catch (error) {
+      // Nothing a client sends may take the server down.
+      this.context.deps.logger.error({ err: error }, 'websocket frame handling failed');
+      this.sendControl(errorFrame('internal', 'the frame could not be handled'));
+    }
+  }
+
+  private handleMessage(data: WebSocket.RawData, isBinary: boolean): void {
+    if (this.phase === 'closed') return;
+    if (isBinary) {
+      if (this.phase === 'ready') this.sendControl(errorFrame('invalid_request', 'frames must be JSON text, not binary'));
+      else this.close(CLOSE_CODES.notAuthenticated, 'the first frame must be client.auth');
+      return;
+    }
+    const text = rawDataToText(data);
+    switch (this.phase) {
+      case 'awaiting_auth':
+        this.authenticate(text);
+        return;
+      case 'authenticating':
+        if ((this.early ??= []).length >= MAX_EARLY_FRAMES) {
+          this.close(CLOSE_CODES.notAuthenticated, 'too many frames before server.ready');
+          return;
+        }
+        this.early.push(text);
+        return;
+      case 'ready':
+        this.handleFrame(text);
+        return;
+      default: {
+        const unreachable: never = this.phase;
+        throw new Error(`unexpected phase ${String(unreachable)}`);
+      }
+    }
+  }
+
+  private authenticate(text: string): void {
+    const parsed = parseClientFrame(text);
+    if (!parsed.ok || parsed.frame.type !== 'client.auth') {
+      this.close(CLOSE_CODES.notAuthenticated, 'the first frame must be client.auth');
+      return;
+    }
+    this.clearAuthTimer();
+    this.phase = 'authenticating';
+    const { hub, deps } = this.context;
+    hub.authenticating.add(this);
+    deps.authenticate(parsed.frame.token).then(
+      (result) => {
+        hub.authenticating.delete(this);
+        if (this.phase === 'closed') return;
+        if (result === null) {
+          this.close(CLOSE_CODES.notAuthenticated, 'invalid token');
+          return;
+        }
+        if (this.revokedWhileAuthenticating?.includes(result.tokenId)) {
+          this.close(CLOSE_CODES.credentialRevoked, 'credential revoked');
+          return;
+        }
+        this.revokedWhileAuthenticating = null;
+        this.principal = result.principal;
+        this.tokenId = result.tokenId;
+        this.phase = 'ready';
+        hub.addConnection(this);
+        this.sendControl(serializeFrame({ type: 'server.ready', principal: result.principal }));
+        const early = this.early ?? [];
+        this.early = null;
+        for (const frame of early) {
+          if (this.phase !== 'ready') return;
+          this.handleFrame(frame);
+        }
+      },
+      (error: unknown) => {
+        hub.authenticating.delete(this);
+        deps.logger.error({ err: error }, 'websocket authentication failed');
+        this.close(1011, 'authentication failed');
+      },
+    );
+  }
+
+  private handleFrame(text: string): void {
+    const parsed = parseClientFrame(text);
+    if (!parsed.ok) {
+      this.sendControl(errorFrame(parsed.error.code, parsed.error.message, parsed.id, parsed.error.details));
+      return;
+    }
+    const frame = parsed.frame;
+    switch (frame.type) {
+      case 'client.auth':
+        this.close(CLOSE_CODES.notAuthenticated, 'already authenticated');
+        return;
+      case 'ping':
+        this.sendControl(PONG);
+        return;
+      case 'subscribe': {
+        if (!this.claimId(frame.id)) return;
+        const subscription = new ThreadSubscription(this, frame);
+        this.subscriptions?.set(frame.id, subscription);
+        void subscription.start();
+        return;
+      }
+      case 'subscribe_grants': {
+        if (!this.claimId(frame.id)) return;
+        const subscription = new GrantsSubscription(this, frame.id);
+        this.subscriptions?.set(frame.id, subscription);
+        void subscription.start();
+        return;
+      }
+      case 'unsubscribe':
+        // Unknown ids are ignored: the server may have ended that subscription a moment ago.
+        this.subscriptions?.get(frame.id)?.end();
+        return;
+      default: {
+        const unreachable: never = frame;
+        throw new Error(`unhandled frame ${JSON.stringify(unreachable)}`);
+      }
+    }
+  }
+
+  private claimId(id: string): boolean {
+    if (this.subscriptions?.has(id)) {
+      this.sendControl(errorFrame('conflict', `subscription id ${JSON.stringify(id)} is already in use on this socket`, id));
+      return false;
+    }
+    this.subscriptions ??= new Map();
+    return true;
+  }
+
+  private clearAuthTimer(): void {
+    if (this.authTimer !== null) {
+      clearTimeout(this.authTimer);
+      this.authTimer = null;
+    }
+  }
+
+  private releaseDrainWaiters(): void {
+    const waiters = this.drainWaiters ?? [];
+    this.drainWaiters = null;
+    for (const resolve of waiters) resolve();
+  }
+
+  /** Forgets everything about this socket; idempotent. */
+  private dispose(): void {
+    if (this.phase === 'closed') return;
+    const wasReady = this.phase === 'ready';
+    this.phase = 'closed';
+    this.clearAuthTimer();
+    this.early = null;
+    this.outbox = [];
+    this.outboxBytes = 0;
+    this.context.hub.authenticating.delete(this);
+    if (wasReady) this.context.hub.removeConnection(this);
+    if (this.subscriptions !== null) {
+      for (const subscription of [...this.subscriptions.values()]) subscription.end();
+      this.subscriptions = null;
+    }
+    this.releaseDrainWaiters();
+  }
+}
+
+function rawDataToText(data: WebSocket.RawData): string {
+  if (Buffer.isBuffer(data)) return data.toString('utf8');
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  return Buffer.from(data).toString('utf8');
+}

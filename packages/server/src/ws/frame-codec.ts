@@ -1,0 +1,72 @@
+import {
+  CLIENT_FRAME_TYPES,
+  ClientFrameSchema,
+  type ClientFrame,
+  type ErrorCode,
+  type ErrorObject,
+  type ServerFrame,
+} from '@bubble/protocol';
+
+export type ParsedClientFrame =
+  | { ok: true; frame: ClientFrame }
+  | { ok: false; id?: string; error: ErrorObject };
+
+const KNOWN_TYPES: ReadonlySet<string> = new Set(CLIENT_FRAME_TYPES);
+
+/**
+ * Parses one text frame from a client. Pure: never throws, whatever the input.
+ * A failure carries the frame's `id` when one can be read from it, so the
+ * client can tell which of its requests was refused.
+ */
+export function parseClientFrame(text: string): ParsedClientFrame {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return fail(undefined, 'frame is not valid JSON');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return fail(undefined, 'a frame must be a JSON object');
+  }
+  const record = value as Record<string, unknown>;
+  const id = typeof record.id === 'string' && record.id.length > 0 && record.id.length <= 200 ? record.id : undefined;
+  const type = record.type;
+  if (typeof type !== 'string' || !KNOWN_TYPES.has(type)) {
+    return fail(id, `unknown frame type ${JSON.stringify(type ?? null)}; expected one of ${CLIENT_FRAME_TYPES.join(', ')}`, {
+      type: typeof type === 'string' ? type : null,
+    });
+  }
+  const parsed = ClientFrameSchema.safeParse(record);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message }));
+    const summary = issues.map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message)).join('; ');
+    return fail(id, `invalid ${type} frame: ${summary}`, { type, issues });
+  }
+  return { ok: true, frame: parsed.data };
+}
+
+function fail(id: string | undefined, message: string, details: Record<string, unknown> = {}): ParsedClientFrame {
+  return id === undefined
+    ? { ok: false, error: { code: 'invalid_request', message, details } }
+    : { ok: false, id, error: { code: 'invalid_request', message, details } };
+}
+
+/** One server frame as the text sent on the wire. */
+export function serializeFrame(frame: ServerFrame): string {
+  return JSON.stringify(frame);
+}
+
+export function errorFrame(code: ErrorCode, message: string, id?: string, details: Record<string, unknown> = {}): string {
+  return serializeFrame(id === undefined ? { type: 'error', error: { code, message, details } } : { type: 'error', id, error: { code, message, details } });
+}
+
+/**
+ * The text before an event's JSON in an `event` frame of subscription `id`.
+ * Fan-out serializes each event once and builds every subscriber's frame as
+ * `prefix + eventJson + '}'`, which is the same text `serializeFrame` gives.
+ */
+export function eventFramePrefix(id: string): string {
+  return `{"type":"event","id":${JSON.stringify(id)},"event":`;
+}
+
+export const EVENT_FRAME_SUFFIX = '}';

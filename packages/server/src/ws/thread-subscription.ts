@@ -1,0 +1,228 @@
+import type { EventEnvelope, SubscribeFrame } from '@bubble/protocol';
+import { LIMITS, SUBSCRIPTION_END_REASONS } from '@bubble/protocol';
+import { EVENT_FRAME_SUFFIX, errorFrame, eventFramePrefix, serializeFrame } from './frame-codec.js';
+import type { Connection } from './connection.js';
+
+/** Live events held while the backlog is read; past this the buffer is dropped and the store re-read. */
+const MAX_PENDING_EVENTS = 4096;
+const PAGE_LIMIT = LIMITS.maxPageLimit;
+
+type Mode = 'checking' | 'catching_up' | 'buffering' | 'live' | 'ended';
+
+/**
+ * One `subscribe` on one socket: the backlog from the store, then live events
+ * from the bus, in seq order with no gap and no duplicate.
+ *
+ * The subscription joins the live index before its first store read, so every
+ * event committed after that read is either in the read or in `pending`.
+ * `lastSeq` (the last seq sent) is the single source of truth: anything at or
+ * below it is a duplicate, anything above `lastSeq + 1` is a gap, and a gap is
+ * closed by reading the store again (the log is durable, so nothing is lost).
+ */
+export class ThreadSubscription {
+  readonly kind = 'thread';
+  readonly id: string;
+  readonly threadId: string;
+  private readonly prefix: string;
+  private lastSeq: number;
+  private mode: Mode = 'checking';
+  private confirmed = false;
+  /** Access re-checks in flight; while any is, live events are held, not sent. */
+  private holds = 0;
+  private pending: Array<{ seq: number; json: string }> = [];
+  private overflowed = false;
+
+  constructor(
+    private readonly connection: Connection,
+    frame: SubscribeFrame,
+  ) {
+    this.id = frame.id;
+    this.threadId = frame.threadId;
+    this.lastSeq = frame.afterSeq;
+    this.prefix = eventFramePrefix(frame.id);
+  }
+
+  get ended(): boolean {
+    return this.mode === 'ended';
+  }
+
+  async start(): Promise<void> {
+    const { deps } = this.connection.context;
+    let readable: boolean;
+    try {
+      readable = await deps.canRead(this.connection.principalId, this.threadId);
+    } catch (error) {
+      this.fail(error);
+      return;
+    }
+    if (this.ended) return;
+    if (!readable) {
+      this.connection.forgetSubscription(this);
+      this.mode = 'ended';
+      // Same answer for "no such thread" and "not yours": existence is not disclosed.
+      this.connection.sendControl(errorFrame('not_found', `thread ${this.threadId} not found`, this.id, { threadId: this.threadId }));
+      return;
+    }
+    this.connection.context.hub.addThreadSubscription(this);
+    this.mode = 'catching_up';
+    await this.catchUp();
+  }
+
+  /** Called by the hub for every committed batch of this thread, in seq order. */
+  onLiveEvents(events: readonly EventEnvelope[], jsons: readonly string[]): void {
+    if (this.mode === 'live' && this.holds === 0) {
+      this.deliverLive(events, jsons, 0);
+      return;
+    }
+    if (this.mode === 'ended' || this.mode === 'checking') return;
+    this.hold(events, jsons, 0);
+  }
+
+  /** Access may have been lost (a grant of this principal was revoked): check again, holding live events meanwhile. */
+  async recheck(): Promise<void> {
+    if (this.ended) return;
+    this.holds += 1;
+    if (this.mode === 'live') {
+      this.mode = 'buffering';
+      this.pending = [];
+    }
+    let readable: boolean;
+    try {
+      readable = await this.connection.context.deps.canRead(this.connection.principalId, this.threadId);
+    } catch (error) {
+      this.fail(error);
+      return;
+    }
+    this.holds -= 1;
+    if (this.ended) return;
+    if (!readable) {
+      this.end(SUBSCRIPTION_END_REASONS.grantRevoked);
+      return;
+    }
+    if (this.holds === 0 && this.mode === 'buffering') await this.catchUp();
+  }
+
+  /** Ends the subscription; with a reason, tells the client. */
+  end(reason?: string): void {
+    if (this.ended) return;
+    this.mode = 'ended';
+    this.pending = [];
+    this.connection.context.hub.removeThreadSubscription(this);
+    this.connection.forgetSubscription(this);
+    if (reason !== undefined) {
+      this.connection.sendControl(serializeFrame({ type: 'subscription_ended', id: this.id, reason }));
+    }
+  }
+
+  private deliverLive(events: readonly EventEnvelope[], jsons: readonly string[], from: number): void {
+    for (let i = from; i < events.length; i += 1) {
+      const seq = (events[i] as EventEnvelope).seq;
+      if (seq <= this.lastSeq) continue;
+      if (seq !== this.lastSeq + 1) {
+        // A gap: never skip ahead. Hold the rest and fill the gap from the store.
+        this.hold(events, jsons, i);
+        void this.catchUp();
+        return;
+      }
+      if (!this.connection.sendLive(this.prefix + (jsons[i] as string) + EVENT_FRAME_SUFFIX)) return;
+      this.lastSeq = seq;
+    }
+  }
+
+  private hold(events: readonly EventEnvelope[], jsons: readonly string[], from: number): void {
+    if (this.mode === 'live') this.mode = 'catching_up';
+    for (let i = from; i < events.length; i += 1) {
+      const seq = (events[i] as EventEnvelope).seq;
+      if (seq <= this.lastSeq) continue;
+      if (this.pending.length >= MAX_PENDING_EVENTS) {
+        this.pending = [];
+        this.overflowed = true;
+      }
+      this.pending.push({ seq, json: jsons[i] as string });
+    }
+  }
+
+  private running = false;
+
+  /**
+   * Reads the store from `lastSeq` until caught up, then joins the live
+   * stream through the held events. One loop at a time per subscription; the
+   * `finally` clears `running` in the same turn as the loop's last decision,
+   * so a re-check that finishes right after can start the next loop.
+   */
+  private async catchUp(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      const { deps } = this.connection.context;
+      this.mode = 'catching_up';
+      for (;;) {
+        if (this.ended) return;
+        if (this.holds > 0) {
+          this.mode = 'buffering';
+          return;
+        }
+        const page = await deps.readEvents(this.threadId, this.lastSeq, PAGE_LIMIT);
+        if (this.ended) return;
+        if (this.holds > 0) {
+          this.mode = 'buffering';
+          return;
+        }
+        if (!this.confirmed) {
+          this.confirmed = true;
+          this.connection.sendControl(serializeFrame({ type: 'subscribed', id: this.id, headSeq: page.headSeq }));
+        }
+        for (const event of page.events) {
+          if (event.seq <= this.lastSeq) continue;
+          if (event.seq !== this.lastSeq + 1) break; // the store never has gaps; if it ever did, re-read
+          this.connection.sendPaced(this.prefix + JSON.stringify(event) + EVENT_FRAME_SUFFIX);
+          this.lastSeq = event.seq;
+          if (this.connection.needsDrain()) {
+            await this.connection.drained();
+            if (this.ended) return;
+            if (this.holds > 0) {
+              this.mode = 'buffering';
+              return;
+            }
+          }
+        }
+        if (page.events.length > 0 && this.lastSeq < page.headSeq) continue;
+        // Caught up with the store as of that read: join the live stream through what was held.
+        const held = this.pending;
+        this.pending = [];
+        if (this.overflowed) {
+          this.overflowed = false;
+          continue;
+        }
+        let gap = false;
+        for (const item of held) {
+          if (item.seq <= this.lastSeq) continue;
+          if (item.seq !== this.lastSeq + 1) {
+            gap = true;
+            break;
+          }
+          if (!this.connection.sendLive(this.prefix + item.json + EVENT_FRAME_SUFFIX)) return;
+          this.lastSeq = item.seq;
+        }
+        if (gap) continue;
+        if (this.holds > 0) {
+          this.mode = 'buffering';
+          return;
+        }
+        this.mode = 'live';
+        return;
+      }
+    } catch (error) {
+      this.fail(error);
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private fail(error: unknown): void {
+    if (this.ended) return;
+    this.connection.context.deps.logger.error({ err: error, threadId: this.threadId, subscriptionId: this.id }, 'thread subscription failed');
+    this.end();
+    this.connection.sendControl(errorFrame('internal', 'the subscription failed; subscribe again from your last seq', this.id));
+  }
+}

@@ -1,0 +1,31 @@
+import type { EventEnvelope, Grant, Principal } from '@bubble/protocol';
+import type { Logger } from 'pino';
+import type { LiveBus } from '../live/live-bus.js';
+
+/**
+ * Everything the WebSocket layer needs from the server's core. The layer
+ * never touches the store directly: it reads through these functions and
+ * learns about changes only from the live bus.
+ */
+export interface WsDeps {
+  /** `null` when the token is unknown, revoked or expired. */
+  authenticate(token: string): Promise<{ principal: Principal; tokenId: string } | null>;
+  /** A live grant on the thread, or (recursively) read access to its parent. */
+  canRead(principalId: string, threadId: string): Promise<boolean>;
+  /** Events with `seq > afterSeq`, ascending, at most `limit`; and the thread's head seq. */
+  readEvents(threadId: string, afterSeq: number, limit: number): Promise<{ events: EventEnvelope[]; headSeq: number }>;
+  listLiveGrants(principalId: string): Promise<Grant[]>;
+  bus: LiveBus;
+  logger: Logger;
+}
+
+export interface WsOptions {
+  /** How long a new socket has to send `client.auth`. Default 10 s. */
+  authTimeoutMs?: number;
+  /**
+   * Bytes a socket may have waiting (kernel-side backlog as seen by Node plus
+   * frames queued in this layer) before it is closed as a slow consumer (4008).
+   * Default 4 MiB.
+   */
+  maxBufferedBytes?: number;
+}
