@@ -173,6 +173,8 @@ export function chunkText(text: string, words?: number, chars?: number): string[
   if (chars !== undefined) return chunkChars(text, chars);
   const perDelta = words ?? 1;
   const pieces = text.split(/(?<=\s)(?=\S)/);
+  // Leading whitespace rides with the first word.
+  if (pieces.length > 1 && pieces[0]!.trim() === '') pieces.splice(0, 2, pieces[0]! + pieces[1]!);
   const deltas: string[] = [];
   for (let i = 0; i < pieces.length; i += perDelta) deltas.push(pieces.slice(i, i + perDelta).join(''));
   return deltas;
