@@ -1,0 +1,370 @@
+import {
+  AppendResponseSchema,
+  ArtifactListResponseSchema,
+  ArtifactResponseSchema,
+  CreatePrincipalResponseSchema,
+  CursorResponseSchema,
+  GrantListResponseSchema,
+  GrantResponseSchema,
+  HealthSchema,
+  InfoSchema,
+  MintTokenResponseSchema,
+  PrincipalListResponseSchema,
+  PrincipalResponseSchema,
+  ReadEventsResponseSchema,
+  ThreadListResponseSchema,
+  ThreadResponseSchema,
+  TokenListResponseSchema,
+  WhoamiResponseSchema,
+  type Artifact,
+  type ArtifactSummary,
+  type EventEnvelope,
+  type Grant,
+  type Info,
+  type NewEvent,
+  type Principal,
+  type Role,
+  type Thread,
+  type Token,
+  type TokenInfo,
+} from '@bubble/protocol';
+import { pino, type Logger } from 'pino';
+import { BubbleApiError } from './bubble-api-error.js';
+import { withClientEventIds } from './client-event-id.js';
+import { DEFAULT_RETRY, HttpTransport, type RetryOptions } from './http-transport.js';
+import { BubbleLive, type BubbleLiveOptions, type GrantsSubscription, type ThreadSubscription } from '../live/bubble-live.js';
+
+export interface BubbleClientOptions {
+  /** The server's base URL, e.g. `http://127.0.0.1:7777`. */
+  readonly url: string;
+  /** A bearer token. Only `info()` and `healthz()` work without one. */
+  readonly token?: string;
+  /** Per-attempt timeout of an HTTP request, in ms. Default 15 000. */
+  readonly timeoutMs?: number;
+  /** Retry policy of HTTP requests; `false` sends each request once. */
+  readonly retry?: Partial<RetryOptions> | false;
+  readonly logger?: Logger;
+  /** The fetch to use; Node's global fetch (undici, keep-alive) by default. */
+  readonly fetch?: typeof globalThis.fetch;
+  /** Options of the live WebSocket connection. */
+  readonly live?: BubbleLiveOptions;
+  /** Random source for jitter, in [0, 1). */
+  readonly random?: () => number;
+}
+
+export interface CallOptions {
+  readonly signal?: AbortSignal;
+}
+
+export interface CreateThreadInput {
+  readonly title?: string | null;
+  readonly parentThreadId?: string | null;
+  /** Idempotency key: a retry with the same parent and key returns the same thread. */
+  readonly key?: string;
+}
+
+export interface ReadEventsInput {
+  readonly after?: number;
+  readonly before?: number;
+  readonly limit?: number;
+}
+
+export interface PutArtifactInput {
+  readonly content: string;
+  readonly mediaType: string;
+  /** Optimistic concurrency: the write fails with `conflict` unless this is the latest version. */
+  readonly baseVersion?: number;
+}
+
+/** A typed client for every route of the Bubble wire protocol (protocol.md), plus its live connection. */
+export class BubbleClient {
+  readonly url: string;
+  private readonly transport: HttpTransport;
+  private readonly logger: Logger;
+  private readonly token: string | undefined;
+  private readonly liveOptions: BubbleLiveOptions;
+  private liveConnection: BubbleLive | undefined;
+
+  constructor(options: BubbleClientOptions) {
+    this.url = options.url.replace(/\/+$/, '');
+    this.token = options.token;
+    this.logger = options.logger ?? pino({ level: 'silent' });
+    this.liveOptions = options.live ?? {};
+    const retry = options.retry === false ? { ...DEFAULT_RETRY, attempts: 1 } : { ...DEFAULT_RETRY, ...options.retry };
+    this.transport = new HttpTransport({
+      baseUrl: this.url,
+      token: options.token,
+      timeoutMs: options.timeoutMs ?? 15_000,
+      retry,
+      fetch: options.fetch ?? globalThis.fetch,
+      logger: this.logger,
+      random: options.random ?? Math.random,
+    });
+  }
+
+  // Discovery and health (no credential needed).
+
+  async info(options: CallOptions = {}): Promise<Info> {
+    const { body } = await this.transport.request({ method: 'GET', path: '/v1/info', schema: InfoSchema, retry: 'idempotent', auth: false, ...options });
+    return body;
+  }
+
+  async healthz(options: CallOptions = {}): Promise<{ ok: boolean }> {
+    const { body } = await this.transport.request({ method: 'GET', path: '/healthz', schema: HealthSchema, retry: 'idempotent', auth: false, ...options });
+    return body;
+  }
+
+  // Principals and tokens.
+
+  async whoami(options: CallOptions = {}): Promise<Principal> {
+    const { body } = await this.transport.request({ method: 'GET', path: '/v1/auth/whoami', schema: WhoamiResponseSchema, retry: 'idempotent', ...options });
+    return body.principal;
+  }
+
+  /** Creates a bot owned by the caller (a human). The plaintext token is returned once. Never retried after an uncertain failure. */
+  async createBot(input: { principalId: string; displayName?: string }, options: CallOptions = {}): Promise<{ principal: Principal; token: Token }> {
+    const { body } = await this.transport.request({
+      method: 'POST',
+      path: '/v1/principals',
+      body: { principalId: input.principalId, kind: 'bot', ...(input.displayName !== undefined ? { displayName: input.displayName } : {}) },
+      schema: CreatePrincipalResponseSchema,
+      retry: 'unsafe',
+      ...options,
+    });
+    return body;
+  }
+
+  async searchPrincipals(input: { query?: string; limit?: number } = {}, options: CallOptions = {}): Promise<Principal[]> {
+    const { body } = await this.transport.request({
+      method: 'GET',
+      path: '/v1/principals',
+      query: { query: input.query, limit: input.limit },
+      schema: PrincipalListResponseSchema,
+      retry: 'idempotent',
+      ...options,
+    });
+    return body.principals;
+  }
+
+  async getPrincipal(principalId: string, options: CallOptions = {}): Promise<Principal> {
+    const { body } = await this.transport.request({ method: 'GET', path: `/v1/principals/${enc(principalId)}`, schema: PrincipalResponseSchema, retry: 'idempotent', ...options });
+    return body.principal;
+  }
+
+  /** Mints another token for a principal the caller owns. Never retried after an uncertain failure. */
+  async mintToken(principalId: string, options: CallOptions = {}): Promise<Token> {
+    const { body } = await this.transport.request({ method: 'POST', path: `/v1/principals/${enc(principalId)}/tokens`, schema: MintTokenResponseSchema, retry: 'unsafe', ...options });
+    return body.token;
+  }
+
+  async listTokens(principalId: string, options: CallOptions = {}): Promise<TokenInfo[]> {
+    const { body } = await this.transport.request({ method: 'GET', path: `/v1/principals/${enc(principalId)}/tokens`, schema: TokenListResponseSchema, retry: 'idempotent', ...options });
+    return body.tokens;
+  }
+
+  async revokeToken(principalId: string, tokenId: string, options: CallOptions = {}): Promise<void> {
+    await this.transport.request({ method: 'DELETE', path: `/v1/principals/${enc(principalId)}/tokens/${enc(tokenId)}`, retry: 'idempotent', ...options });
+  }
+
+  async revokeAllTokens(principalId: string, options: CallOptions = {}): Promise<void> {
+    await this.transport.request({ method: 'DELETE', path: `/v1/principals/${enc(principalId)}/tokens`, retry: 'idempotent', ...options });
+  }
+
+  // Threads, participants, grants.
+
+  /**
+   * Creates a thread (or, with `parentThreadId`, a subthread). With a `key` the call is idempotent
+   * and retried after uncertain failures; `created` is false when the key had been used already.
+   */
+  async createThread(input: CreateThreadInput = {}, options: CallOptions = {}): Promise<{ thread: Thread; created: boolean }> {
+    const body: Record<string, unknown> = {};
+    if (input.title !== undefined) body['title'] = input.title;
+    if (input.parentThreadId !== undefined) body['parentThreadId'] = input.parentThreadId;
+    if (input.key !== undefined) body['key'] = input.key;
+    const result = await this.transport.request({
+      method: 'POST',
+      path: '/v1/threads',
+      body,
+      schema: ThreadResponseSchema,
+      retry: input.key !== undefined ? 'idempotent' : 'unsafe',
+      ...options,
+    });
+    return { thread: result.body.thread, created: result.status === 201 };
+  }
+
+  /** Creates a subthread of `parentThreadId`. */
+  async createSubthread(parentThreadId: string, input: { title?: string | null; key?: string } = {}, options: CallOptions = {}): Promise<{ thread: Thread; created: boolean }> {
+    return this.createThread({ ...input, parentThreadId }, options);
+  }
+
+  async listThreads(options: CallOptions = {}): Promise<Thread[]> {
+    const { body } = await this.transport.request({ method: 'GET', path: '/v1/threads', schema: ThreadListResponseSchema, retry: 'idempotent', ...options });
+    return body.threads;
+  }
+
+  async getThread(threadId: string, options: CallOptions = {}): Promise<Thread> {
+    const { body } = await this.transport.request({ method: 'GET', path: `/v1/threads/${enc(threadId)}`, schema: ThreadResponseSchema, retry: 'idempotent', ...options });
+    return body.thread;
+  }
+
+  async listParticipants(threadId: string, options: CallOptions = {}): Promise<Grant[]> {
+    const { body } = await this.transport.request({ method: 'GET', path: `/v1/threads/${enc(threadId)}/participants`, schema: GrantListResponseSchema, retry: 'idempotent', ...options });
+    return body.grants;
+  }
+
+  /** Grants `principalId` a role on the thread (default `member`). `created` is false when an equal live grant existed. */
+  async addParticipant(threadId: string, principalId: string, role: Role = 'member', options: CallOptions = {}): Promise<{ grant: Grant; created: boolean }> {
+    const result = await this.transport.request({
+      method: 'POST',
+      path: `/v1/threads/${enc(threadId)}/participants`,
+      body: { principalId, role },
+      schema: GrantResponseSchema,
+      // Granting what is already granted answers 200 unchanged: safe to resend.
+      retry: 'idempotent',
+      ...options,
+    });
+    return { grant: result.body.grant, created: result.status === 201 };
+  }
+
+  async removeParticipant(threadId: string, principalId: string, options: CallOptions = {}): Promise<void> {
+    await this.transport.request({ method: 'DELETE', path: `/v1/threads/${enc(threadId)}/participants/${enc(principalId)}`, retry: 'idempotent', ...options });
+  }
+
+  /** The caller's live grants. */
+  async listGrants(options: CallOptions = {}): Promise<Grant[]> {
+    const { body } = await this.transport.request({ method: 'GET', path: '/v1/grants', schema: GrantListResponseSchema, retry: 'idempotent', ...options });
+    return body.grants;
+  }
+
+  // Events.
+
+  /**
+   * Appends events atomically. Each event without a `clientEventId` gets a fresh one first, so the
+   * append is idempotent and is retried after uncertain failures (timeout, reset, 5xx, 429).
+   * `replayed` is true when the server had every event already (a 200 answer).
+   */
+  async appendEvents(threadId: string, events: readonly NewEvent[], options: CallOptions = {}): Promise<{ events: EventEnvelope[]; replayed: boolean }> {
+    const keyed = withClientEventIds(events);
+    const result = await this.transport.request({
+      method: 'POST',
+      path: `/v1/threads/${enc(threadId)}/events`,
+      body: { events: keyed },
+      schema: AppendResponseSchema,
+      retry: 'idempotent',
+      ...options,
+    });
+    return { events: result.body.events, replayed: result.status === 200 };
+  }
+
+  /** Appends one event; see `appendEvents`. */
+  async appendEvent(threadId: string, event: NewEvent, options: CallOptions = {}): Promise<EventEnvelope> {
+    const { events } = await this.appendEvents(threadId, [event], options);
+    const [envelope] = events;
+    if (envelope === undefined) throw new Error(`append to ${threadId} answered no envelope`);
+    return envelope;
+  }
+
+  /** One page of events: after `after` (ascending), or the `limit` just below `before` (also ascending). */
+  async readEvents(threadId: string, input: ReadEventsInput = {}, options: CallOptions = {}): Promise<{ events: EventEnvelope[]; headSeq: number }> {
+    const { body } = await this.transport.request({
+      method: 'GET',
+      path: `/v1/threads/${enc(threadId)}/events`,
+      query: { after: input.after, before: input.before, limit: input.limit },
+      schema: ReadEventsResponseSchema,
+      retry: 'idempotent',
+      ...options,
+    });
+    return body;
+  }
+
+  async getCursor(threadId: string, options: CallOptions = {}): Promise<number> {
+    const { body } = await this.transport.request({ method: 'GET', path: `/v1/threads/${enc(threadId)}/cursor`, schema: CursorResponseSchema, retry: 'idempotent', ...options });
+    return body.seq;
+  }
+
+  /** Moves the consumer cursor forward (a receipt for display, not a recovery point). */
+  async putCursor(threadId: string, seq: number, options: CallOptions = {}): Promise<void> {
+    await this.transport.request({ method: 'PUT', path: `/v1/threads/${enc(threadId)}/cursor`, body: { seq }, retry: 'idempotent', ...options });
+  }
+
+  // Artifacts extension.
+
+  async listArtifacts(threadId: string, options: CallOptions = {}): Promise<ArtifactSummary[]> {
+    const { body } = await this.transport.request({ method: 'GET', path: `/v1/threads/${enc(threadId)}/artifacts`, schema: ArtifactListResponseSchema, retry: 'idempotent', ...options });
+    return body.artifacts;
+  }
+
+  async getArtifact(threadId: string, name: string, input: { version?: number } = {}, options: CallOptions = {}): Promise<Artifact> {
+    const { body } = await this.transport.request({
+      method: 'GET',
+      path: `/v1/threads/${enc(threadId)}/artifacts/${enc(name)}`,
+      query: { version: input.version },
+      schema: ArtifactResponseSchema,
+      retry: 'idempotent',
+      ...options,
+    });
+    return body.artifact;
+  }
+
+  /**
+   * Writes the next version of an artifact. With `baseVersion` the write is conditional and so
+   * safe to retry (a replay that already landed answers `conflict`); without it, never retried
+   * after an uncertain failure, since a resend would write a second version.
+   */
+  async putArtifact(threadId: string, name: string, input: PutArtifactInput, options: CallOptions = {}): Promise<Artifact> {
+    try {
+      return await this.putArtifactOnce(threadId, name, input, options);
+    } catch (error) {
+      // A conditional write that was retried after an uncertain failure may have landed on the
+      // first send; the resend then answers `conflict`. If the version just above `baseVersion`
+      // holds exactly what we wrote, the write happened: report it as such.
+      if (!(error instanceof BubbleApiError) || error.code !== 'conflict' || input.baseVersion === undefined) throw error;
+      const landed = await this.getArtifact(threadId, name, { version: input.baseVersion + 1 }, options).catch(() => undefined);
+      if (landed !== undefined && landed.content === input.content && landed.mediaType === input.mediaType) return landed;
+      throw error;
+    }
+  }
+
+  private async putArtifactOnce(threadId: string, name: string, input: PutArtifactInput, options: CallOptions): Promise<Artifact> {
+    const { body } = await this.transport.request({
+      method: 'PUT',
+      path: `/v1/threads/${enc(threadId)}/artifacts/${enc(name)}`,
+      body: { content: input.content, mediaType: input.mediaType, ...(input.baseVersion !== undefined ? { baseVersion: input.baseVersion } : {}) },
+      schema: ArtifactResponseSchema,
+      retry: input.baseVersion !== undefined ? 'idempotent' : 'unsafe',
+      ...options,
+    });
+    return body.artifact;
+  }
+
+  // Live connection.
+
+  /** The one live WebSocket connection of this client, created on first use. */
+  live(): BubbleLive {
+    if (this.liveConnection === undefined) {
+      if (this.token === undefined) throw new Error('the live connection needs a token');
+      this.liveConnection = new BubbleLive({ url: this.url, token: this.token, logger: this.logger, ...this.liveOptions });
+    }
+    return this.liveConnection;
+  }
+
+  /** Events of one thread with `seq > afterSeq`, backlog then live, exactly once and in order across reconnects. */
+  subscribeThread(threadId: string, options: { afterSeq?: number; signal?: AbortSignal } = {}): ThreadSubscription {
+    return this.live().subscribeThread(threadId, options);
+  }
+
+  /** The caller's grants: the current ones as `added`, then every real change, re-synced after reconnects. */
+  subscribeGrantsAsIterable(options: { signal?: AbortSignal } = {}): GrantsSubscription {
+    return this.live().subscribeGrantsAsIterable(options);
+  }
+
+  /** Closes the live connection; HTTP calls keep working. */
+  close(): void {
+    this.liveConnection?.close();
+    this.liveConnection = undefined;
+  }
+}
+
+function enc(segment: string): string {
+  return encodeURIComponent(segment);
+}

@@ -1,0 +1,192 @@
+import type { Logger } from 'pino';
+import type { z } from 'zod';
+import { BubbleApiError, errorFromResponse, parseRetryAfter } from './bubble-api-error.js';
+import { equalJitterDelay, sleep } from './backoff.js';
+
+/**
+ * How a request may be retried:
+ * - `idempotent`: sending it twice has the effect of sending it once (GET, PUT, DELETE, an append
+ *   whose events all carry a `clientEventId`, a thread creation with a key). Retried after any
+ *   retryable failure, including uncertain ones (timeout, reset, 5xx).
+ * - `unsafe`: a second send could act twice. Retried only when the first certainly did not
+ *   act: a refused connection, or a 429.
+ */
+export type RetryMode = 'idempotent' | 'unsafe';
+
+export interface RetryOptions {
+  /** Total attempts, the first included. 1 disables retries. */
+  readonly attempts: number;
+  readonly baseMs: number;
+  readonly capMs: number;
+  /** Longest `Retry-After` the client is willing to wait, in ms. */
+  readonly maxRetryAfterMs: number;
+}
+
+export const DEFAULT_RETRY: RetryOptions = Object.freeze({ attempts: 4, baseMs: 200, capMs: 5_000, maxRetryAfterMs: 30_000 });
+
+export interface TransportOptions {
+  readonly baseUrl: string;
+  readonly token: string | undefined;
+  readonly timeoutMs: number;
+  readonly retry: RetryOptions;
+  readonly fetch: typeof globalThis.fetch;
+  readonly logger: Logger;
+  readonly random: () => number;
+}
+
+export interface RequestSpec<T> {
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  readonly path: string;
+  readonly query?: Record<string, string | number | undefined>;
+  readonly body?: unknown;
+  /** Validates a 2xx body; absent for 204 answers. */
+  readonly schema?: z.ZodType<T>;
+  readonly retry: RetryMode;
+  readonly auth?: boolean;
+  readonly signal?: AbortSignal;
+}
+
+export interface TransportResult<T> {
+  readonly status: number;
+  readonly body: T;
+}
+
+/** Sends HTTP requests to one Bubble server: auth, timeouts, typed errors, retries. */
+export class HttpTransport {
+  constructor(private readonly options: TransportOptions) {}
+
+  async request<T>(spec: RequestSpec<T>): Promise<TransportResult<T>> {
+    const { retry, logger, random } = this.options;
+    for (let attempt = 0; ; attempt += 1) {
+      let failure: BubbleApiError;
+      try {
+        return await this.once(spec);
+      } catch (error) {
+        if (!(error instanceof BubbleApiError)) throw error;
+        failure = error;
+      }
+      const last = attempt + 1 >= retry.attempts;
+      if (last || !mayRetry(failure, spec.retry)) throw failure;
+      const retryAfterSeconds = failure.details['retryAfterSeconds'];
+      const backoff = equalJitterDelay(attempt, retry, random);
+      const delay =
+        typeof retryAfterSeconds === 'number' ? Math.max(backoff, Math.min(retryAfterSeconds * 1000, retry.maxRetryAfterMs)) : backoff;
+      logger.warn({ method: spec.method, path: spec.path, code: failure.code, status: failure.status, attempt: attempt + 1, delayMs: delay }, 'bubble request failed; retrying');
+      try {
+        await sleep(delay, spec.signal);
+      } catch {
+        throw abortedError(spec);
+      }
+    }
+  }
+
+  private async once<T>(spec: RequestSpec<T>): Promise<TransportResult<T>> {
+    const { baseUrl, token, timeoutMs, fetch } = this.options;
+    const url = new URL(spec.path.replace(/^\//, ''), baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
+    for (const [key, value] of Object.entries(spec.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    }
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (spec.auth !== false && token !== undefined) headers['authorization'] = `Bearer ${token}`;
+    let body: string | undefined;
+    if (spec.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(spec.body);
+    }
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = spec.signal ? AbortSignal.any([timeout, spec.signal]) : timeout;
+    let status: number;
+    let text: string;
+    let retryAfter: string | null;
+    try {
+      const response = await fetch(url, { method: spec.method, headers, body, signal });
+      status = response.status;
+      retryAfter = response.headers.get('retry-after');
+      text = await response.text();
+    } catch (error) {
+      throw transportFailure(error, spec, timeout, timeoutMs);
+    }
+    if (status < 200 || status > 299) {
+      throw errorFromResponse(status, text, parseRetryAfter(retryAfter, Date.now()));
+    }
+    if (spec.schema === undefined) return { status, body: undefined as T };
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw invalidResponse(spec, status, 'the body is not JSON');
+    }
+    const parsed = spec.schema.safeParse(json);
+    if (!parsed.success) {
+      throw invalidResponse(spec, status, parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; '));
+    }
+    return { status, body: parsed.data };
+  }
+}
+
+/** Whether a failed attempt may be sent again under the request's retry mode. */
+export function mayRetry(error: BubbleApiError, mode: RetryMode): boolean {
+  if (error.code === 'rate_limited') return true;
+  if (error.code === 'network' && error.details['connectionRefused'] === true) return true;
+  if (mode === 'unsafe') return false;
+  return error.code === 'timeout' || error.code === 'network' || error.code === 'internal' || error.status >= 500;
+}
+
+function transportFailure(error: unknown, spec: RequestSpec<unknown>, timeout: AbortSignal, timeoutMs: number): BubbleApiError {
+  const where = `${spec.method} ${spec.path}`;
+  if (spec.signal?.aborted) return abortedError(spec);
+  if (timeout.aborted) {
+    return new BubbleApiError({
+      code: 'timeout',
+      status: 0,
+      retryable: spec.retry === 'idempotent',
+      message: `${where} got no answer within ${timeoutMs} ms`,
+      details: { timeoutMs },
+      cause: error,
+    });
+  }
+  const causeCode = networkCauseCode(error);
+  const refused = causeCode === 'ECONNREFUSED';
+  return new BubbleApiError({
+    code: 'network',
+    status: 0,
+    retryable: refused || spec.retry === 'idempotent',
+    message: `${where} failed: ${causeCode ?? (error instanceof Error ? error.message : String(error))}`,
+    details: { connectionRefused: refused, ...(causeCode ? { cause: causeCode } : {}) },
+    cause: error,
+  });
+}
+
+function networkCauseCode(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current !== undefined && current !== null; depth += 1) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    const errors = (current as { errors?: unknown }).errors;
+    if (Array.isArray(errors) && errors.length > 0) {
+      current = errors[0];
+      continue;
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+function abortedError(spec: RequestSpec<unknown>): BubbleApiError {
+  return new BubbleApiError({
+    code: 'aborted',
+    status: 0,
+    retryable: false,
+    message: `${spec.method} ${spec.path} was aborted by the caller`,
+    cause: spec.signal?.reason,
+  });
+}
+
+function invalidResponse(spec: RequestSpec<unknown>, status: number, why: string): BubbleApiError {
+  return new BubbleApiError({
+    code: 'invalid_response',
+    status,
+    retryable: false,
+    message: `${spec.method} ${spec.path} answered ${status} with a body this client cannot read: ${why}`,
+  });
+}

@@ -1,0 +1,401 @@
+import { CLOSE_CODES, ERROR_CATALOGUE, ServerFrameSchema, type Principal, type ServerFrame } from '@bubble/protocol';
+import { pino, type Logger } from 'pino';
+import WebSocket from 'ws';
+import { BubbleApiError } from '../client/bubble-api-error.js';
+import { fullJitterDelay } from '../client/backoff.js';
+import { GrantsSubscription, ThreadSubscription, type AnyLiveSubscription, type SubscriptionHost } from './live-subscription.js';
+
+export { GrantsSubscription, ThreadSubscription } from './live-subscription.js';
+
+export interface BubbleLiveOptions {
+  /** The WebSocket URL; derived from the client's URL (`/v1/ws`) by default. */
+  readonly wsUrl?: string;
+  /** How often to send a `ping` frame, in ms. Default 15 000. */
+  readonly heartbeatIntervalMs?: number;
+  /** How long to wait for any frame after a ping before declaring the socket dead, in ms. Default 10 000. */
+  readonly heartbeatTimeoutMs?: number;
+  /** Time allowed to open a socket and get `server.ready`, in ms. Default 10 000. */
+  readonly connectTimeoutMs?: number;
+  /** Reconnect backoff: full jitter between 0 and min(capMs, baseMs * 2^attempt). Defaults 500 and 30 000. */
+  readonly reconnectBaseMs?: number;
+  readonly reconnectCapMs?: number;
+  /** Most items a subscription buffers for a slow consumer before reading pauses. Default 1 000. */
+  readonly bufferLimit?: number;
+  /** Called on every change of the connection's state (for status lines, not for logic). */
+  readonly onStateChange?: (state: LiveState, detail: { attempt?: number; delayMs?: number; code?: number; reason?: string }) => void;
+  readonly random?: () => number;
+}
+
+export interface BubbleLiveConfig extends BubbleLiveOptions {
+  /** The server's base URL (`http://…`). */
+  readonly url: string;
+  readonly token: string;
+  readonly logger?: Logger;
+}
+
+export type LiveState = 'idle' | 'connecting' | 'ready' | 'waiting' | 'failed' | 'closed';
+
+/**
+ * One WebSocket per client, multiplexing every subscription. Reconnects on any drop with
+ * exponential backoff and full jitter (capped at 30 s), re-creates each subscription where it
+ * left off, detects silent dead sockets with a heartbeat, and treats 4001 and 4003 as terminal.
+ * The socket is opened when the first subscription starts and closed when the last one ends.
+ */
+export class BubbleLive implements SubscriptionHost {
+  private readonly logger: Logger;
+  private readonly wsUrl: string;
+  private readonly heartbeatIntervalMs: number;
+  private readonly heartbeatTimeoutMs: number;
+  private readonly connectTimeoutMs: number;
+  private readonly reconnectBaseMs: number;
+  private readonly reconnectCapMs: number;
+  private readonly bufferLimit: number;
+  private readonly random: () => number;
+
+  private state: LiveState = 'idle';
+  private readonly subscriptions = new Set<AnyLiveSubscription>();
+  /** Wire id to subscription, for the current socket only. */
+  private readonly wire = new Map<string, AnyLiveSubscription>();
+  private readonly wireIdOf = new Map<AnyLiveSubscription, string>();
+  private socket: WebSocket | undefined;
+  private attempt = 0;
+  private nextLocalId = 0;
+  private nextWireId = 0;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  private readyTimer: NodeJS.Timeout | undefined;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private pongTimer: NodeJS.Timeout | undefined;
+  private inboundFrames = 0;
+  private paused = false;
+  private terminalError: BubbleApiError | undefined;
+  /** The principal the server confirmed on the last `server.ready`. */
+  principal: Principal | undefined;
+
+  constructor(private readonly config: BubbleLiveConfig) {
+    this.logger = (config.logger ?? pino({ level: 'silent' })).child({ component: 'bubble-live' });
+    this.wsUrl = config.wsUrl ?? deriveWsUrl(config.url);
+    this.heartbeatIntervalMs = config.heartbeatIntervalMs ?? 15_000;
+    this.heartbeatTimeoutMs = config.heartbeatTimeoutMs ?? 10_000;
+    this.connectTimeoutMs = config.connectTimeoutMs ?? 10_000;
+    this.reconnectBaseMs = config.reconnectBaseMs ?? 500;
+    this.reconnectCapMs = Math.min(config.reconnectCapMs ?? 30_000, 30_000);
+    this.bufferLimit = Math.max(2, config.bufferLimit ?? 1_000);
+    this.random = config.random ?? Math.random;
+  }
+
+  get connectionState(): LiveState {
+    return this.state;
+  }
+
+  subscribeThread(threadId: string, options: { afterSeq?: number; signal?: AbortSignal } = {}): ThreadSubscription {
+    const subscription = new ThreadSubscription(this.localId('t'), threadId, options.afterSeq ?? 0, this, this.logger.child({ threadId }), this.bufferLimit, options.signal);
+    this.add(subscription);
+    return subscription;
+  }
+
+  subscribeGrantsAsIterable(options: { signal?: AbortSignal } = {}): GrantsSubscription {
+    const subscription = new GrantsSubscription(this.localId('g'), this, this.logger.child({ stream: 'grants' }), this.bufferLimit, options.signal);
+    this.add(subscription);
+    return subscription;
+  }
+
+  /** Ends every subscription (their iterations finish) and closes the socket for good. */
+  close(): void {
+    if (this.state === 'closed') return;
+    for (const subscription of this.subscriptions) subscription.end({ kind: 'closed' });
+    this.subscriptions.clear();
+    this.teardown('closed by the client');
+    this.setState('closed', {});
+  }
+
+  // SubscriptionHost.
+
+  release(subscription: AnyLiveSubscription): void {
+    if (!this.subscriptions.delete(subscription)) return;
+    const wireId = this.wireIdOf.get(subscription);
+    this.forgetWire(subscription);
+    if (wireId !== undefined && this.state === 'ready') this.send({ type: 'unsubscribe', id: wireId });
+    if (this.subscriptions.size === 0) this.goIdle();
+    else this.drained();
+  }
+
+  drained(): void {
+    if (!this.paused || this.socket === undefined) return;
+    for (const subscription of this.subscriptions) if (!subscription.isBelowLowWater) return;
+    this.paused = false;
+    this.logger.debug('consumers caught up; reading resumes');
+    this.socket.resume();
+    this.startHeartbeat();
+  }
+
+  // Connection lifecycle.
+
+  private add(subscription: AnyLiveSubscription): void {
+    if (this.state === 'closed') {
+      subscription.fail(new Error('the live connection is closed'));
+      return;
+    }
+    if (this.terminalError !== undefined) {
+      subscription.fail(this.terminalError);
+      return;
+    }
+    this.subscriptions.add(subscription);
+    if (this.state === 'ready') this.subscribeOnWire(subscription);
+    else if (this.state === 'idle') this.connect();
+  }
+
+  private connect(): void {
+    this.setState('connecting', { attempt: this.attempt });
+    const socket = new WebSocket(this.wsUrl, { handshakeTimeout: this.connectTimeoutMs, maxPayload: 2 * 1024 * 1024 });
+    this.socket = socket;
+    this.inboundFrames = 0;
+    this.readyTimer = setTimeout(() => {
+      this.logger.warn({ timeoutMs: this.connectTimeoutMs }, 'no server.ready in time; reconnecting');
+      socket.terminate();
+    }, this.connectTimeoutMs);
+    socket.on('open', () => {
+      socket.send(JSON.stringify({ type: 'client.auth', token: this.config.token }));
+    });
+    socket.on('message', (data, isBinary) => {
+      if (socket !== this.socket) return;
+      this.inboundFrames += 1;
+      if (isBinary) {
+        this.logger.warn('binary frame ignored');
+        return;
+      }
+      this.onFrame(data.toString());
+    });
+    socket.on('error', (error) => {
+      this.logger.debug({ err: error }, 'socket error');
+    });
+    socket.on('close', (code, reasonBuffer) => {
+      if (socket !== this.socket) return;
+      this.onClose(code, reasonBuffer.toString());
+    });
+  }
+
+  private onFrame(text: string): void {
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      this.logger.warn('frame that is not JSON ignored');
+      return;
+    }
+    const parsed = ServerFrameSchema.safeParse(json);
+    if (!parsed.success) {
+      this.logger.debug({ type: (json as { type?: unknown })?.type }, 'unknown or malformed frame ignored');
+      return;
+    }
+    this.handle(parsed.data);
+  }
+
+  private handle(frame: ServerFrame): void {
+    switch (frame.type) {
+      case 'server.ready': {
+        clearTimeout(this.readyTimer);
+        this.principal = frame.principal;
+        this.attempt = 0;
+        this.setState('ready', {});
+        this.startHeartbeat();
+        for (const subscription of this.subscriptions) this.subscribeOnWire(subscription);
+        return;
+      }
+      case 'subscribed': {
+        const subscription = this.wire.get(frame.id);
+        if (subscription instanceof ThreadSubscription) subscription.onSubscribed(frame.headSeq);
+        return;
+      }
+      case 'event': {
+        const subscription = this.wire.get(frame.id);
+        if (!(subscription instanceof ThreadSubscription)) return;
+        if (subscription.accept(frame.event) === 'gap') {
+          this.send({ type: 'unsubscribe', id: frame.id });
+          this.forgetWire(subscription);
+          this.subscribeOnWire(subscription);
+        }
+        this.checkBackpressure(subscription);
+        return;
+      }
+      case 'grant': {
+        const subscription = this.wire.get(frame.id);
+        if (!(subscription instanceof GrantsSubscription)) return;
+        subscription.accept(frame.change, frame.grant);
+        this.checkBackpressure(subscription);
+        return;
+      }
+      case 'grants_synced': {
+        const subscription = this.wire.get(frame.id);
+        if (subscription instanceof GrantsSubscription) subscription.acceptSynced();
+        if (subscription !== undefined) this.checkBackpressure(subscription);
+        return;
+      }
+      case 'subscription_ended': {
+        const subscription = this.wire.get(frame.id);
+        if (subscription === undefined) return;
+        this.logger.info({ reason: frame.reason }, 'subscription ended by the server');
+        this.forgetWire(subscription);
+        this.subscriptions.delete(subscription);
+        subscription.end({ kind: 'server', reason: frame.reason });
+        if (this.subscriptions.size === 0) this.goIdle();
+        return;
+      }
+      case 'error': {
+        const subscription = frame.id === undefined ? undefined : this.wire.get(frame.id);
+        const error = new BubbleApiError({
+          code: frame.error.code,
+          status: ERROR_CATALOGUE[frame.error.code].status,
+          retryable: false,
+          message: frame.error.message,
+          details: { ...frame.error.details, source: 'websocket' },
+        });
+        if (subscription === undefined) {
+          this.logger.warn({ code: frame.error.code, message: frame.error.message }, 'error frame from the server');
+          return;
+        }
+        this.forgetWire(subscription);
+        this.subscriptions.delete(subscription);
+        subscription.fail(error);
+        if (this.subscriptions.size === 0) this.goIdle();
+        return;
+      }
+      case 'pong':
+        return;
+      default: {
+        const unreachable: never = frame;
+        this.logger.debug({ frame: unreachable }, 'unhandled frame');
+      }
+    }
+  }
+
+  private onClose(code: number, reason: string): void {
+    this.stopTimers();
+    this.socket = undefined;
+    this.paused = false;
+    this.wire.clear();
+    this.wireIdOf.clear();
+    if (code === CLOSE_CODES.notAuthenticated || code === CLOSE_CODES.credentialRevoked) {
+      const revoked = code === CLOSE_CODES.credentialRevoked;
+      this.terminalError = new BubbleApiError({
+        code: 'unauthorized',
+        status: 401,
+        retryable: false,
+        message: revoked ? 'the credential was revoked (WebSocket close 4003)' : `the server did not accept the credential (WebSocket close 4001${reason ? `: ${reason}` : ''})`,
+        details: { closeCode: code, reason: revoked ? 'credential_revoked' : 'not_authenticated' },
+      });
+      this.logger.error({ code, reason }, 'live connection refused the credential; not reconnecting');
+      for (const subscription of this.subscriptions) subscription.fail(this.terminalError);
+      this.subscriptions.clear();
+      this.setState('failed', { code, reason });
+      return;
+    }
+    if (this.subscriptions.size === 0) {
+      this.setState('idle', { code, reason });
+      return;
+    }
+    const delayMs = fullJitterDelay(this.attempt, { baseMs: this.reconnectBaseMs, capMs: this.reconnectCapMs }, this.random);
+    this.attempt += 1;
+    this.logger.warn({ code, reason, attempt: this.attempt, delayMs }, 'live connection lost; reconnecting');
+    this.setState('waiting', { attempt: this.attempt, delayMs, code, reason });
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      if (this.subscriptions.size > 0 && this.state === 'waiting') this.connect();
+      else if (this.state === 'waiting') this.setState('idle', {});
+    }, delayMs);
+  }
+
+  private subscribeOnWire(subscription: AnyLiveSubscription): void {
+    if (subscription.isOver) return;
+    const wireId = `s${(this.nextWireId += 1)}`;
+    this.wire.set(wireId, subscription);
+    this.wireIdOf.set(subscription, wireId);
+    this.send(subscription.subscribeFrame(wireId));
+  }
+
+  private forgetWire(subscription: AnyLiveSubscription): void {
+    const wireId = this.wireIdOf.get(subscription);
+    if (wireId !== undefined) this.wire.delete(wireId);
+    this.wireIdOf.delete(subscription);
+  }
+
+  private checkBackpressure(subscription: AnyLiveSubscription): void {
+    if (this.paused || this.socket === undefined || !subscription.isFull) return;
+    // Stop reading: TCP pushes back on the server, which closes us with 4008 if it cannot
+    // wait; we then resume from the last delivered seq, losing nothing.
+    this.paused = true;
+    this.stopHeartbeat();
+    this.logger.warn({ subscription: subscription.localId }, 'a consumer is behind; reading paused');
+    this.socket.pause();
+  }
+
+  private startHeartbeat(): void {
+    this.stopHeartbeat();
+    this.heartbeatTimer = setInterval(() => {
+      if (this.socket === undefined || this.paused || this.pongTimer !== undefined) return;
+      const seenAtPing = this.inboundFrames;
+      this.send({ type: 'ping' });
+      this.pongTimer = setTimeout(() => {
+        this.pongTimer = undefined;
+        if (this.inboundFrames !== seenAtPing || this.paused) return;
+        this.logger.warn({ timeoutMs: this.heartbeatTimeoutMs }, 'no answer to ping; the connection is dead, reconnecting');
+        this.socket?.terminate();
+      }, this.heartbeatTimeoutMs);
+    }, this.heartbeatIntervalMs);
+  }
+
+  private stopHeartbeat(): void {
+    clearInterval(this.heartbeatTimer);
+    clearTimeout(this.pongTimer);
+    this.heartbeatTimer = undefined;
+    this.pongTimer = undefined;
+  }
+
+  private stopTimers(): void {
+    this.stopHeartbeat();
+    clearTimeout(this.readyTimer);
+    clearTimeout(this.reconnectTimer);
+    this.readyTimer = undefined;
+    this.reconnectTimer = undefined;
+  }
+
+  private goIdle(): void {
+    this.teardown('no subscriptions left');
+    this.setState('idle', {});
+  }
+
+  private teardown(reason: string): void {
+    this.stopTimers();
+    const socket = this.socket;
+    this.socket = undefined;
+    this.paused = false;
+    this.wire.clear();
+    this.wireIdOf.clear();
+    if (socket !== undefined) {
+      if (socket.readyState === WebSocket.OPEN) socket.close(1000, reason);
+      else socket.terminate();
+    }
+  }
+
+  private send(frame: Record<string, unknown>): void {
+    const socket = this.socket;
+    if (socket === undefined || socket.readyState !== WebSocket.OPEN) return;
+    socket.send(JSON.stringify(frame));
+  }
+
+  private setState(state: LiveState, detail: { attempt?: number; delayMs?: number; code?: number; reason?: string }): void {
+    this.state = state;
+    this.config.onStateChange?.(state, detail);
+  }
+
+  private localId(prefix: string): string {
+    return `${prefix}${(this.nextLocalId += 1)}`;
+  }
+}
+
+/** `http://host:port/base` to `ws://host:port/base/v1/ws`. */
+export function deriveWsUrl(url: string): string {
+  const parsed = new URL(url);
+  parsed.protocol = parsed.protocol === 'https:' ? 'wss:' : 'ws:';
+  parsed.pathname = `${parsed.pathname.replace(/\/+$/, '')}/v1/ws`;
+  return parsed.toString();
+}

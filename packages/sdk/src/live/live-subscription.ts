@@ -1,0 +1,273 @@
+import type { EventEnvelope, Grant } from '@bubble/protocol';
+import type { Logger } from 'pino';
+import { diffGrants, sameGrant, type GrantUpdate } from './grants-diff.js';
+
+/** Why a subscription's iteration ended without an error. */
+export type SubscriptionEndReason =
+  /** The server ended it (`subscription_ended`), e.g. `grant_revoked` or `thread_deleted`. */
+  | { readonly kind: 'server'; readonly reason: string }
+  /** The consumer stopped: `break`, `return()`, or `unsubscribe()`. */
+  | { readonly kind: 'unsubscribed' }
+  /** The caller's signal aborted. */
+  | { readonly kind: 'aborted' }
+  /** The live connection was closed by its owner. */
+  | { readonly kind: 'closed' };
+
+/** What a subscription needs from the connection that feeds it. */
+export interface SubscriptionHost {
+  /** The subscription is over: forget it and tell the server. */
+  release(subscription: AnyLiveSubscription): void;
+  /** The subscription's buffer fell below its low-water mark: reading may resume. */
+  drained(): void;
+}
+
+/**
+ * A single-consumer async iterable fed by the live connection, with a bounded buffer. The
+ * subscription is its own iterator: iterate it once.
+ */
+export abstract class LiveSubscription<T> implements AsyncIterableIterator<T> {
+  /** The reason iteration ended, once it has; `undefined` while it runs or after an error. */
+  endReason: SubscriptionEndReason | undefined;
+  protected readonly queue: T[] = [];
+  private waiter: { resolve: (result: IteratorResult<T>) => void; reject: (error: unknown) => void } | undefined;
+  private failure: { error: unknown } | undefined;
+  private finished = false;
+
+  constructor(
+    readonly localId: string,
+    protected readonly host: SubscriptionHost,
+    protected readonly logger: Logger,
+    private readonly bufferLimit: number,
+    signal: AbortSignal | undefined,
+  ) {
+    if (signal !== undefined) {
+      if (signal.aborted) queueMicrotask(() => this.stop({ kind: 'aborted' }));
+      else signal.addEventListener('abort', () => this.stop({ kind: 'aborted' }), { once: true });
+    }
+  }
+
+  /** The frame that (re)creates this subscription on a fresh socket, under a new wire id. */
+  abstract subscribeFrame(wireId: string): Record<string, unknown>;
+
+  get isOver(): boolean {
+    return this.finished || this.failure !== undefined;
+  }
+
+  /** Whether the buffer is at its bound, so the connection should stop reading. */
+  get isFull(): boolean {
+    return this.queue.length >= this.bufferLimit;
+  }
+
+  get isBelowLowWater(): boolean {
+    return this.queue.length <= Math.floor(this.bufferLimit / 2);
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<T>> {
+    if (this.queue.length > 0) {
+      const value = this.queue.shift() as T;
+      this.delivered(value);
+      if (this.isBelowLowWater) this.host.drained();
+      return Promise.resolve({ value, done: false });
+    }
+    if (this.failure !== undefined) return Promise.reject(this.failure.error);
+    if (this.finished) return Promise.resolve({ value: undefined, done: true });
+    if (this.waiter !== undefined) return Promise.reject(new Error('a live subscription has one consumer: await each next() before the next'));
+    return new Promise((resolve, reject) => {
+      this.waiter = { resolve, reject };
+    });
+  }
+
+  /** Stops the subscription (what `break` in `for await` calls). */
+  return(): Promise<IteratorResult<T>> {
+    this.stop({ kind: 'unsubscribed' });
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  /** Stops the subscription; same as `return()`. */
+  unsubscribe(): void {
+    this.stop({ kind: 'unsubscribed' });
+  }
+
+  /** Ends iteration normally: buffered items are still delivered first. */
+  end(reason: SubscriptionEndReason): void {
+    if (this.isOver) return;
+    this.finished = true;
+    this.endReason = reason;
+    this.flushWaiter();
+  }
+
+  /** Ends iteration with an error, after the buffered items. */
+  fail(error: unknown): void {
+    if (this.isOver) return;
+    this.failure = { error };
+    this.flushWaiter();
+  }
+
+  protected stop(reason: SubscriptionEndReason): void {
+    if (this.isOver) return;
+    // Whatever is buffered will not be wanted: the consumer asked to stop.
+    this.queue.length = 0;
+    this.end(reason);
+    this.host.release(this as unknown as AnyLiveSubscription);
+  }
+
+  /** Hands an item to the consumer, or buffers it. */
+  protected push(value: T): void {
+    if (this.waiter !== undefined) {
+      const { resolve } = this.waiter;
+      this.waiter = undefined;
+      this.delivered(value);
+      resolve({ value, done: false });
+      return;
+    }
+    this.queue.push(value);
+  }
+
+  /** Called when an item reaches the consumer. */
+  protected abstract delivered(value: T): void;
+
+  private flushWaiter(): void {
+    if (this.waiter === undefined || this.queue.length > 0) return;
+    const { resolve, reject } = this.waiter;
+    this.waiter = undefined;
+    if (this.failure !== undefined) reject(this.failure.error);
+    else resolve({ value: undefined, done: true });
+  }
+}
+
+/**
+ * The events of one thread. Delivers each seq exactly once and in order; after a reconnect it is
+ * re-created after the last seq it delivered, and anything it had buffered but not delivered is
+ * dropped (the server sends it again).
+ */
+export class ThreadSubscription extends LiveSubscription<EventEnvelope> {
+  /** The highest seq handed to the consumer. */
+  lastDeliveredSeq: number;
+  /** The highest seq accepted into the buffer (or delivered). */
+  private lastAcceptedSeq: number;
+  /** The thread's head when the server last confirmed the subscription. */
+  headSeqAtSubscribe: number | undefined;
+
+  constructor(
+    localId: string,
+    readonly threadId: string,
+    afterSeq: number,
+    host: SubscriptionHost,
+    logger: Logger,
+    bufferLimit: number,
+    signal: AbortSignal | undefined,
+  ) {
+    super(localId, host, logger, bufferLimit, signal);
+    this.lastDeliveredSeq = afterSeq;
+    this.lastAcceptedSeq = afterSeq;
+  }
+
+  subscribeFrame(wireId: string): Record<string, unknown> {
+    // Resume after what the consumer has seen; what was buffered is sent again.
+    this.queue.length = 0;
+    this.lastAcceptedSeq = this.lastDeliveredSeq;
+    return { type: 'subscribe', id: wireId, threadId: this.threadId, afterSeq: this.lastDeliveredSeq };
+  }
+
+  onSubscribed(headSeq: number): void {
+    this.headSeqAtSubscribe = headSeq;
+  }
+
+  /** Takes one event from the server. Answers `gap` when a seq is missing, so the caller re-subscribes. */
+  accept(event: EventEnvelope): 'ok' | 'duplicate' | 'gap' {
+    if (this.isOver) return 'ok';
+    if (event.threadId !== this.threadId) {
+      this.logger.warn({ threadId: this.threadId, eventThreadId: event.threadId, seq: event.seq }, 'event of another thread on a thread subscription; ignored');
+      return 'duplicate';
+    }
+    if (event.seq <= this.lastAcceptedSeq) {
+      this.logger.debug({ threadId: this.threadId, seq: event.seq }, 'duplicate event dropped');
+      return 'duplicate';
+    }
+    if (event.seq !== this.lastAcceptedSeq + 1) {
+      this.logger.error({ threadId: this.threadId, expected: this.lastAcceptedSeq + 1, got: event.seq }, 'gap in the event stream; re-subscribing');
+      return 'gap';
+    }
+    this.lastAcceptedSeq = event.seq;
+    this.push(event);
+    return 'ok';
+  }
+
+  protected delivered(event: EventEnvelope): void {
+    this.lastDeliveredSeq = event.seq;
+  }
+}
+
+/**
+ * The caller's grants: first every live grant as `added`, then real changes only. On a reconnect
+ * it takes the server's fresh snapshot and reports just the difference from what it reported.
+ */
+export class GrantsSubscription extends LiveSubscription<GrantUpdate> {
+  /** What the consumer has been told (or will be told from the buffer), by thread id. */
+  private readonly reported = new Map<string, Grant>();
+  private snapshot: Map<string, Grant> | undefined;
+  private syncedOnce = false;
+  private readonly syncedWaiters: Array<() => void> = [];
+
+  subscribeFrame(wireId: string): Record<string, unknown> {
+    this.snapshot = new Map();
+    return { type: 'subscribe_grants', id: wireId };
+  }
+
+  /** Resolves once the first snapshot has been taken (its grants are then in the stream). */
+  whenSynced(): Promise<void> {
+    if (this.syncedOnce) return Promise.resolve();
+    return new Promise((resolve) => this.syncedWaiters.push(resolve));
+  }
+
+  /** The grants as currently reported, by thread id. */
+  current(): ReadonlyMap<string, Grant> {
+    return this.reported;
+  }
+
+  accept(change: 'added' | 'revoked', grant: Grant): void {
+    if (this.isOver) return;
+    if (this.snapshot !== undefined) {
+      if (change === 'added') this.snapshot.set(grant.threadId, grant);
+      else this.snapshot.delete(grant.threadId);
+      return;
+    }
+    const known = this.reported.get(grant.threadId);
+    if (change === 'added') {
+      if (known !== undefined && sameGrant(known, grant)) return;
+      this.reported.set(grant.threadId, grant);
+      this.push({ change, grant });
+    } else {
+      if (known === undefined) return;
+      this.reported.delete(grant.threadId);
+      this.push({ change, grant });
+    }
+  }
+
+  acceptSynced(): void {
+    if (this.isOver || this.snapshot === undefined) return;
+    const updates = diffGrants(this.reported, this.snapshot);
+    this.snapshot = undefined;
+    for (const update of updates) {
+      if (update.change === 'added') this.reported.set(update.grant.threadId, update.grant);
+      else this.reported.delete(update.grant.threadId);
+      this.push(update);
+    }
+    if (!this.syncedOnce) {
+      this.syncedOnce = true;
+      for (const resolve of this.syncedWaiters.splice(0)) resolve();
+    }
+  }
+
+  protected delivered(): void {
+    // Grants are tracked when accepted, not when delivered: the snapshot diff is against what
+    // the stream has committed to report, buffered or not.
+  }
+}
+
+/** Every kind of subscription the live connection multiplexes. */
+export type AnyLiveSubscription = ThreadSubscription | GrantsSubscription;
