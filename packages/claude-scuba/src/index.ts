@@ -1,1 +1,10 @@
-export {};
+export { ScubaError, SCUBA_ERROR_CODES, isScubaError } from './errors.js';
+export type { ScubaErrorCode } from './errors.js';
+export { Secret, SecretRefSchema, resolveSecret } from './config/secret.js';
+export type { SecretRef, SecretSources } from './config/secret.js';
+export { ScubaConfigFileSchema, PERMISSION_MODES, RESPOND_TO, ON_FIRST_JOIN, ON_RESUME, LOG_LEVELS } from './config/config-schema.js';
+export type { ScubaConfigFile } from './config/config-schema.js';
+export { resolveConfig } from './config/resolve-config.js';
+export type { ClaudeCredential, ResolveContext, ResolveResult, ScubaConfig } from './config/resolve-config.js';
+export { loadConfigFile } from './config/load-config.js';
+export type { LoadConfigOptions, LoadedConfig } from './config/load-config.js';

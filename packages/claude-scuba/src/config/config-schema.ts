@@ -1,0 +1,126 @@
+import { PRINCIPAL_ID_PATTERN } from '@bubble/protocol';
+import { z } from 'zod';
+import { SecretRefSchema } from './secret.js';
+
+/**
+ * The claude-scuba config file, as written (issue 5, "Config"). Everything but
+ * `bubble` has a default. Relative paths are relative to the config file.
+ * Unknown keys are not fatal (a newer file may carry settings an older bot
+ * does not know); they come back as warnings, see `unknownKeys`.
+ */
+
+const principalId = z
+  .string({ error: 'must be a principal id (a string)' })
+  .regex(PRINCIPAL_ID_PATTERN, 'must be a principal id: 2 to 64 characters of lowercase letters, digits, ".", "_" or "-", starting with a letter or digit');
+
+const httpUrl = z
+  .string({ error: 'must be an http(s) URL (a string)' })
+  .refine((value) => {
+    try {
+      const url = new URL(value);
+      return url.protocol === 'http:' || url.protocol === 'https:';
+    } catch {
+      return false;
+    }
+  }, 'must be an http(s) URL such as "http://127.0.0.1:7777"');
+
+const positiveInt = (what: string) =>
+  z.number({ error: `must be a number (${what})` }).int('must be a whole number').positive('must be at least 1');
+const nonNegativeInt = (what: string) =>
+  z.number({ error: `must be a number (${what})` }).int('must be a whole number').nonnegative('must be 0 or more');
+const path = z.string({ error: 'must be a path (a string)' }).min(1, 'must not be empty');
+
+export const PERMISSION_MODES = ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'] as const;
+export const RESPOND_TO = ['all', 'mentions', 'humans'] as const;
+export const ON_FIRST_JOIN = ['since_joined', 'skip_to_head'] as const;
+export const ON_RESUME = ['catch_up', 'skip_to_head'] as const;
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const oneOf = <T extends readonly [string, ...string[]]>(values: T) =>
+  z.enum(values, { error: `must be one of ${values.map((v) => JSON.stringify(v)).join(', ')}` });
+
+export const BubbleSectionSchema = z.object(
+  {
+    url: httpUrl,
+    principalId,
+    token: SecretRefSchema,
+  },
+  { error: 'must be an object with url, principalId and token' },
+);
+
+export const ClaudeSectionSchema = z.object({
+  /** Omitted: the engine's own default model. */
+  model: z.string({ error: 'must be a model name (a string)' }).min(1, 'must not be empty').optional(),
+  /** Each thread works in `<workspaceRoot>/<threadId>`, fixed once per thread. */
+  workspaceRoot: path.default('./.scuba/workspaces'),
+  /** The CLI's private config home (CLAUDE_CONFIG_DIR): transcripts live here, so persist it. */
+  configDir: path.default('./.scuba/claude'),
+  /** Claude Code's own system prompt, with this text appended. */
+  systemPrompt: z
+    .object({ append: z.string({ error: 'must be a string' }).optional() }, { error: 'must be an object like {"append": "…"}' })
+    .default({}),
+  /** The base tool set. Omitted: the CLI's default set. `[]`: no built-in tools. */
+  tools: z.array(z.string({ error: 'must be a tool name (a string)' }).min(1, 'must not be empty'), { error: 'must be a list of tool names' }).optional(),
+  permissionMode: oneOf(PERMISSION_MODES).default('default'),
+  maxTurns: positiveInt('model round-trips per turn').default(40),
+  /** CLAUDE_CODE_MAX_RETRIES for the CLI (its own default of 10 means minutes of silent retries). */
+  maxRetries: nonNegativeInt('API retries').default(2),
+  /** The engine's credential; omitted: CLAUDE_CODE_OAUTH_TOKEN or ANTHROPIC_API_KEY from the environment. */
+  oauthToken: SecretRefSchema.optional(),
+  apiKey: SecretRefSchema.optional(),
+  /** The Messages API endpoint; omitted: ANTHROPIC_BASE_URL from the environment, else Anthropic's. */
+  baseUrl: httpUrl.optional(),
+}, { error: 'must be an object' });
+
+export const ApprovalsSectionSchema = z.object({
+  approvers: z
+    .union([z.literal('owners'), z.literal('participants'), z.array(principalId).min(1, 'must name at least one principal')], {
+      error: 'must be "owners", "participants" or a list of principal ids',
+    })
+    .default('owners'),
+  timeoutSeconds: positiveInt('seconds').default(600),
+}, { error: 'must be an object' });
+
+export const TurnsSectionSchema = z.object({
+  steer: z.boolean({ error: 'must be true or false' }).default(true),
+  respondTo: oneOf(RESPOND_TO).default('all'),
+  maxBotOnlyTurns: nonNegativeInt('turns').default(3),
+}, { error: 'must be an object' });
+
+export const BacklogSectionSchema = z.object({
+  onFirstJoin: oneOf(ON_FIRST_JOIN).default('since_joined'),
+  onResume: oneOf(ON_RESUME).default('catch_up'),
+  maxReplay: nonNegativeInt('events').default(50),
+}, { error: 'must be an object' });
+
+export const LimitsSectionSchema = z.object({
+  maxActiveQueries: positiveInt('CLI processes').default(8),
+  idleQueryTimeoutSeconds: positiveInt('seconds').default(900),
+}, { error: 'must be an object' });
+
+export const StoreSectionSchema = z.object({
+  /** A SQLite file, or ":memory:" (then a restart forgets every checkpoint). */
+  path: path.default('./.scuba/state.db'),
+}, { error: 'must be an object' });
+
+export const LoggerSectionSchema = z.object({
+  level: oneOf(LOG_LEVELS).default('info'),
+  pretty: z.boolean({ error: 'must be true or false' }).default(false),
+}, { error: 'must be an object' });
+
+export const ScubaConfigFileSchema = z.object(
+  {
+    bubble: BubbleSectionSchema,
+    claude: ClaudeSectionSchema.default(() => ClaudeSectionSchema.parse({})),
+    approvals: ApprovalsSectionSchema.default(() => ApprovalsSectionSchema.parse({})),
+    turns: TurnsSectionSchema.default(() => TurnsSectionSchema.parse({})),
+    backlog: BacklogSectionSchema.default(() => BacklogSectionSchema.parse({})),
+    limits: LimitsSectionSchema.default(() => LimitsSectionSchema.parse({})),
+    store: StoreSectionSchema.default(() => StoreSectionSchema.parse({})),
+    logger: LoggerSectionSchema.default(() => LoggerSectionSchema.parse({})),
+  },
+  { error: 'must be a JSON object' },
+);
+
+/** The config file after parsing: defaults filled in, secrets and paths not yet resolved. */
+export type ScubaConfigFile = z.infer<typeof ScubaConfigFileSchema>;
