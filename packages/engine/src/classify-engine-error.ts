@@ -47,6 +47,8 @@ export interface ClassifyInput {
   assistantError?: string;
   /** Any further text (e.g. the assistant's "API Error: …" text). */
   text?: string;
+  /** The `rate_limit_info` of the CLI's last `rate_limit_event` (subscription limits). */
+  rateLimitInfo?: { status?: string; resetsAt?: number; rateLimitType?: string };
   /** Response headers, when the caller has them (lower-case names). */
   headers?: Record<string, string>;
   /** The clock, for relative times like retry-after. Without it relative times are ignored. */
@@ -55,7 +57,7 @@ export interface ClassifyInput {
 
 const AUTH_TEXT =
   /authentication_error|invalid x-api-key|invalid api key|oauth token (?:has expired|revoked)|failed to authenticate|please run \/login|invalid bearer token|not logged in/i;
-const RATE_LIMIT_TEXT = /rate_limit_error|rate limit|usage limit reached|hit your limit|limit reached/i;
+const RATE_LIMIT_TEXT = /rate_limit_error|rate limit|usage limit reached|hit your (?:[\w-]+ )?limit|limit reached/i;
 const OVERLOADED_TEXT = /overloaded_error|\boverloaded\b/i;
 const NETWORK_TEXT =
   /ECONNREFUSED|ENOTFOUND|ETIMEDOUT|ECONNRESET|EAI_AGAIN|fetch failed|connection error|socket hang up|unable to connect|network error/i;
@@ -71,7 +73,7 @@ const ASSISTANT_ERROR_KIND: Record<string, EngineErrorKind> = {
 
 export function classifyEngineError(input: ClassifyInput): EngineErrorClassification {
   const detail = collectText(input);
-  const resetAt = findResetAt(detail, input.headers, input.now);
+  const resetAt = findResetAt(detail, { headers: input.headers, now: input.now, rateLimitInfo: input.rateLimitInfo });
   const kind = classifyKind(input, detail);
   const result: EngineErrorClassification = { kind, message: userMessageFor(kind, resetAt, detail), retryable: RETRYABLE[kind], detail };
   if (resetAt !== undefined && kind === 'rate_limit') result.resetAt = resetAt;
@@ -92,6 +94,7 @@ function classifyKind(input: ClassifyInput, detail: string): EngineErrorKind {
   const status = input.result?.api_error_status ?? statusInText(detail);
   if (status === 401 || status === 403) return 'auth';
   if (status === 429) return 'rate_limit';
+  if (input.rateLimitInfo?.status === 'rejected') return 'rate_limit';
   if (status === 529) return 'overloaded';
 
   if (AUTH_TEXT.test(detail)) return 'auth';
@@ -163,9 +166,9 @@ function errorText(error: unknown): string {
   return typeof error === 'string' ? error : JSON.stringify(error) ?? String(error);
 }
 
-/** "API Error: 429 {…}" and similar. */
+/** "API Error: 529 Overloaded…", "API Error: Request rejected (429) · …". */
 function statusInText(text: string): number | undefined {
-  const match = /API Error:?\s*(\d{3})\b/.exec(text);
+  const match = /API Error:?\s*(\d{3})\b/.exec(text) ?? /API Error:[^\n(]*\((\d{3})\)/.exec(text);
   return match ? Number(match[1]) : undefined;
 }
 
@@ -174,23 +177,108 @@ function firstLine(text: string): string {
   return line.length > 300 ? `${line.slice(0, 297)}…` : line.trim();
 }
 
-/** Reset time from headers first, then from the text. */
-export function findResetAt(text: string, headers?: Record<string, string>, now?: Date): string | undefined {
-  const h = headers ?? {};
+export interface ResetSources {
+  headers?: Record<string, string> | undefined;
+  now?: Date | undefined;
+  rateLimitInfo?: { resetsAt?: number } | undefined;
+}
+
+/**
+ * The reset time, from the most structured source available: the CLI's
+ * rate_limit_event, then response headers, then the text ("resets 10:04pm
+ * (UTC)", "resets Dec 2, 8:04pm (UTC)"; these need `now`).
+ */
+export function findResetAt(text: string, sources: ResetSources = {}): string | undefined {
+  const resetsAt = sources.rateLimitInfo?.resetsAt;
+  if (typeof resetsAt === 'number' && Number.isFinite(resetsAt)) return new Date(resetsAt * 1000).toISOString();
+  const h = sources.headers ?? {};
   const unified = h['anthropic-ratelimit-unified-reset'];
   if (unified && /^\d{9,11}$/.test(unified)) return new Date(Number(unified) * 1000).toISOString();
   for (const name of ['anthropic-ratelimit-requests-reset', 'anthropic-ratelimit-tokens-reset', 'anthropic-ratelimit-input-tokens-reset']) {
     const value = h[name];
     if (value && !Number.isNaN(Date.parse(value))) return new Date(value).toISOString();
   }
+  const now = sources.now;
   const retryAfter = h['retry-after'];
   if (retryAfter && now && /^\d+$/.test(retryAfter)) return new Date(now.getTime() + Number(retryAfter) * 1000).toISOString();
 
-  // "Claude AI usage limit reached|1753606800": epoch seconds after a pipe.
+  // "Claude AI usage limit reached|1753606800": epoch seconds after a pipe (older CLIs).
   const epoch = /limit reached\|(\d{9,11})\b/i.exec(text);
   if (epoch) return new Date(Number(epoch[1]) * 1000).toISOString();
-  // An ISO timestamp next to "reset".
-  const iso = /reset[s]?(?: at)?:?\s*"?(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2}))/i.exec(text);
-  if (iso?.[1]) return new Date(iso[1]).toISOString();
+  if (now) return resetFromClockText(text, now);
   return undefined;
+}
+
+const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+const CLOCK_RESET = /resets (?:([A-Z][a-z]{2}) (\d{1,2}), )?(\d{1,2})(?::(\d{2}))?\s*(am|pm)\s*\(([^)]+)\)/i;
+
+/** "resets 10:04pm (UTC)" (next such time) or "resets Dec 2, 8:04pm (UTC)", in the named time zone. */
+function resetFromClockText(text: string, now: Date): string | undefined {
+  const m = CLOCK_RESET.exec(text);
+  if (!m) return undefined;
+  const [, monthName, dayText, hourText, minuteText, ampm, zone] = m;
+  if (!hourText || !ampm || !zone || !isTimeZone(zone)) return undefined;
+  let hour = Number(hourText) % 12;
+  if (ampm.toLowerCase() === 'pm') hour += 12;
+  const minute = Number(minuteText ?? 0);
+  const today = partsIn(now, zone);
+  const tolerance = 60_000;
+  if (monthName && dayText) {
+    const month = MONTHS.indexOf(monthName.toLowerCase());
+    if (month === -1) return undefined;
+    for (const year of [today.year, today.year + 1]) {
+      const at = zonedToUtc({ year, month, day: Number(dayText), hour, minute }, zone);
+      if (at.getTime() >= now.getTime() - tolerance) return at.toISOString();
+    }
+    return undefined;
+  }
+  for (const addDays of [0, 1]) {
+    const day = new Date(Date.UTC(today.year, today.month, today.day + addDays));
+    const at = zonedToUtc({ year: day.getUTCFullYear(), month: day.getUTCMonth(), day: day.getUTCDate(), hour, minute }, zone);
+    if (at.getTime() >= now.getTime() - tolerance) return at.toISOString();
+  }
+  return undefined;
+}
+
+interface WallTime {
+  year: number;
+  month: number; // 0-based
+  day: number;
+  hour: number;
+  minute: number;
+}
+
+function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function partsIn(date: Date, zone: string): WallTime {
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone: zone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: 'numeric',
+    day: 'numeric',
+    hour: 'numeric',
+    minute: 'numeric',
+  }).formatToParts(date);
+  const get = (type: string): number => Number(parts.find((p) => p.type === type)?.value ?? 0);
+  return { year: get('year'), month: get('month') - 1, day: get('day'), hour: get('hour'), minute: get('minute') };
+}
+
+/** The UTC instant at which the wall clock in `zone` shows `wall`. */
+function zonedToUtc(wall: WallTime, zone: string): Date {
+  const asUtc = Date.UTC(wall.year, wall.month, wall.day, wall.hour, wall.minute);
+  let guess = asUtc;
+  for (let i = 0; i < 2; i++) {
+    const shown = partsIn(new Date(guess), zone);
+    const shownUtc = Date.UTC(shown.year, shown.month, shown.day, shown.hour, shown.minute);
+    guess += asUtc - shownUtc;
+  }
+  return new Date(guess);
 }

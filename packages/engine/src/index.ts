@@ -7,6 +7,7 @@ export type { LiveQuery, LiveQueryEnd, LiveQueryEndReason, LiveQueryOptions } fr
 export { RunQueue } from './run-queue.js';
 export type { Release, RunQueueOptions, RunQueueSnapshot, RunTicket } from './run-queue.js';
 export { classifyEngineError, findResetAt } from './classify-engine-error.js';
+export type { ResetSources } from './classify-engine-error.js';
 export type {
   ClassifyInput,
   EngineErrorClassification,
@@ -31,6 +32,7 @@ export type {
   NarrowedKind,
   NarrowedSdkMessage,
   PermissionDeniedLike,
+  RateLimitEventLike,
   ResultLike,
   SdkMessageLike,
   StreamEventLike,

@@ -1,14 +1,14 @@
 import { query as sdkQuery, type Options, type Query } from '@anthropic-ai/claude-agent-sdk';
 import { pino, type Logger } from 'pino';
-import { classifyEngineError, type EngineErrorClassification } from './classify-engine-error.js';
+import { classifyEngineError, type ClassifyInput, type EngineErrorClassification } from './classify-engine-error.js';
 import { EngineError } from './engine-error.js';
 import { PromptStream, userMessage, type UserContent, type UserMessageOptions } from './prompt-stream.js';
-import { narrowSdkMessage, type ResultLike, type SdkMessageLike } from './sdk-message.js';
+import { narrowSdkMessage, type RateLimitEventLike, type ResultLike, type SdkMessageLike } from './sdk-message.js';
 
 export type LiveQueryEndReason =
-  /** close() or end() was called: the owner asked for it. */
+  /** close() was called, or end() was called and the CLI exited cleanly. */
   | 'closed'
-  /** The iterator threw right after an error result (e.g. unknown resume id). */
+  /** The iterator threw after an error result (unknown resume id; end() after a failed turn, where the CLI exits 1). */
   | 'error'
   /** The CLI went away on its own: crashed, killed, or exited without being asked. */
   | 'cli_exit';
@@ -44,6 +44,12 @@ export interface LiveQuery {
   end(): void;
   /** Hard: ends the CLI at once (no result for a running turn). */
   close(): void;
+  /**
+   * Classifies a failed turn's result (`is_error: true`) with what this query
+   * saw around it: the assistant message's `error` field and text, and the last
+   * rate_limit_event (for the reset time).
+   */
+  classify(result: ResultLike, now?: Date): EngineErrorClassification;
   /** Every SDK message as yielded. Iterate it (one reader) to drive the query; it never throws. */
   readonly messages: AsyncIterable<SdkMessageLike>;
   /** How the query ended. Never rejects. */
@@ -67,6 +73,9 @@ export function startLiveQuery(params: LiveQueryOptions): LiveQuery {
   let lastResult: ResultLike | undefined;
   let lastWasErrorResult = false;
   let ownerStopped = false;
+  let ownerClosed = false;
+  let lastAssistantError: { error: string; text: string } | undefined;
+  let lastRateLimitInfo: RateLimitEventLike['rate_limit_info'] | undefined;
   let isEnded = false;
   let iterated = false;
   let resolveEnded!: (end: LiveQueryEnd) => void;
@@ -86,12 +95,32 @@ export function startLiveQuery(params: LiveQueryOptions): LiveQuery {
       logger.debug({ sessionId }, 'session id');
     }
     const narrowed = narrowSdkMessage(message);
-    if (narrowed.kind === 'result') {
+    if (narrowed.kind === 'init') {
+      // system/init starts every turn: error context from an earlier turn no longer applies.
+      lastAssistantError = undefined;
+      lastRateLimitInfo = undefined;
+    } else if (narrowed.kind === 'result') {
       lastResult = narrowed.message;
       lastWasErrorResult = narrowed.message.is_error;
+    } else if (narrowed.kind === 'assistant' && narrowed.message.error !== undefined) {
+      const text = narrowed.message.message.content.map((b) => (typeof b.text === 'string' ? b.text : '')).join('');
+      lastAssistantError = { error: narrowed.message.error, text };
+    } else if (narrowed.kind === 'rate_limit') {
+      lastRateLimitInfo = narrowed.message.rate_limit_info;
     } else if (narrowed.kind === 'unknown') {
       logger.debug({ reason: narrowed.reason }, 'unknown SDK message passed through');
     }
+  };
+
+  const classify = (result: ResultLike | undefined, error: unknown, now?: Date): EngineErrorClassification => {
+    const input: ClassifyInput = { result, error };
+    if (lastAssistantError) {
+      input.assistantError = lastAssistantError.error;
+      input.text = lastAssistantError.text;
+    }
+    if (lastRateLimitInfo) input.rateLimitInfo = lastRateLimitInfo;
+    if (now) input.now = now;
+    return classifyEngineError(input);
   };
 
   async function* pump(): AsyncGenerator<SdkMessageLike, void> {
@@ -103,14 +132,14 @@ export function startLiveQuery(params: LiveQueryOptions): LiveQuery {
       }
       const end: LiveQueryEnd = { reason: ownerStopped ? 'closed' : 'cli_exit' };
       if (lastResult) end.lastResult = lastResult;
-      if (!ownerStopped) end.classified = classifyEngineError({ error: new Error('Claude Code exited unexpectedly') });
+      if (!ownerStopped) end.classified = classify(undefined, new Error('Claude Code exited without being asked to'));
       finish(end);
     } catch (thrown) {
       const error = thrown instanceof Error ? thrown : new Error(String(thrown));
-      const reason: LiveQueryEndReason = ownerStopped ? 'closed' : lastWasErrorResult ? 'error' : 'cli_exit';
+      const reason: LiveQueryEndReason = ownerClosed ? 'closed' : lastWasErrorResult ? 'error' : 'cli_exit';
       const end: LiveQueryEnd = { reason, error };
       if (lastResult) end.lastResult = lastResult;
-      if (reason !== 'closed') end.classified = classifyEngineError({ result: lastResult, error });
+      if (reason !== 'closed') end.classified = classify(lastWasErrorResult ? lastResult : undefined, error);
       finish(end);
     }
   }
@@ -160,8 +189,12 @@ export function startLiveQuery(params: LiveQueryOptions): LiveQuery {
     },
     close() {
       ownerStopped = true;
+      ownerClosed = true;
       prompt.end();
       sdk.close();
+    },
+    classify(result, now) {
+      return classify(result, undefined, now);
     },
     messages,
     ended,

@@ -21,13 +21,14 @@ describe('narrowSdkMessage', () => {
     expect(narrowSdkMessage({ type: 'result', subtype: 'success', is_error: false, result: 'ok', session_id: sid }).kind).toBe('result');
     expect(narrowSdkMessage({ type: 'system', subtype: 'task_notification', task_id: 't', status: 'completed', session_id: sid }).kind).toBe('task_notification');
     expect(narrowSdkMessage({ type: 'command_lifecycle', command_uuid: 'u', state: 'queued' }).kind).toBe('command_lifecycle');
+    expect(narrowSdkMessage({ type: 'rate_limit_event', rate_limit_info: { status: 'rejected', resetsAt: 1796241877 }, session_id: sid }).kind).toBe('rate_limit');
   });
 
   it('names known-but-ignored variants', () => {
     expect(narrowSdkMessage({ type: 'system', subtype: 'thinking_tokens', session_id: sid })).toMatchObject({
       kind: 'ignored', variant: 'system/thinking_tokens',
     });
-    expect(narrowSdkMessage({ type: 'rate_limit_event', session_id: sid })).toMatchObject({ kind: 'ignored', variant: 'rate_limit_event' });
+    expect(narrowSdkMessage({ type: 'tool_use_summary', session_id: sid })).toMatchObject({ kind: 'ignored', variant: 'tool_use_summary' });
   });
 
   it('lets unknown types and drifted shapes through as unknown, with a reason, never throwing', () => {
@@ -44,7 +45,7 @@ describe('narrowSdkMessage', () => {
       switch (n.kind) {
         case 'init': case 'status': case 'api_retry': case 'permission_denied': case 'task_started':
         case 'task_progress': case 'task_updated': case 'task_notification': case 'background_tasks_changed':
-        case 'stream_event': case 'assistant': case 'user': case 'result': case 'command_lifecycle':
+        case 'stream_event': case 'assistant': case 'user': case 'result': case 'command_lifecycle': case 'rate_limit':
           return n.kind;
         case 'ignored':
           return `ignored ${n.variant}`;

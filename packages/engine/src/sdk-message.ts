@@ -182,6 +182,18 @@ export const resultSchema = z.looseObject({
 });
 export type ResultLike = z.infer<typeof resultSchema>;
 
+/** Subscription limit state; `resetsAt` is epoch seconds. Seen before the synthetic "You've hit your … limit" reply. */
+export const rateLimitEventSchema = z.looseObject({
+  type: z.literal('rate_limit_event'),
+  rate_limit_info: z.looseObject({
+    status: z.string().optional(),
+    resetsAt: z.number().optional(),
+    rateLimitType: z.string().optional(),
+  }),
+  session_id: z.string().optional(),
+});
+export type RateLimitEventLike = z.infer<typeof rateLimitEventSchema>;
+
 /** Not in the SDK's union (the d.ts only mentions it); emitted for pushed messages that carry a uuid. */
 export const commandLifecycleSchema = z.looseObject({
   type: z.literal('command_lifecycle'),
@@ -210,7 +222,7 @@ export const SDK_MESSAGE_TYPES = {
   tool_progress: 'ignored',
   auth_status: 'ignored',
   tool_use_summary: 'ignored',
-  rate_limit_event: 'ignored',
+  rate_limit_event: 'handled',
   prompt_suggestion: 'ignored',
   conversation_reset: 'ignored',
 } as const satisfies Record<SdkTopType, 'handled' | 'ignored'>;
@@ -269,6 +281,7 @@ export type NarrowedSdkMessage =
   | { kind: 'user'; message: UserLike }
   | { kind: 'result'; message: ResultLike }
   | { kind: 'command_lifecycle'; message: CommandLifecycleLike }
+  | { kind: 'rate_limit'; message: RateLimitEventLike }
   | { kind: 'ignored'; variant: IgnoredSdkVariant; message: SdkMessageLike }
   /** An unknown type, or a known one whose shape did not parse: skip it (debug log), never crash. */
   | { kind: 'unknown'; message: unknown; reason: string };
@@ -307,6 +320,8 @@ export function narrowSdkMessage(message: unknown): NarrowedSdkMessage {
       return parsed('stream_event', streamEventSchema, m);
     case 'command_lifecycle':
       return parsed('command_lifecycle', commandLifecycleSchema, m);
+    case 'rate_limit_event':
+      return parsed('rate_limit', rateLimitEventSchema, m);
     case 'system':
       return narrowSystem(m);
     default:
