@@ -2,7 +2,7 @@
  * End to end: the real Agent SDK and its bundled Claude Code CLI, offline,
  * against the double. Each query is a cold CLI start (about 1 s).
  */
-import { query, type SDKMessage, type Options } from '@anthropic-ai/claude-agent-sdk';
+import { query, type Options, type SDKMessage, type SDKUserMessage } from '@anthropic-ai/claude-agent-sdk';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,6 +49,33 @@ async function collect(prompt: string, opts: Options): Promise<{ messages: SDKMe
     thrown = err;
   }
   return { messages, thrown };
+}
+
+/** A minimal push/pull prompt stream for streaming input. */
+function pushable(): { iterable: AsyncIterable<SDKUserMessage>; push: (text: string) => void; end: () => void } {
+  const queue: SDKUserMessage[] = [];
+  let wake: (() => void) | null = null;
+  let ended = false;
+  return {
+    push(text) {
+      queue.push({ type: 'user', message: { role: 'user', content: text }, parent_tool_use_id: null });
+      wake?.();
+    },
+    end() {
+      ended = true;
+      wake?.();
+    },
+    iterable: {
+      async *[Symbol.asyncIterator]() {
+        for (;;) {
+          const next = queue.shift();
+          if (next !== undefined) yield next;
+          else if (ended) return;
+          else await new Promise<void>((resolve) => (wake = resolve));
+        }
+      },
+    },
+  };
 }
 
 function textDeltas(messages: SDKMessage[]): string[] {
@@ -124,5 +151,107 @@ describe('the real Agent SDK against the double', () => {
     const mine = double.requests.slice(before).filter((r) => r.kind === 'main');
     expect(mine.length).toBeGreaterThanOrEqual(2);
     expect(mine.every((r) => r.status === 429)).toBe(true);
+  });
+
+  it('tells a foreground sub-agent\'s requests apart from the main loop\'s', async () => {
+    double.setScript([
+      {
+        match: { text: 'delegate', subagent: false },
+        reply: [{ type: 'tool_use', name: 'Agent', input: { description: 'Echo a word', prompt: 'echo the word', subagent_type: 'general-purpose', run_in_background: false } }],
+      },
+      { match: { subagent: true, text: 'echo the word' }, reply: [{ type: 'tool_use', name: 'Bash', input: { command: 'echo sub-word', description: 'Echo' } }] },
+      { match: { subagent: true, toolResult: { name: 'Bash' } }, reply: [{ type: 'text', text: 'Echoed sub-word.' }] },
+      { match: { subagent: false, toolResult: { name: 'Agent' } }, reply: [{ type: 'text', text: 'The agent is done.' }] },
+    ]);
+    const before = double.requests.length;
+    const { messages, thrown } = await collect('delegate it', options({ tools: ['Bash', 'Agent'] }));
+    expect(thrown).toBeNull();
+    const result = lastResult(messages);
+    expect(result.subtype === 'success' ? result.result : null).toBe('The agent is done.');
+    const mine = double.requests.slice(before);
+    expect(mine.map((r) => [r.kind, r.rule?.index ?? null])).toEqual([
+      ['main', 0],
+      ['subagent', 1],
+      ['subagent', 2],
+      ['main', 3],
+    ]);
+    const agentToolUse = messages.find((m) => m.type === 'assistant' && m.parent_tool_use_id === null);
+    expect(messages.some((m) => m.type === 'assistant' && m.parent_tool_use_id !== null)).toBe(true);
+    expect(JSON.stringify(agentToolUse)).toContain('"name":"Agent"');
+  });
+
+  it('matches the turn the CLI starts by itself after a background agent', async () => {
+    double.setScript([
+      {
+        match: { text: 'delegate', subagent: false },
+        reply: [{ type: 'tool_use', name: 'Agent', input: { description: 'Count', prompt: 'count in the background', subagent_type: 'general-purpose', run_in_background: true } }],
+      },
+      { match: { subagent: false, toolResult: { name: 'Agent' } }, reply: [{ type: 'text', text: 'Launched.' }] },
+      { match: { subagent: true }, delayMs: 200, reply: [{ type: 'text', text: 'Counted to three.' }] },
+      { match: { subagent: false, taskNotification: true }, reply: [{ type: 'text', text: 'The background count finished.' }] },
+    ]);
+    const before = double.requests.length;
+    const { messages, thrown } = await collect('delegate it', options({ tools: ['Agent'] }));
+    expect(thrown).toBeNull();
+    const results = messages.filter((m) => m.type === 'result').map((m) => (m.subtype === 'success' ? m.result : m.subtype));
+    expect(results).toEqual(['Launched.', 'The background count finished.']);
+    const last = double.requests.slice(before).at(-1)!;
+    expect(last.rule?.index).toBe(3);
+    expect(last.taskNotification).toMatchObject({ status: 'completed', toolUseId: expect.stringMatching(/^toolu_/) });
+  });
+
+  it('records an interrupted stream as aborted, and the query stays usable', async () => {
+    double.setScript([
+      { match: { text: 'slow' }, reply: [{ type: 'text', text: 'word '.repeat(100), delayMs: 50 }] },
+      { match: { text: 'after' }, reply: [{ type: 'text', text: 'Still here.' }] },
+    ]);
+    const before = double.requests.length;
+    const input = pushable();
+    const q = query({ prompt: input.iterable, options: options() });
+    input.push('slow please');
+    const results: SDKMessage[] = [];
+    let interrupted = false;
+    for await (const m of q) {
+      if (!interrupted && m.type === 'stream_event' && m.event.type === 'content_block_delta') {
+        interrupted = true;
+        await q.interrupt();
+      }
+      if (m.type === 'result') {
+        results.push(m);
+        if (results.length === 1) input.push('after that');
+        else input.end();
+      }
+    }
+    expect(results.map((r) => (r.type === 'result' ? r.subtype : null))).toEqual(['error_during_execution', 'success']);
+    const mine = double.requests.slice(before).filter((r) => r.kind === 'main');
+    expect(mine.map((r) => [r.rule?.index ?? null, r.completion])).toEqual([
+      [0, 'aborted'],
+      [1, 'completed'],
+    ]);
+    expect(mine[1]!.lastUserText).toContain('after that');
+  });
+
+  it('answers the session-title side request without consuming a rule', async () => {
+    double.setScript([{ match: { subagent: false }, reply: [{ type: 'text', text: 'Only reply.' }] }]);
+    const before = double.requests.length;
+    const input = pushable();
+    // Non-essential traffic on: the CLI asks for a session title beside the turn.
+    const q = query({ prompt: input.iterable, options: options({}, { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '' }) });
+    input.push('a message about fish');
+    let result: SDKMessage | undefined;
+    for await (const m of q) {
+      if (m.type === 'result') {
+        result = m;
+        await double.waitForRequest((r) => r.seq >= before && r.kind === 'title' && r.completion !== 'pending');
+        input.end();
+      }
+    }
+    expect(result?.type === 'result' && result.subtype === 'success' ? result.result : null).toBe('Only reply.');
+    const mine = double.requests.slice(before).filter((r) => r.kind === 'main' || r.kind === 'title');
+    expect(mine.map((r) => [r.kind, r.rule?.index ?? null, r.unmatched]).sort()).toEqual([
+      ['main', 0, false],
+      ['title', null, false],
+    ]);
+    expect(mine.find((r) => r.kind === 'title')!.lastUserText).toContain('a message about fish');
   });
 });

@@ -4,7 +4,15 @@ import type { AddressInfo } from 'node:net';
 import { pino, type Logger } from 'pino';
 import { apiErrorBody, rateLimitHeaders, API_ERRORS } from './api-errors.js';
 import { midStreamErrorEvents, planReply } from './reply-plan.js';
-import { describeMessagesRequest, estimateTokens, isRecord, type RequestKind, type ToolResultInfo } from './request-info.js';
+import {
+  describeMessagesRequest,
+  estimateTokens,
+  isRecord,
+  type RequestInfo,
+  type RequestKind,
+  type TaskNotificationInfo,
+  type ToolResultInfo,
+} from './request-info.js';
 import { waitUnlessGone, writeJson, writeSse, type Completion } from './respond.js';
 import { parseScript } from './parse-script.js';
 import type { ErrorStatus, ReplyBlock, Rule, Script } from './script.js';
@@ -30,6 +38,7 @@ export interface RecordedRequest {
   lastUserText: string;
   toolResults: ToolResultInfo[];
   subagent: boolean;
+  taskNotification: TaskNotificationInfo | null;
   /** The script rule that answered, if any. */
   rule: { index: number; name: string | null } | null;
   /** A script was set and no rule matched this main/sub-agent request. */
@@ -107,6 +116,7 @@ export async function startModelDouble(options: ModelDoubleOptions = {}): Promis
       lastUserText: '',
       toolResults: [],
       subagent: false,
+      taskNotification: null,
       rule: null,
       unmatched: false,
       status: 0,
@@ -162,6 +172,7 @@ export async function startModelDouble(options: ModelDoubleOptions = {}): Promis
       lastUserText: info.lastUserText,
       toolResults: info.toolResults,
       subagent: info.subagent,
+      taskNotification: info.taskNotification,
     });
 
     let rule: Rule;
@@ -172,7 +183,7 @@ export async function startModelDouble(options: ModelDoubleOptions = {}): Promis
       const index = selectRule(script, used, info);
       if (index === null) {
         record.unmatched = true;
-        rule = { reply: [{ type: 'text', text: unmatchedText(info.lastUserText, info.toolResults) }] };
+        rule = { reply: [{ type: 'text', text: unmatchedText(info) }] };
         logger.warn({ seq: record.seq, text: info.lastUserText }, 'model double: no rule matched');
       } else {
         used[index] = (used[index] ?? 0) + 1;
@@ -270,10 +281,15 @@ export async function startModelDouble(options: ModelDoubleOptions = {}): Promis
   };
 }
 
-function unmatchedText(text: string, toolResults: readonly ToolResultInfo[]): string {
-  const tools = toolResults.map((r) => `${r.toolName ?? '?'}${r.isError ? ' (error)' : ''}`).join(', ');
-  const suffix = tools === '' ? '' : ` (tool results: ${tools})`;
-  return `[model double] no rule matched the text: ${JSON.stringify(text)}${suffix}`;
+function unmatchedText(info: RequestInfo): string {
+  const tools = info.toolResults.map((r) => `${r.toolName ?? '?'}${r.isError ? ' (error)' : ''}`).join(', ');
+  const extras = [
+    ...(tools === '' ? [] : [`tool results: ${tools}`]),
+    ...(info.taskNotification === null ? [] : ['a task notification']),
+    ...(info.subagent ? ['from a sub-agent'] : []),
+  ];
+  const suffix = extras.length === 0 ? '' : ` (${extras.join('; ')})`;
+  return `[model double] no rule matched the text: ${JSON.stringify(info.lastUserText)}${suffix}`;
 }
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';

@@ -29,6 +29,7 @@ describe('describeMessagesRequest', () => {
       lastUserText: 'what is the weather?',
       toolResults: [],
       subagent: false,
+      taskNotification: null,
     });
   });
 
@@ -98,6 +99,18 @@ describe('describeMessagesRequest', () => {
       messages: [{ role: 'user', content: [{ type: 'text', text: '[SUGGESTION MODE: guess what the user types]' }] }],
     });
     expect(suggestion.kind).toBe('suggestion');
+  });
+
+  it('reads the task notification of the turn the CLI starts after a background agent', () => {
+    const text = reminder(
+      '[SYSTEM NOTIFICATION - NOT USER INPUT]\n<task-notification>\n<task-id>a73b</task-id>\n' +
+        '<tool-use-id>toolu_01M</tool-use-id>\n<status>completed</status>\n<result>done</result>\n</task-notification>',
+    );
+    const info = describeMessagesRequest({ messages: [{ role: 'user', content: [{ type: 'text', text }] }] });
+    expect(info.lastUserText).toBe('');
+    expect(info.taskNotification).toEqual({ taskId: 'a73b', toolUseId: 'toolu_01M', status: 'completed' });
+    const plain = describeMessagesRequest({ messages: [{ role: 'user', content: 'no <task-id>x</task-id> here' }] });
+    expect(plain.taskNotification).toBeNull();
   });
 
   it('reads malformed bodies leniently', () => {

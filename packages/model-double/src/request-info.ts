@@ -13,6 +13,13 @@ export interface ToolResultInfo {
   isError: boolean;
 }
 
+/** A `<task-notification>` the CLI sends (inside a system reminder) when a background task ends. */
+export interface TaskNotificationInfo {
+  taskId: string | null;
+  toolUseId: string | null;
+  status: string | null;
+}
+
 export interface RequestInfo {
   kind: RequestKind;
   stream: boolean;
@@ -23,6 +30,8 @@ export interface RequestInfo {
   toolResults: ToolResultInfo[];
   /** Whether the system prompt marks a sub-agent. */
   subagent: boolean;
+  /** The task notification carried by the last user message (the unsolicited turn after a background agent). */
+  taskNotification: TaskNotificationInfo | null;
 }
 
 const REMINDER = /<system-reminder>[\s\S]*?<\/system-reminder>/g;
@@ -41,13 +50,14 @@ export function describeMessagesRequest(body: Record<string, unknown>): RequestI
   const lastUserText = lastUser === undefined ? '' : userText(lastUser);
   const toolResults = lastUser === undefined ? [] : toolResultsOf(lastUser, messages);
   const subagent = systemTexts(body['system']).some((t) => t.trimStart().startsWith(SUBAGENT_MARK));
+  const taskNotification = lastUser === undefined ? null : taskNotificationOf(lastUser);
   const model = typeof body['model'] === 'string' && body['model'] !== '' ? body['model'] : DEFAULT_MODEL;
   const stream = body['stream'] === true;
   let kind: RequestKind;
   if (isTitleRequest(body)) kind = 'title';
   else if (lastUserText.startsWith(SUGGESTION_MARK)) kind = 'suggestion';
   else kind = subagent ? 'subagent' : 'main';
-  return { kind, stream, model, lastUserText, toolResults, subagent };
+  return { kind, stream, model, lastUserText, toolResults, subagent, taskNotification };
 }
 
 /** Session-title generation: no tools, and a JSON-schema output format with a `title` property. */
@@ -73,6 +83,25 @@ function userText(message: unknown): string {
     }
   }
   return '';
+}
+
+function taskNotificationOf(message: unknown): TaskNotificationInfo | null {
+  if (!isRecord(message)) return null;
+  const content = message['content'];
+  const texts =
+    typeof content === 'string'
+      ? [content]
+      : Array.isArray(content)
+        ? content.flatMap((b) => (isRecord(b) && b['type'] === 'text' && typeof b['text'] === 'string' ? [b['text']] : []))
+        : [];
+  for (let i = texts.length - 1; i >= 0; i--) {
+    const body = /<task-notification>([\s\S]*?)<\/task-notification>/.exec(texts[i] as string)?.[1];
+    if (body === undefined) continue;
+    const tag = (name: string): string | null =>
+      new RegExp(`<${name}>([\\s\\S]*?)</${name}>`).exec(body)?.[1]?.trim() ?? null;
+    return { taskId: tag('task-id'), toolUseId: tag('tool-use-id'), status: tag('status') };
+  }
+  return null;
 }
 
 function toolResultsOf(message: unknown, messages: unknown[]): ToolResultInfo[] {

@@ -31,6 +31,11 @@ export const MatchSchema = z.strictObject({
   toolResult: ToolResultMatchSchema.optional(),
   /** `true`: only sub-agent requests; `false`: only main-loop requests. */
   subagent: z.boolean().optional(),
+  /**
+   * `true`: the last user message carries a `<task-notification>` (the turn the CLI
+   * starts by itself after a background agent ends); `false`: it does not.
+   */
+  taskNotification: z.boolean().optional(),
 });
 export type Match = z.infer<typeof MatchSchema>;
 

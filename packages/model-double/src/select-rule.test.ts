@@ -10,6 +10,7 @@ const info = (over: Partial<RequestInfo>): RequestInfo => ({
   lastUserText: '',
   toolResults: [],
   subagent: false,
+  taskNotification: null,
   ...over,
 });
 const say = (text: string) => [{ type: 'text' as const, text }];
@@ -48,6 +49,17 @@ describe('selectRule', () => {
     expect(selectRule(script, [1], info({ lastUserText: 'hello' }))).toBe(6);
     expect(selectRule(script, [1, 0, 0, 0, 0, 0, 1], info({ lastUserText: 'hello' }))).toBe(6);
     expect(selectRule(script, [1, 0, 0, 0, 0, 0, 2], info({ lastUserText: 'hello' }))).toBeNull();
+  });
+
+  it('matches the task-notification turn', () => {
+    const s = parseScript([
+      { match: { taskNotification: true }, reply: say('noted') },
+      { match: { taskNotification: false }, reply: say('plain') },
+    ]);
+    const note = { taskId: 't', toolUseId: 'toolu_1', status: 'completed' };
+    expect(selectRule(s, [], info({ taskNotification: note }))).toBe(0);
+    expect(selectRule(s, [], info({}))).toBe(1);
+    expect(selectRule(s, [1], info({ taskNotification: note }))).toBeNull();
   });
 
   it('a rule without match answers anything, in order', () => {
