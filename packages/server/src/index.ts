@@ -1,1 +1,11 @@
-export {};
+export { createBubbleServer, SERVER_VERSION, DATABASE_FILE_NAME } from './create-bubble-server.js';
+export type { BubbleServer, BubbleServerOptions } from './create-bubble-server.js';
+export { createLiveBus } from './live/live-bus.js';
+export type { LiveBus, LiveBusMessage } from './live/live-bus.js';
+export type * from './store/store.js';
+export { openSqliteStore } from './store/sqlite/sqlite-store.js';
+export { BubbleError, toErrorResponse } from './errors/bubble-error.js';
+export { createHumanPrincipal } from './services/principal-service.js';
+export { authenticateToken } from './services/auth-service.js';
+export { startTestServer } from './testing/test-server.js';
+export type { TestServer, TestServerOptions } from './testing/test-server.js';

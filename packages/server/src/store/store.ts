@@ -117,6 +117,8 @@ export interface PutGrant {
 export interface NewEventInput {
   type: string;
   data: Record<string, unknown>;
+  /** `JSON.stringify(data)`, when the caller already has it. */
+  dataJson?: string | undefined;
   clientEventId?: string | undefined;
 }
 

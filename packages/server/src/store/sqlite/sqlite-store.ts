@@ -113,7 +113,7 @@ export async function openSqliteStore(path: string, options: StoreOpenOptions = 
       }
       head += 1;
       const id = newEventId();
-      st.insertEvent.run(threadId, head, id, event.type, principalId, JSON.stringify(event.data), clientEventId, nowIso);
+      st.insertEvent.run(threadId, head, id, event.type, principalId, event.dataJson ?? JSON.stringify(event.data), clientEventId, nowIso);
       const envelope: EventEnvelope = {
         id,
         threadId,

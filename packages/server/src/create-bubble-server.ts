@@ -1,0 +1,148 @@
+import { mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
+import { pino, type Logger } from 'pino';
+import { createLiveBus, type LiveBus } from './live/live-bus.js';
+import { createRequestHandler } from './http/create-request-handler.js';
+import { createRoutes } from './http/routes.js';
+import { createArtifactService } from './services/artifact-service.js';
+import { authenticateToken } from './services/auth-service.js';
+import { createEventService } from './services/event-service.js';
+import { createPrincipalService } from './services/principal-service.js';
+import { createThreadService } from './services/thread-service.js';
+import { isReader } from './domain/access-rules.js';
+import { openSqliteStore } from './store/sqlite/sqlite-store.js';
+import type { BubbleStore } from './store/store.js';
+import { attachWebSocket, type WebSocketLayer } from './ws/attach-websocket.js';
+import type { WsOptions } from './ws/ws-deps.js';
+
+export const SERVER_VERSION = '0.1.0';
+export const DATABASE_FILE_NAME = 'bubble.db';
+
+export interface BubbleServerOptions {
+  /** Folder of the SQLite database (`bubble.db` inside); created if missing. */
+  dataDir: string;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 7777; 0 picks a free port. */
+  port?: number;
+  /** Default: a silent logger. */
+  logger?: Logger;
+  ws?: WsOptions;
+  /** How long shutdown waits for in-flight requests before cutting connections. Default 10 s. */
+  shutdownGraceMs?: number;
+}
+
+export interface BubbleServer {
+  /** `http://HOST:PORT` */
+  readonly url: string;
+  /** `ws://HOST:PORT/v1/ws` */
+  readonly wsUrl: string;
+  readonly host: string;
+  readonly port: number;
+  readonly dataDir: string;
+  readonly store: BubbleStore;
+  readonly bus: LiveBus;
+  readonly httpServer: Server;
+  /** Stops accepting, finishes in-flight requests, closes sockets with 1001, closes the database. */
+  close(): Promise<void>;
+}
+
+/** Opens the store under `dataDir`, starts listening, and resolves once connections are accepted. */
+export async function createBubbleServer(options: BubbleServerOptions): Promise<BubbleServer> {
+  const logger = options.logger ?? pino({ level: 'silent' });
+  const dataDir = resolve(options.dataDir);
+  mkdirSync(dataDir, { recursive: true });
+  const bus = createLiveBus({ onListenerError: (err) => logger.error({ err }, 'live bus listener failed') });
+  const store = await openSqliteStore(join(dataDir, DATABASE_FILE_NAME), {
+    onCommit: (messages) => {
+      for (const message of messages) bus.publish(message);
+    },
+  });
+
+  let closing = false;
+  const inFlight = new Set<Promise<void>>();
+  const router = createRoutes({
+    store,
+    principals: createPrincipalService(store),
+    threads: createThreadService(store),
+    events: createEventService(store),
+    artifacts: createArtifactService(store),
+    version: SERVER_VERSION,
+  });
+  const handle = createRequestHandler({ router, store, logger, closing: () => closing });
+  const httpServer = createServer({ keepAliveTimeout: 5_000 }, (req, res) => {
+    const done = new Promise<void>((resolveDone) => res.once('close', resolveDone));
+    inFlight.add(done);
+    void done.then(() => inFlight.delete(done));
+    handle(req, res);
+  });
+  httpServer.on('clientError', (err, socket) => {
+    logger.debug({ err }, 'malformed HTTP request');
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    else socket.destroy();
+  });
+
+  const ws: WebSocketLayer = attachWebSocket(
+    httpServer,
+    {
+      authenticate: (token) => authenticateToken(store, token),
+      canRead: async (principalId, threadId) => {
+        const access = await store.getThreadAccess(threadId, principalId);
+        return access !== null && isReader(access);
+      },
+      readEvents: (threadId, afterSeq, limit) => store.readEventsAfter(threadId, afterSeq, limit),
+      listLiveGrants: (principalId) => store.listLiveGrantsOfPrincipal(principalId),
+      bus,
+      logger: logger.child({ component: 'ws' }),
+    },
+    options.ws,
+  );
+
+  const host = options.host ?? '127.0.0.1';
+  try {
+    await new Promise<void>((resolveListen, rejectListen) => {
+      httpServer.once('error', rejectListen);
+      httpServer.listen(options.port ?? 7777, host, () => {
+        httpServer.off('error', rejectListen);
+        resolveListen();
+      });
+    });
+  } catch (error) {
+    await ws.close(1001, 'server failed to start');
+    await store.close();
+    throw error;
+  }
+  const port = (httpServer.address() as AddressInfo).port;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+
+  let closed: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closed ??= (async () => {
+      closing = true;
+      const stopped = new Promise<void>((r) => httpServer.close(() => r()));
+      httpServer.closeIdleConnections();
+      await ws.close(1001, 'server shutting down');
+      const grace = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), options.shutdownGraceMs ?? 10_000).unref());
+      const drained = Promise.all([...inFlight]).then(() => 'drained' as const);
+      if ((await Promise.race([drained, grace])) === 'timeout') logger.warn('shutdown grace period over; cutting connections');
+      httpServer.closeAllConnections();
+      await stopped;
+      await store.close();
+    })();
+    return closed;
+  };
+
+  return {
+    url: `http://${urlHost}:${port}`,
+    wsUrl: `ws://${urlHost}:${port}/v1/ws`,
+    host,
+    port,
+    dataDir,
+    store,
+    bus,
+    httpServer,
+    close,
+  };
+}

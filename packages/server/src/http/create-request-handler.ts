@@ -1,0 +1,87 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LIMITS, type Principal } from '@bubble/protocol';
+import type { Logger } from 'pino';
+import { toErrorResponse } from '../errors/bubble-error.js';
+import { newRequestId } from '../domain/ids.js';
+import { authenticateHeader } from '../services/auth-service.js';
+import type { BubbleStore } from '../store/store.js';
+import { readJsonBody } from './read-json-body.js';
+import type { Handler, LogFields, RequestContext } from './request-context.js';
+import type { Router } from './router.js';
+import { notFound } from '../errors/bubble-error.js';
+
+export interface RequestHandlerDeps {
+  router: Router<Handler>;
+  store: BubbleStore;
+  logger: Logger;
+  /** Whether the server is shutting down (answers then carry `Connection: close`). */
+  closing: () => boolean;
+}
+
+/**
+ * The HTTP edge: route, run the handler, and turn whatever it returns or
+ * throws into the answer. This is the only place errors become responses.
+ */
+export function createRequestHandler(deps: RequestHandlerDeps) {
+  const { router, store, logger } = deps;
+  return (req: IncomingMessage, res: ServerResponse): void => {
+    const started = process.hrtime.bigint();
+    const requestId = newRequestId();
+    const rawUrl = req.url ?? '/';
+    const q = rawUrl.indexOf('?');
+    const pathname = q === -1 ? rawUrl : rawUrl.slice(0, q);
+    const fields: LogFields = {};
+    const log = logger.child({ reqId: requestId });
+
+    const finish = (status: number, body: unknown, headers: Record<string, string> = {}): void => {
+      const payload = body === undefined ? '' : JSON.stringify(body);
+      const outHeaders: Record<string, string | number> = { 'x-request-id': requestId, ...headers };
+      if (body !== undefined) {
+        outHeaders['content-type'] = 'application/json; charset=utf-8';
+        outHeaders['content-length'] = Buffer.byteLength(payload);
+      }
+      // A body still arriving is never read now: the connection cannot carry another request.
+      if (!req.complete || deps.closing()) outHeaders['connection'] = 'close';
+      res.writeHead(status, outHeaders);
+      res.end(payload);
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      const line = { method: req.method, path: pathname, status, ms: Math.round(ms * 100) / 100, ...fields };
+      if (status >= 500) log.error(line, 'request failed');
+      else log.info(line, 'request');
+    };
+
+    const run = async (): Promise<void> => {
+      const match = router.match(req.method ?? 'GET', pathname);
+      if (match === null) throw notFound(`no route ${req.method ?? ''} ${pathname}`);
+      let caller: Promise<Principal> | undefined;
+      const ctx: RequestContext = {
+        req,
+        requestId,
+        params: match.params,
+        query: new URLSearchParams(q === -1 ? '' : rawUrl.slice(q + 1)),
+        log,
+        fields,
+        caller: () => {
+          caller ??= authenticateHeader(store, req.headers.authorization).then((a) => {
+            fields.principalId = a.principal.principalId;
+            return a.principal;
+          });
+          return caller;
+        },
+        json: () => readJsonBody(req, LIMITS.maxRequestBytes),
+      };
+      const reply = await match.handler(ctx);
+      finish(reply.status, reply.body);
+    };
+
+    run().catch((error: unknown) => {
+      const response = toErrorResponse(error);
+      if (response.status >= 500) log.error({ err: error, ...fields }, 'unhandled error');
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      finish(response.status, response.body, response.headers);
+    });
+  };
+}

@@ -1,0 +1,16 @@
+import type { z } from 'zod';
+import { invalidRequest } from '../errors/bubble-error.js';
+
+/** Parses a value with a zod schema; a violation is a 400 listing every issue. */
+export function parseInput<S extends z.ZodType>(schema: S, value: unknown, what: string): z.infer<S> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issues = result.error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message }));
+  const summary = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ');
+  throw invalidRequest(`invalid ${what}: ${summary}`, { issues });
+}
+
+/** Query parameters as a plain object (the last value wins for a repeated name). */
+export function queryObject(query: URLSearchParams): Record<string, string> {
+  return Object.fromEntries(query.entries());
+}

@@ -1,0 +1,59 @@
+import type { IncomingMessage } from 'node:http';
+import { BubbleError, invalidRequest } from '../errors/bubble-error.js';
+
+/**
+ * Reads and parses a JSON body of at most `limit` bytes. Over the limit it
+ * stops reading at once (by Content-Length when declared, else as soon as the
+ * count passes the limit) and throws 413; the caller closes the connection
+ * after answering.
+ */
+export function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > limit) {
+    return Promise.reject(tooLarge(limit));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const finish = (fn: () => void): void => {
+      if (done) return;
+      done = true;
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      fn();
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > limit) {
+        req.pause();
+        finish(() => reject(tooLarge(limit)));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = (): void =>
+      finish(() => {
+        const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+        if (text.trim() === '') {
+          reject(invalidRequest('request body must be a JSON value'));
+          return;
+        }
+        try {
+          resolve(JSON.parse(text));
+        } catch {
+          reject(invalidRequest('request body is not valid JSON'));
+        }
+      });
+    const onError = (error: Error): void => finish(() => reject(error));
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+  });
+}
+
+/** 413, answered with `Connection: close`: the rest of the body is never read, so the connection cannot be reused. */
+function tooLarge(limit: number): BubbleError {
+  return new BubbleError('payload_too_large', `request body is over the limit of ${limit} bytes`, { limit }, { connection: 'close' });
+}

@@ -1,0 +1,57 @@
+import { invalidRequest } from '../errors/bubble-error.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+interface Route<H> {
+  method: HttpMethod;
+  segments: string[];
+  handler: H;
+}
+
+export type RouteMatch<H> = { handler: H; params: Record<string, string> } | null;
+
+/**
+ * A tiny router: patterns like `/v1/threads/:id/events`, matched segment by
+ * segment (each segment is percent-decoded; a malformed escape is a 400).
+ */
+export class Router<H> {
+  private readonly routes: Route<H>[] = [];
+
+  add(method: HttpMethod, pattern: string, handler: H): this {
+    this.routes.push({ method, segments: pattern.split('/').slice(1), handler });
+    return this;
+  }
+
+  match(method: string, pathname: string): RouteMatch<H> {
+    const parts = pathname.split('/').slice(1);
+    for (const route of this.routes) {
+      if (route.method !== method || route.segments.length !== parts.length) continue;
+      const params = matchSegments(route.segments, parts);
+      if (params !== null) return { handler: route.handler, params };
+    }
+    return null;
+  }
+}
+
+function matchSegments(pattern: string[], parts: string[]): Record<string, string> | null {
+  const params: Record<string, string> = {};
+  for (let i = 0; i < pattern.length; i += 1) {
+    const p = pattern[i]!;
+    const part = parts[i]!;
+    if (p.startsWith(':')) {
+      if (part === '') return null;
+      params[p.slice(1)] = decodeSegment(part);
+    } else if (p !== part) {
+      return null;
+    }
+  }
+  return params;
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw invalidRequest(`malformed percent-encoding in path segment "${segment}"`);
+  }
+}

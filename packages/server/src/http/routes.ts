@@ -1,0 +1,174 @@
+import {
+  AddParticipantRequestSchema,
+  appendRequestEvents,
+  AppendRequestSchema,
+  ARTIFACT_NAME_PATTERN,
+  ArtifactQuerySchema,
+  CreatePrincipalRequestSchema,
+  CreateThreadRequestSchema,
+  PrincipalSearchQuerySchema,
+  PROTOCOL_VERSION,
+  ARTIFACTS_EXTENSION,
+  PutArtifactRequestSchema,
+  PutCursorRequestSchema,
+  ReadEventsQuerySchema,
+} from '@bubble/protocol';
+import { invalidRequest } from '../errors/bubble-error.js';
+import type { ArtifactService } from '../services/artifact-service.js';
+import type { EventService } from '../services/event-service.js';
+import type { PrincipalService } from '../services/principal-service.js';
+import type { ThreadService } from '../services/thread-service.js';
+import type { BubbleStore } from '../store/store.js';
+import { parseInput, queryObject } from './parse-input.js';
+import type { Handler, RequestContext } from './request-context.js';
+import { Router } from './router.js';
+
+export interface RouteDeps {
+  store: BubbleStore;
+  principals: PrincipalService;
+  threads: ThreadService;
+  events: EventService;
+  artifacts: ArtifactService;
+  version: string;
+}
+
+const ok = (body: unknown) => ({ status: 200, body });
+const created = (body: unknown) => ({ status: 201, body });
+const noContent = { status: 204 } as const;
+
+/** The thread id of the path, recorded for the request's log line. */
+const threadParam = (ctx: RequestContext): string => {
+  const id = ctx.params['id']!;
+  ctx.fields.threadId = id;
+  return id;
+};
+
+const artifactName = (ctx: RequestContext): string => {
+  const name = ctx.params['name']!;
+  if (!ARTIFACT_NAME_PATTERN.test(name)) throw invalidRequest(`artifact name must match ${ARTIFACT_NAME_PATTERN.source}`);
+  return name;
+};
+
+/** Every route of the protocol, bound to the services. */
+export function createRoutes(deps: RouteDeps): Router<Handler> {
+  const { principals, threads, events, artifacts } = deps;
+  const r = new Router<Handler>();
+
+  r.add('GET', '/healthz', async () => {
+    await deps.store.ping();
+    return ok({ ok: true });
+  });
+  r.add('GET', '/v1/info', async () =>
+    ok({ name: 'bubble', version: deps.version, protocol: PROTOCOL_VERSION, extensions: { artifacts: { ...ARTIFACTS_EXTENSION } } }),
+  );
+
+  // principals and tokens
+  r.add('GET', '/v1/auth/whoami', async (ctx) => ok({ principal: await ctx.caller() }));
+  r.add('POST', '/v1/principals', async (ctx) => {
+    const caller = await ctx.caller();
+    const input = parseInput(CreatePrincipalRequestSchema, await ctx.json(), 'principal');
+    return created(await principals.createBot(caller, input));
+  });
+  r.add('GET', '/v1/principals', async (ctx) => {
+    const caller = await ctx.caller();
+    const q = parseInput(PrincipalSearchQuerySchema, queryObject(ctx.query), 'query');
+    return ok({ principals: await principals.search(caller, q.query, q.limit) });
+  });
+  r.add('GET', '/v1/principals/:id', async (ctx) => ok({ principal: await principals.get(await ctx.caller(), ctx.params['id']!) }));
+  r.add('POST', '/v1/principals/:id/tokens', async (ctx) =>
+    created({ token: await principals.mintToken(await ctx.caller(), ctx.params['id']!) }),
+  );
+  r.add('GET', '/v1/principals/:id/tokens', async (ctx) =>
+    ok({ tokens: await principals.listTokens(await ctx.caller(), ctx.params['id']!) }),
+  );
+  r.add('DELETE', '/v1/principals/:id/tokens/:tokenId', async (ctx) => {
+    await principals.revokeToken(await ctx.caller(), ctx.params['id']!, ctx.params['tokenId']!);
+    return noContent;
+  });
+  r.add('DELETE', '/v1/principals/:id/tokens', async (ctx) => {
+    await principals.revokeAllTokens(await ctx.caller(), ctx.params['id']!);
+    return noContent;
+  });
+
+  // threads and grants
+  r.add('POST', '/v1/threads', async (ctx) => {
+    const caller = await ctx.caller();
+    const input = parseInput(CreateThreadRequestSchema, await ctx.json(), 'thread');
+    const result = await threads.create(caller, input);
+    ctx.fields.threadId = result.thread.threadId;
+    return { status: result.created ? 201 : 200, body: { thread: result.thread } };
+  });
+  r.add('GET', '/v1/threads', async (ctx) => ok({ threads: await threads.list(await ctx.caller()) }));
+  r.add('GET', '/v1/threads/:id', async (ctx) => {
+    const caller = await ctx.caller();
+    return ok({ thread: await threads.get(caller, threadParam(ctx)) });
+  });
+  r.add('GET', '/v1/threads/:id/participants', async (ctx) => {
+    const caller = await ctx.caller();
+    return ok({ grants: await threads.participants(caller, threadParam(ctx)) });
+  });
+  r.add('POST', '/v1/threads/:id/participants', async (ctx) => {
+    const caller = await ctx.caller();
+    const threadId = threadParam(ctx);
+    const input = parseInput(AddParticipantRequestSchema, await ctx.json(), 'participant');
+    const result = await threads.addParticipant(caller, threadId, input);
+    return { status: result.change === 'created' ? 201 : 200, body: { grant: result.grant } };
+  });
+  r.add('DELETE', '/v1/threads/:id/participants/:principalId', async (ctx) => {
+    const caller = await ctx.caller();
+    await threads.removeParticipant(caller, threadParam(ctx), ctx.params['principalId']!);
+    return noContent;
+  });
+  r.add('GET', '/v1/grants', async (ctx) => ok({ grants: await threads.grants(await ctx.caller()) }));
+
+  // events and cursors
+  r.add('POST', '/v1/threads/:id/events', async (ctx) => {
+    const caller = await ctx.caller();
+    const threadId = threadParam(ctx);
+    const request = parseInput(AppendRequestSchema, await ctx.json(), 'append request');
+    const result = await events.append(caller, threadId, appendRequestEvents(request));
+    const first = result.events[0]?.seq ?? 0;
+    const last = result.events[result.events.length - 1]?.seq ?? 0;
+    ctx.fields.seq = first === last ? first : [first, last];
+    return { status: result.replay ? 200 : 201, body: { events: result.events } };
+  });
+  r.add('GET', '/v1/threads/:id/events', async (ctx) => {
+    const caller = await ctx.caller();
+    const threadId = threadParam(ctx);
+    const query = parseInput(ReadEventsQuerySchema, queryObject(ctx.query), 'query');
+    return ok(await events.read(caller, threadId, query));
+  });
+  r.add('PUT', '/v1/threads/:id/cursor', async (ctx) => {
+    const caller = await ctx.caller();
+    const threadId = threadParam(ctx);
+    const { seq } = parseInput(PutCursorRequestSchema, await ctx.json(), 'cursor');
+    ctx.fields.seq = seq;
+    return ok({ seq: await events.putCursor(caller, threadId, seq) });
+  });
+  r.add('GET', '/v1/threads/:id/cursor', async (ctx) => {
+    const caller = await ctx.caller();
+    return ok({ seq: await events.getCursor(caller, threadParam(ctx)) });
+  });
+
+  // the artifacts extension
+  r.add('GET', '/v1/threads/:id/artifacts', async (ctx) => {
+    const caller = await ctx.caller();
+    return ok({ artifacts: await artifacts.list(caller, threadParam(ctx)) });
+  });
+  r.add('GET', '/v1/threads/:id/artifacts/:name', async (ctx) => {
+    const caller = await ctx.caller();
+    const threadId = threadParam(ctx);
+    const name = artifactName(ctx);
+    const { version } = parseInput(ArtifactQuerySchema, queryObject(ctx.query), 'query');
+    return ok({ artifact: await artifacts.get(caller, threadId, name, version) });
+  });
+  r.add('PUT', '/v1/threads/:id/artifacts/:name', async (ctx) => {
+    const caller = await ctx.caller();
+    const threadId = threadParam(ctx);
+    const name = artifactName(ctx);
+    const input = parseInput(PutArtifactRequestSchema, await ctx.json(), 'artifact');
+    return created({ artifact: await artifacts.put(caller, threadId, name, input) });
+  });
+
+  return r;
+}
