@@ -151,12 +151,13 @@ function transportFailure(error: unknown, spec: RequestSpec<unknown>, timeout: A
     code: 'network',
     status: 0,
     retryable: refused || spec.retry === 'idempotent',
-    message: `${where} failed: ${causeCode ?? (error instanceof Error ? error.message : String(error))}`,
+    message: `${where} failed: ${causeCode ?? networkCauseMessage(error)}`,
     details: { connectionRefused: refused, ...(causeCode ? { cause: causeCode } : {}) },
     cause: error,
   });
 }
 
+/** The innermost error code (`ECONNREFUSED`, `ECONNRESET`, `UND_ERR_SOCKET`, …) of a fetch failure. */
 function networkCauseCode(error: unknown): string | undefined {
   let current: unknown = error;
   for (let depth = 0; depth < 5 && current !== undefined && current !== null; depth += 1) {
@@ -170,6 +171,17 @@ function networkCauseCode(error: unknown): string | undefined {
     current = (current as { cause?: unknown }).cause;
   }
   return undefined;
+}
+
+/** The innermost message of a fetch failure ("fetch failed" says nothing). */
+function networkCauseMessage(error: unknown): string {
+  let current: unknown = error;
+  let message = error instanceof Error ? error.message : String(error);
+  for (let depth = 0; depth < 5 && current instanceof Error; depth += 1) {
+    message = current.message || message;
+    current = current.cause;
+  }
+  return message;
 }
 
 function abortedError(spec: RequestSpec<unknown>): BubbleApiError {

@@ -1,0 +1,162 @@
+import { parseArgs } from 'node:util';
+
+/** One parsed invocation of the `bubble` terminal client. */
+export type CliCommand =
+  | { readonly name: 'help' }
+  | { readonly name: 'whoami' }
+  | { readonly name: 'threads' }
+  | { readonly name: 'new'; readonly title: string | undefined; readonly invite: readonly string[] }
+  | { readonly name: 'say'; readonly threadId: string; readonly text: string }
+  | { readonly name: 'tail'; readonly threadId: string; readonly after: number; readonly once: boolean }
+  | { readonly name: 'approve'; readonly threadId: string; readonly toolCallId: string }
+  | { readonly name: 'deny'; readonly threadId: string; readonly toolCallId: string; readonly reason: string | undefined }
+  | { readonly name: 'stop'; readonly threadId: string; readonly runId: string; readonly reason: string | undefined }
+  | { readonly name: 'invite'; readonly threadId: string; readonly principalId: string; readonly role: 'member' | 'owner' }
+  | { readonly name: 'bots-create'; readonly principalId: string; readonly displayName: string | undefined };
+
+export interface CliInvocation {
+  readonly command: CliCommand;
+  readonly url: string | undefined;
+  readonly token: string | undefined;
+  readonly verbose: boolean;
+}
+
+/** A command line that cannot be run; the message says why. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+export const USAGE = `usage: bubble [--url URL] [--token TOKEN] [--verbose] <command> [arguments]
+
+  --url URL       server base URL (or BUBBLE_URL; default http://127.0.0.1:7777)
+  --token TOKEN   bearer token (or BUBBLE_TOKEN)
+
+commands:
+  whoami                                   show who the token belongs to
+  threads                                  list your threads: id, head seq, title
+  new [--title T] [--invite ID ...]        create a thread (inviting members); prints its id
+  say <threadId> <text>                    post one message (a complete run); prints the run id
+  tail <threadId> [--after N] [--once]     print the thread as readable messages and follow it
+                                           live (through reconnects) until Ctrl-C; --once stops
+                                           at the current head
+  approve <threadId> <toolCallId>          allow a parked tool call
+  deny <threadId> <toolCallId> [--reason R]
+                                           deny a parked tool call
+  stop <threadId> <runId> [--reason R]     ask a run to stop
+  invite <threadId> <principalId> [--role member|owner]
+                                           add a participant (member by default)
+  bots create <id> [--name NAME]           create a bot you own; prints its token, once
+
+exit codes: 0 ok, 1 API error, 2 usage error, 3 auth error (no or rejected token),
+            4 server unreachable or timed out, 5 tail ended by the server (access lost)`;
+
+const OPTIONS = {
+  url: { type: 'string' },
+  token: { type: 'string' },
+  verbose: { type: 'boolean', short: 'v' },
+  help: { type: 'boolean', short: 'h' },
+  title: { type: 'string' },
+  invite: { type: 'string', multiple: true },
+  after: { type: 'string' },
+  once: { type: 'boolean' },
+  reason: { type: 'string' },
+  role: { type: 'string' },
+  name: { type: 'string' },
+} as const;
+
+type OptionName = keyof typeof OPTIONS;
+const GLOBAL_OPTIONS: readonly OptionName[] = ['url', 'token', 'verbose', 'help'];
+const COMMAND_OPTIONS: Record<string, readonly OptionName[]> = {
+  whoami: [],
+  threads: [],
+  new: ['title', 'invite'],
+  say: [],
+  tail: ['after', 'once'],
+  approve: [],
+  deny: ['reason'],
+  stop: ['reason'],
+  invite: ['role'],
+  bots: ['name'],
+};
+
+/** Parses the arguments after `bubble` (no env, no I/O). Throws `UsageError`. */
+export function parseCliArgs(argv: readonly string[]): CliInvocation {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  const { values, positionals } = parsed;
+  const base = { url: values.url, token: values.token, verbose: values.verbose === true };
+  const [name, ...rest] = positionals;
+  if (values.help === true || name === undefined || name === 'help') return { ...base, command: { name: 'help' } };
+  const allowed = COMMAND_OPTIONS[name];
+  if (allowed === undefined) throw new UsageError(`unknown command "${name}"`);
+  for (const key of Object.keys(values) as OptionName[]) {
+    if (!GLOBAL_OPTIONS.includes(key) && !allowed.includes(key)) throw new UsageError(`option --${key} does not apply to "${name}"`);
+  }
+  const command = buildCommand(name, rest, values);
+  return { ...base, command };
+}
+
+function buildCommand(name: string, args: string[], values: Record<string, unknown>): CliCommand {
+  const reason = values['reason'] as string | undefined;
+  switch (name) {
+    case 'whoami':
+    case 'threads':
+      expectArgs(name, args, []);
+      return { name };
+    case 'new':
+      expectArgs(name, args, []);
+      return { name, title: values['title'] as string | undefined, invite: (values['invite'] as string[] | undefined) ?? [] };
+    case 'say': {
+      if (args.length < 2) throw new UsageError('say needs <threadId> <text>');
+      const [threadId, ...words] = args as [string, ...string[]];
+      const text = words.join(' ');
+      if (text.trim() === '') throw new UsageError('say needs some text');
+      return { name, threadId, text };
+    }
+    case 'tail': {
+      const [threadId] = expectArgs(name, args, ['threadId']);
+      const afterText = values['after'] as string | undefined;
+      const after = afterText === undefined ? 0 : Number(afterText);
+      if (!Number.isInteger(after) || after < 0) throw new UsageError(`--after must be a whole number >= 0, got "${afterText}"`);
+      return { name, threadId, after, once: values['once'] === true };
+    }
+    case 'approve': {
+      const [threadId, toolCallId] = expectArgs(name, args, ['threadId', 'toolCallId']);
+      return { name, threadId, toolCallId };
+    }
+    case 'deny': {
+      const [threadId, toolCallId] = expectArgs(name, args, ['threadId', 'toolCallId']);
+      return { name, threadId, toolCallId, reason };
+    }
+    case 'stop': {
+      const [threadId, runId] = expectArgs(name, args, ['threadId', 'runId']);
+      return { name, threadId, runId, reason };
+    }
+    case 'invite': {
+      const [threadId, principalId] = expectArgs(name, args, ['threadId', 'principalId']);
+      const role = (values['role'] as string | undefined) ?? 'member';
+      if (role !== 'member' && role !== 'owner') throw new UsageError(`--role must be member or owner, got "${role}"`);
+      return { name, threadId, principalId, role };
+    }
+    case 'bots': {
+      const [sub, principalId] = expectArgs(name, args, ['subcommand', 'id']);
+      if (sub !== 'create') throw new UsageError(`unknown subcommand "bots ${sub}" (try "bots create <id>")`);
+      return { name: 'bots-create', principalId, displayName: values['name'] as string | undefined };
+    }
+    default:
+      throw new UsageError(`unknown command "${name}"`);
+  }
+}
+
+/** Checks the argument count; the tuple type covers the longest command (two arguments). */
+function expectArgs(command: string, args: string[], names: string[]): [string, string] {
+  if (args.length !== names.length) {
+    const wanted = names.length === 0 ? 'no arguments' : names.map((n) => `<${n}>`).join(' ');
+    throw new UsageError(`${command} takes ${wanted}, got ${args.length === 0 ? 'none' : args.map((a) => JSON.stringify(a)).join(' ')}`);
+  }
+  return args as [string, string];
+}

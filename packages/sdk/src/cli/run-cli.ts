@@ -1,0 +1,216 @@
+import { randomUUID } from 'node:crypto';
+import type { NewEvent } from '@bubble/protocol';
+import type { Logger } from 'pino';
+import { BubbleApiError } from '../client/bubble-api-error.js';
+import { BubbleClient } from '../client/bubble-client.js';
+import type { LiveState } from '../live/bubble-live.js';
+import { parseCliArgs, USAGE, UsageError, type CliCommand } from './cli-args.js';
+import { EXIT_CODES, type ExitCode } from './exit-codes.js';
+import { ThreadRenderer } from './thread-renderer.js';
+
+export const DEFAULT_URL = 'http://127.0.0.1:7777';
+
+export interface CliIo {
+  /** Writes one line of output (the command's result). */
+  readonly out: (line: string) => void;
+  /** Writes one line of diagnostics. */
+  readonly err: (line: string) => void;
+  /** BUBBLE_URL and BUBBLE_TOKEN, read by the binary. */
+  readonly env: { readonly url?: string | undefined; readonly token?: string | undefined };
+  /** Aborts on Ctrl-C: `tail` then stops and exits 0. */
+  readonly signal: AbortSignal;
+  readonly logger: Logger;
+}
+
+/** Runs one `bubble` invocation and answers its exit code. Never throws. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCode> {
+  let invocation;
+  try {
+    invocation = parseCliArgs(argv);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    io.err(`bubble: ${error.message}`);
+    io.err(`run "bubble --help" for usage`);
+    return EXIT_CODES.usage;
+  }
+  const { command } = invocation;
+  if (command.name === 'help') {
+    io.out(USAGE);
+    return EXIT_CODES.ok;
+  }
+  const url = invocation.url ?? io.env.url ?? DEFAULT_URL;
+  const token = invocation.token ?? io.env.token;
+  if (token === undefined || token === '') {
+    io.err('bubble: no token: pass --token or set BUBBLE_TOKEN');
+    return EXIT_CODES.auth;
+  }
+  try {
+    new URL(url);
+  } catch {
+    io.err(`bubble: --url is not a URL: "${url}"`);
+    return EXIT_CODES.usage;
+  }
+  let lost = false;
+  const client = new BubbleClient({
+    url,
+    token,
+    logger: io.logger,
+    live: {
+      onStateChange: (state: LiveState, detail) => {
+        if (state === 'waiting') {
+          lost = true;
+          io.err(`bubble: connection lost${detail.code ? ` (${detail.code})` : ''}; reconnecting in ${((detail.delayMs ?? 0) / 1000).toFixed(1)} s`);
+        } else if (state === 'ready' && lost) {
+          lost = false;
+          io.err('bubble: reconnected');
+        }
+      },
+    },
+  });
+  try {
+    return await execute(client, command, io);
+  } catch (error) {
+    return reportError(error, url, io);
+  } finally {
+    client.close();
+  }
+}
+
+async function execute(client: BubbleClient, command: Exclude<CliCommand, { name: 'help' }>, io: CliIo): Promise<ExitCode> {
+  switch (command.name) {
+    case 'whoami': {
+      const principal = await client.whoami();
+      io.out(`${principal.principalId}\t${principal.kind}\t${principal.displayName}`);
+      return EXIT_CODES.ok;
+    }
+    case 'threads': {
+      for (const thread of await client.listThreads()) io.out(`${thread.threadId}\t${thread.headSeq}\t${thread.title ?? ''}`);
+      return EXIT_CODES.ok;
+    }
+    case 'new': {
+      // A key makes the creation safe to retry after an uncertain failure.
+      const { thread } = await client.createThread({ ...(command.title !== undefined ? { title: command.title } : {}), key: `cli_${randomUUID()}` });
+      for (const principalId of command.invite) {
+        await client.addParticipant(thread.threadId, principalId, 'member');
+        io.err(`bubble: invited ${principalId}`);
+      }
+      io.out(thread.threadId);
+      return EXIT_CODES.ok;
+    }
+    case 'say': {
+      const runId = `run_${randomUUID()}`;
+      const textId = 'text-0';
+      const events: NewEvent[] = [
+        { type: 'run_started', data: { runId } },
+        { type: 'message_part', data: { runId, chunk: { type: 'text-start', id: textId } } },
+        { type: 'message_part', data: { runId, chunk: { type: 'text-delta', id: textId, delta: command.text } } },
+        { type: 'message_part', data: { runId, chunk: { type: 'text-end', id: textId } } },
+        { type: 'run_finished', data: { runId, status: 'completed' } },
+      ];
+      await client.appendEvents(command.threadId, events);
+      io.out(runId);
+      return EXIT_CODES.ok;
+    }
+    case 'tail':
+      return tail(client, command, io);
+    case 'approve':
+      await client.appendEvent(command.threadId, { type: 'tool_call_approval', data: { toolCallId: command.toolCallId, decision: 'allow' } });
+      return EXIT_CODES.ok;
+    case 'deny':
+      await client.appendEvent(command.threadId, {
+        type: 'tool_call_approval',
+        data: { toolCallId: command.toolCallId, decision: 'deny', ...(command.reason !== undefined ? { reason: command.reason } : {}) },
+      });
+      return EXIT_CODES.ok;
+    case 'stop':
+      await client.appendEvent(command.threadId, {
+        type: 'run_interrupt_requested',
+        data: { runId: command.runId, ...(command.reason !== undefined ? { reason: command.reason } : {}) },
+      });
+      return EXIT_CODES.ok;
+    case 'invite': {
+      const { grant, created } = await client.addParticipant(command.threadId, command.principalId, command.role);
+      io.out(`${grant.principalId}\t${grant.role}\t${grant.joinedSeq}`);
+      if (!created) io.err(`bubble: ${grant.principalId} already was a participant`);
+      return EXIT_CODES.ok;
+    }
+    case 'bots-create': {
+      const { principal, token } = await client.createBot({
+        principalId: command.principalId,
+        ...(command.displayName !== undefined ? { displayName: command.displayName } : {}),
+      });
+      io.err(`bubble: created bot ${principal.principalId}; its token follows and is shown only once`);
+      io.out(token.token);
+      return EXIT_CODES.ok;
+    }
+    default: {
+      const unreachable: never = command;
+      throw new Error(`unhandled command ${JSON.stringify(unreachable)}`);
+    }
+  }
+}
+
+async function tail(client: BubbleClient, command: Extract<CliCommand, { name: 'tail' }>, io: CliIo): Promise<ExitCode> {
+  // Over HTTP first: a wrong token or thread gets its clear answer before any socket opens.
+  const thread = await client.getThread(command.threadId);
+  const renderer = new ThreadRenderer();
+  const print = (lines: string[]): void => {
+    for (const line of lines) io.out(line);
+  };
+  if (command.once) {
+    let after = command.after;
+    while (after < thread.headSeq && !io.signal.aborted) {
+      const page = await client.readEvents(command.threadId, { after, limit: 1000 });
+      if (page.events.length === 0) break;
+      for (const event of page.events) {
+        if (event.seq > thread.headSeq) break;
+        print(renderer.render(event));
+        after = event.seq;
+      }
+    }
+    print(renderer.flush());
+    return EXIT_CODES.ok;
+  }
+  const subscription = client.subscribeThread(command.threadId, { afterSeq: command.after, signal: io.signal });
+  for await (const event of subscription) print(renderer.render(event));
+  print(renderer.flush());
+  const reason = subscription.endReason;
+  if (reason?.kind === 'server') {
+    io.err(`bubble: the server ended the subscription: ${reason.reason}`);
+    return EXIT_CODES.subscriptionEnded;
+  }
+  return EXIT_CODES.ok;
+}
+
+function reportError(error: unknown, url: string, io: CliIo): ExitCode {
+  if (!(error instanceof BubbleApiError)) {
+    io.err(`bubble: unexpected failure: ${error instanceof Error ? error.message : String(error)}`);
+    return EXIT_CODES.apiError;
+  }
+  switch (error.code) {
+    case 'unauthorized':
+      io.err(`bubble: not authorized: ${error.message} (check --token or BUBBLE_TOKEN)`);
+      return EXIT_CODES.auth;
+    case 'network':
+    case 'timeout':
+      io.err(`bubble: cannot reach the server at ${url}: ${error.message}`);
+      return EXIT_CODES.unreachable;
+    case 'aborted':
+      return EXIT_CODES.ok;
+    case 'invalid_request':
+    case 'forbidden':
+    case 'not_found':
+    case 'conflict':
+    case 'payload_too_large':
+    case 'rate_limited':
+    case 'internal':
+    case 'invalid_response':
+      io.err(`bubble: ${error.code}: ${error.message}`);
+      return EXIT_CODES.apiError;
+    default: {
+      const unreachable: never = error.code;
+      io.err(`bubble: ${String(unreachable)}: ${error.message}`);
+      return EXIT_CODES.apiError;
+    }
+  }
+}
