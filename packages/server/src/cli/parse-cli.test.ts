@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { parseCli } from './parse-cli.js';
+
+describe('parseCli', () => {
+  it('parses serve with defaults and with every option', () => {
+    expect(parseCli(['serve'])).toEqual({
+      ok: true,
+      value: { command: 'serve', host: '127.0.0.1', port: 7777, logLevel: 'info', storage: {} },
+    });
+    expect(parseCli(['serve', '--host', '0.0.0.0', '--port', '0', '--data', '/tmp/x', '--log-level', 'debug'])).toEqual({
+      ok: true,
+      value: { command: 'serve', host: '0.0.0.0', port: 0, logLevel: 'debug', storage: { data: '/tmp/x' } },
+    });
+  });
+
+  it('parses principal create-human', () => {
+    expect(parseCli(['principal', 'create-human', 'alice', '--display-name', 'Alice', '--data', './d'])).toEqual({
+      ok: true,
+      value: { command: 'create-human', principalId: 'alice', displayName: 'Alice', logLevel: 'warn', storage: { data: './d' } },
+    });
+  });
+
+  it('accepts --database in the parser (main answers that PostgreSQL is not built yet)', () => {
+    const r = parseCli(['serve', '--database', 'postgres://localhost/bubble']);
+    expect(r.ok && r.value.command === 'serve' && r.value.storage.database).toBe('postgres://localhost/bubble');
+  });
+
+  it.each([
+    [['serve', '--port', 'abc'], '--port must be a number'],
+    [['serve', '--port', '70000'], '--port must be between 0 and 65535'],
+    [['serve', '--port', '1.5'], '--port must be a whole number'],
+    [['serve', '--bogus'], "Unknown option '--bogus'"],
+    [['serve', '--data', 'a', '--database', 'postgres://x'], 'use either --data or --database, not both'],
+    [['principal', 'create-human'], 'needs exactly one <id>'],
+    [['principal', 'create-human', 'Bad Id'], '<id> must match'],
+    [['principal', 'create-human', 'alice', '--port', '1'], '--host and --port belong to "serve"'],
+    [['launch'], 'unknown command "launch"'],
+    [['serve', '--log-level', 'loud'], 'Invalid option'],
+  ])('rejects %j', (argv, message) => {
+    const r = parseCli(argv);
+    expect(r.ok).toBe(false);
+    expect(r.ok ? '' : r.errors.join('\n')).toContain(message);
+  });
+
+  it('answers help', () => {
+    expect(parseCli([])).toEqual({ ok: true, value: { command: 'help' } });
+    expect(parseCli(['--help'])).toEqual({ ok: true, value: { command: 'help' } });
+  });
+});

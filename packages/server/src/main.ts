@@ -1,0 +1,110 @@
+/**
+ * The `bubble-server` binary: parse the command line, build the logger,
+ * handle signals. Everything else lives in the library (./index.ts).
+ */
+import { resolve } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { parseCli, USAGE, type CreateHumanCommand, type ServeCommand } from './cli/parse-cli.js';
+import { createBubbleServer, DATABASE_FILE_NAME } from './create-bubble-server.js';
+import { BubbleError } from './errors/bubble-error.js';
+import { createHumanPrincipal } from './services/principal-service.js';
+import { openSqliteStore } from './store/sqlite/sqlite-store.js';
+
+const POSTGRES_NOT_BUILT = 'PostgreSQL support is not built yet: use --data DIR for the embedded SQLite store';
+
+function dataDirOf(storage: { data?: string | undefined; database?: string | undefined }): string {
+  if (storage.database !== undefined) throw new UsageError(POSTGRES_NOT_BUILT);
+  return resolve(storage.data ?? './data');
+}
+
+class UsageError extends Error {}
+
+async function serve(command: ServeCommand): Promise<void> {
+  const dataDir = dataDirOf(command.storage);
+  const logger = pino({ level: command.logLevel, base: { service: 'bubble-server' } }, pino.destination(2));
+  const server = await createBubbleServer({ dataDir, host: command.host, port: command.port, logger });
+  process.stdout.write(`data folder: ${dataDir}\n`);
+  process.stdout.write(`listening on ${server.url}\n`);
+  logger.info({ url: server.url, dataDir }, 'listening');
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals): void => {
+    if (stopping) {
+      logger.warn({ signal }, 'second signal: exiting at once');
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    server.close().then(
+      () => {
+        logger.info('stopped');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+async function createHuman(command: CreateHumanCommand): Promise<void> {
+  const dataDir = dataDirOf(command.storage);
+  mkdirSync(dataDir, { recursive: true });
+  const store = await openSqliteStore(join(dataDir, DATABASE_FILE_NAME));
+  try {
+    const result = await createHumanPrincipal(store, command.principalId, command.displayName ?? null);
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  } finally {
+    await store.close();
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  const parsed = parseCli(argv);
+  if (!parsed.ok) {
+    process.stderr.write(`bubble-server: ${parsed.errors.join('\nbubble-server: ')}\n\n${USAGE}`);
+    return 2;
+  }
+  const command = parsed.value;
+  try {
+    switch (command.command) {
+      case 'help':
+        process.stdout.write(USAGE);
+        return 0;
+      case 'serve':
+        await serve(command);
+        return -1;
+      case 'create-human':
+        await createHuman(command);
+        return 0;
+      default: {
+        const never: never = command;
+        throw new Error(`unhandled command ${JSON.stringify(never)}`);
+      }
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`bubble-server: ${error.message}\n`);
+      return 2;
+    }
+    if (error instanceof BubbleError) {
+      process.stderr.write(`bubble-server: ${error.message}\n`);
+      return 1;
+    }
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+      process.stderr.write(`bubble-server: cannot listen: ${(error as Error).message}\n`);
+      return 1;
+    }
+    process.stderr.write(`bubble-server: ${(error as Error).stack ?? String(error)}\n`);
+    return 1;
+  }
+}
+
+const exitCode = await main(process.argv.slice(2));
+// `serve` keeps running until a signal; every other command ends here.
+if (exitCode >= 0) process.exitCode = exitCode;
