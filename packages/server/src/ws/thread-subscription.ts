@@ -59,8 +59,10 @@ export class ThreadSubscription {
     if (!readable) {
       this.connection.forgetSubscription(this);
       this.mode = 'ended';
-      // Same answer for "no such thread" and "not yours": existence is not disclosed.
-      this.connection.sendControl(errorFrame('not_found', `thread ${this.threadId} not found`, this.id, { threadId: this.threadId }));
+      // One answer for "not yours" and "no such thread": a socket cannot probe for thread ids.
+      this.connection.sendControl(
+        errorFrame('forbidden', `no read access to thread ${this.threadId} (or no such thread)`, this.id, { threadId: this.threadId }),
+      );
       return;
     }
     this.connection.context.hub.addThreadSubscription(this);

@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { benchmarksMarkdown, consoleTable, ratio, type Figure } from './bench-report.js';
+
+const figures: Figure[] = [
+  { section: 'Appends', name: '50 connections', unit: '/s', bubble: 12_000, baseline: 20_000, better: 'higher', target: '>= 10,000/s', meetsTarget: true },
+  { section: 'Fan-out', name: 'p99, 100 subscribers', unit: 'ms', bubble: 20, baseline: 31, better: 'lower', target: '<= 15 ms', meetsTarget: false, note: 'noisy' },
+];
+
+describe('bench report', () => {
+  it('computes the ratio bubble / baseline', () => {
+    expect(ratio(figures[0] as Figure)).toBeCloseTo(0.6);
+    expect(Number.isNaN(ratio({ ...(figures[0] as Figure), baseline: 0 }))).toBe(true);
+  });
+
+  it('writes every figure, its ratio and whether it met its target into the markdown', () => {
+    const md = benchmarksMarkdown(figures, { cpus: 2, cpuModel: 'cpu', node: 'v20.20.2', platform: 'linux x64', date: '2026-11-29' }, ['one note']);
+    expect(md).toContain('| 50 connections | 12,000 /s | 20,000 /s | 0.60x (higher is better) | >= 10,000/s | met |');
+    expect(md).toContain('| p99, 100 subscribers | 20.0 ms | 31.0 ms | 0.65x (lower is better) | <= 15 ms | **missed** |');
+    expect(md).toContain('- p99, 100 subscribers: noisy');
+    expect(md).toContain('2 CPUs (nproc)');
+    expect(md).toContain('- one note');
+  });
+
+  it('prints one console row per figure', () => {
+    const table = consoleTable(figures).split('\n');
+    expect(table).toHaveLength(3);
+    expect(table[2]).toContain('MISSED');
+  });
+});

@@ -1,0 +1,93 @@
+/** Turns benchmark figures into the console table and BENCHMARKS.md. Pure. */
+
+export type Better = 'higher' | 'lower';
+
+export interface Figure {
+  section: string;
+  name: string;
+  unit: string;
+  bubble: number;
+  baseline: number;
+  better: Better;
+  /** e.g. ">= 10000" */
+  target?: string;
+  /** Whether the Bubble figure meets the target (undefined: no target). */
+  meetsTarget?: boolean;
+  note?: string;
+}
+
+export interface Machine {
+  cpus: number;
+  cpuModel: string;
+  node: string;
+  platform: string;
+  date: string;
+}
+
+export function ratio(figure: Figure): number {
+  return figure.baseline === 0 ? Number.NaN : figure.bubble / figure.baseline;
+}
+
+function formatNumber(value: number): string {
+  if (!Number.isFinite(value)) return 'n/a';
+  if (Math.abs(value) >= 100) return Math.round(value).toLocaleString('en-US');
+  if (Math.abs(value) >= 10) return value.toFixed(1);
+  return value.toFixed(2);
+}
+
+function verdict(figure: Figure): string {
+  if (figure.meetsTarget === undefined) return '';
+  return figure.meetsTarget ? 'met' : '**missed**';
+}
+
+export function consoleTable(figures: readonly Figure[]): string {
+  const rows = figures.map((f) => [
+    `${f.section}: ${f.name}`,
+    `${formatNumber(f.bubble)} ${f.unit}`,
+    `${formatNumber(f.baseline)} ${f.unit}`,
+    `${formatNumber(ratio(f))}x (${f.better} is better)`,
+    f.target === undefined ? '' : `target ${f.target}: ${f.meetsTarget ? 'met' : 'MISSED'}`,
+  ]);
+  const header = ['figure', 'bubble', 'baseline', 'bubble/baseline', ''];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
+  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i] as number)).join('  ').trimEnd();
+  return [line(header), ...rows.map(line)].join('\n');
+}
+
+export function benchmarksMarkdown(figures: readonly Figure[], machine: Machine, notes: readonly string[]): string {
+  const sections = [...new Set(figures.map((f) => f.section))];
+  const out: string[] = [
+    '# Benchmarks',
+    '',
+    'Written by `npm run bench:server` (packages/server/src/bench/server-bench.ts); every run overwrites this file.',
+    'Each figure is measured next to a baseline in the same run on the same machine, so the ratio is the figure to read.',
+    '',
+    `- Date: ${machine.date}`,
+    `- Machine: ${machine.cpus} CPUs (nproc), ${machine.cpuModel}, ${machine.platform}`,
+    `- Node: ${machine.node}`,
+    '',
+    '## Reproduce',
+    '',
+    '```sh',
+    'npm ci && npm run build',
+    'npm run bench:server',
+    '```',
+    '',
+    'The server under test is the real `bubble-server serve` on a fresh SQLite data dir, in its own process;',
+    'load generators, subscribers and baselines run in separate processes; all traffic is on loopback.',
+    '',
+  ];
+  for (const section of sections) {
+    out.push(`## ${section}`, '', '| figure | bubble | baseline | bubble / baseline | target | |', '|---|---:|---:|---:|---|---|');
+    for (const f of figures.filter((x) => x.section === section)) {
+      out.push(
+        `| ${f.name} | ${formatNumber(f.bubble)} ${f.unit} | ${formatNumber(f.baseline)} ${f.unit} | ${formatNumber(ratio(f))}x (${f.better} is better) | ${f.target ?? ''} | ${verdict(f)} |`,
+      );
+    }
+    const sectionNotes = figures.filter((x) => x.section === section && x.note !== undefined).map((x) => `- ${x.name}: ${x.note}`);
+    if (sectionNotes.length > 0) out.push('', ...sectionNotes);
+    out.push('');
+  }
+  if (notes.length > 0) out.push('## Method and notes', '', ...notes.map((n) => `- ${n}`), '');
+  return out.join('\n');
+}

@@ -1,0 +1,121 @@
+/**
+ * Fan-out receivers (a child process of the benchmark): opens N WebSocket
+ * clients, authenticates and subscribes each, then records, for every event
+ * frame, now minus the send time the publisher wrote into the event (the
+ * `delta` of a text-delta chunk). Clocks: `performance.timeOrigin + now()`,
+ * the same wall clock in every process on this machine.
+ *
+ * Protocol: parent sends a `FanoutJob`, child answers `{ready: true}` once
+ * every client is subscribed; `'reset'` drops what was recorded so far (after
+ * a warm-up) and is answered `{reset: true}`; `'stop'` is answered with a
+ * `FanoutResult`, then the child exits.
+ */
+import WebSocket from 'ws';
+import { wallClockMs } from './bench-clock.js';
+
+export interface FanoutJob {
+  wsUrl: string;
+  clients: number;
+  /** Bubble mode: authenticate with this token and subscribe to the thread. Baseline mode when absent. */
+  bubble?: { token: string; threadId: string; afterSeq: number };
+}
+
+export interface FanoutResult {
+  received: number;
+  /** Latency percentiles in milliseconds. */
+  p50: number;
+  p99: number;
+  max: number;
+  /** Fewest events any one client received (every client should see every event). */
+  minPerClient: number;
+  maxPerClient: number;
+  unexpectedCloses: number;
+}
+
+const DELTA_MARK = Buffer.from('"delta":"');
+
+async function run(job: FanoutJob): Promise<void> {
+  const latencies: number[] = [];
+  const perClient = new Array<number>(job.clients).fill(0);
+  let unexpectedCloses = 0;
+  let stopping = false;
+  const sockets: WebSocket[] = [];
+
+  const openOne = (index: number): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const socket = new WebSocket(job.wsUrl, { perMessageDeflate: false });
+      sockets.push(socket);
+      let ready = false;
+      socket.on('open', () => {
+        socket.send(JSON.stringify({ type: 'client.auth', token: job.bubble?.token ?? 'baseline' }));
+      });
+      socket.on('message', (data: Buffer) => {
+        if (ready) {
+          const at = data.indexOf(DELTA_MARK);
+          if (at < 0) return;
+          const sentAt = Number.parseFloat(data.toString('latin1', at + DELTA_MARK.length, at + DELTA_MARK.length + 24));
+          if (Number.isFinite(sentAt)) {
+            latencies.push(wallClockMs() - sentAt);
+            perClient[index] = (perClient[index] ?? 0) + 1;
+          }
+          return;
+        }
+        const frame = JSON.parse(data.toString('utf8')) as { type: string };
+        if (job.bubble === undefined && frame.type === 'ready') {
+          ready = true;
+          resolve();
+        } else if (job.bubble !== undefined && frame.type === 'server.ready') {
+          socket.send(JSON.stringify({ type: 'subscribe', id: 's', threadId: job.bubble.threadId, afterSeq: job.bubble.afterSeq }));
+        } else if (frame.type === 'subscribed') {
+          ready = true;
+          resolve();
+        } else if (frame.type === 'error') {
+          reject(new Error(`subscribe refused: ${data.toString('utf8')}`));
+        }
+      });
+      socket.on('close', (code) => {
+        if (!stopping) {
+          unexpectedCloses += 1;
+          if (!ready) reject(new Error(`socket closed with ${code} before it was ready`));
+        }
+      });
+      socket.on('error', (error) => {
+        if (!ready) reject(error);
+      });
+    });
+
+  for (let i = 0; i < job.clients; i += 10) {
+    await Promise.all(Array.from({ length: Math.min(10, job.clients - i) }, (_, k) => openOne(i + k)));
+  }
+  process.send?.({ ready: true });
+  process.on('message', (command: string) => {
+    if (command === 'reset') {
+      latencies.length = 0;
+      perClient.fill(0);
+      process.send?.({ reset: true });
+      return;
+    }
+    stopping = true;
+    for (const socket of sockets) socket.terminate();
+    const sorted = Float64Array.from(latencies).sort();
+    const at = (q: number): number => (sorted.length === 0 ? Number.NaN : (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number));
+    const result: FanoutResult = {
+      received: sorted.length,
+      p50: at(0.5),
+      p99: at(0.99),
+      max: sorted.length === 0 ? Number.NaN : (sorted[sorted.length - 1] as number),
+      minPerClient: Math.min(...perClient),
+      maxPerClient: Math.max(...perClient),
+      unexpectedCloses,
+    };
+    process.send?.(result, () => process.exit(0));
+  });
+}
+
+if (process.send !== undefined) {
+  process.once('message', (job: FanoutJob) => {
+    run(job).catch((error: unknown) => {
+      process.send?.({ error: String(error) }, () => process.exit(1));
+    });
+  });
+}
