@@ -2,6 +2,7 @@ import {
   AppendResponseSchema,
   ArtifactListResponseSchema,
   ArtifactResponseSchema,
+  ArtifactSummarySchema,
   CreatePrincipalResponseSchema,
   CursorResponseSchema,
   GrantListResponseSchema,
@@ -29,6 +30,7 @@ import {
   type TokenInfo,
 } from '@bubble/protocol';
 import { pino, type Logger } from 'pino';
+import { z } from 'zod';
 import { BubbleApiError } from './bubble-api-error.js';
 import { withClientEventIds } from './client-event-id.js';
 import { DEFAULT_RETRY, HttpTransport, type RetryOptions } from './http-transport.js';
@@ -311,7 +313,7 @@ export class BubbleClient {
    * safe to retry (a replay that already landed answers `conflict`); without it, never retried
    * after an uncertain failure, since a resend would write a second version.
    */
-  async putArtifact(threadId: string, name: string, input: PutArtifactInput, options: CallOptions = {}): Promise<Artifact> {
+  async putArtifact(threadId: string, name: string, input: PutArtifactInput, options: CallOptions = {}): Promise<ArtifactSummary> {
     try {
       return await this.putArtifactOnce(threadId, name, input, options);
     } catch (error) {
@@ -320,17 +322,21 @@ export class BubbleClient {
       // holds exactly what we wrote, the write happened: report it as such.
       if (!(error instanceof BubbleApiError) || error.code !== 'conflict' || input.baseVersion === undefined) throw error;
       const landed = await this.getArtifact(threadId, name, { version: input.baseVersion + 1 }, options).catch(() => undefined);
-      if (landed !== undefined && landed.content === input.content && landed.mediaType === input.mediaType) return landed;
+      if (landed !== undefined && landed.content === input.content && landed.mediaType === input.mediaType) {
+        const { content: _content, ...summary } = landed;
+        return summary;
+      }
       throw error;
     }
   }
 
-  private async putArtifactOnce(threadId: string, name: string, input: PutArtifactInput, options: CallOptions): Promise<Artifact> {
+  private async putArtifactOnce(threadId: string, name: string, input: PutArtifactInput, options: CallOptions): Promise<ArtifactSummary> {
     const { body } = await this.transport.request({
       method: 'PUT',
       path: `/v1/threads/${enc(threadId)}/artifacts/${enc(name)}`,
       body: { content: input.content, mediaType: input.mediaType, ...(input.baseVersion !== undefined ? { baseVersion: input.baseVersion } : {}) },
-      schema: ArtifactResponseSchema,
+      // The protocol leaves the answer's body open; the summary is what this client relies on.
+      schema: PutArtifactResponseSchema,
       retry: input.baseVersion !== undefined ? 'idempotent' : 'unsafe',
       ...options,
     });
@@ -364,6 +370,8 @@ export class BubbleClient {
     this.liveConnection = undefined;
   }
 }
+
+const PutArtifactResponseSchema = z.object({ artifact: ArtifactSummarySchema });
 
 function enc(segment: string): string {
   return encodeURIComponent(segment);
