@@ -1,0 +1,277 @@
+import type { EventEnvelope, Grant } from '@bubble/protocol';
+import type { Logger } from 'pino';
+import type { BubbleClient } from '../client/bubble-client.js';
+import { isBubbleApiError } from '../client/bubble-api-error.js';
+import { fullJitterDelay } from '../client/backoff.js';
+import type { CheckpointStore } from './checkpoint-store.js';
+import type { BacklogPolicy } from './replay-window.js';
+import { resolveReplayStart } from './resolve-replay-start.js';
+
+/** What the runtime needs of a client over HTTP. */
+export type BotRuntimeClient = Pick<BubbleClient, 'getThread' | 'readEvents' | 'putCursor'>;
+/** What the runtime needs of the live connection (a `BubbleClient` has both). */
+export type BotRuntimeLive = Pick<BubbleClient, 'subscribeThread' | 'subscribeGrantsAsIterable'>;
+
+/** Why a thread's handler was stopped. */
+export type ThreadStopReason =
+  /** The bot's grant on the thread was revoked. */
+  | 'revoked'
+  /** The runtime is stopping. */
+  | 'runtime_stopped'
+  /** The server ended the subscription (e.g. `grant_revoked`, `thread_deleted`). */
+  | 'subscription_ended'
+  /** The thread could not be read and retrying cannot help (e.g. 403, 404, a revoked credential). */
+  | 'failed';
+
+/** What a handler is given about its thread. */
+export interface ThreadContext {
+  readonly threadId: string;
+  /** The grant that started the thread. */
+  readonly grant: Grant;
+  readonly principalId: string;
+  readonly client: BotRuntimeClient;
+  /** A child logger carrying `threadId`. */
+  readonly logger: Logger;
+  /** Aborted when the thread stops. */
+  readonly signal: AbortSignal;
+  /** Events are delivered with `seq > startAfterSeq`. */
+  readonly startAfterSeq: number;
+  /** The checkpoint the start was chosen from (null: none, so `onFirstJoin` applied). */
+  readonly checkpoint: number | null;
+  /**
+   * Records that every event up to `seq` is handled: after a restart, reading resumes after the
+   * highest settled seq. `seq` may not exceed the last delivered event; lower values are ignored.
+   */
+  settle(seq: number): Promise<void>;
+}
+
+/** One thread's consumer. Gets each event once, in seq order, one at a time. */
+export interface ThreadHandler {
+  onEvent(event: EventEnvelope): Promise<void> | void;
+  /** Called once when the thread stops, after the last `onEvent` returned. */
+  stop?(reason: ThreadStopReason): Promise<void> | void;
+}
+
+export type ThreadHandlerFactory = (context: ThreadContext) => ThreadHandler | Promise<ThreadHandler>;
+
+export interface ThreadRunnerConfig {
+  readonly grant: Grant;
+  readonly principalId: string;
+  readonly client: BotRuntimeClient;
+  readonly live: BotRuntimeLive;
+  readonly checkpoints: CheckpointStore;
+  readonly policy: BacklogPolicy;
+  readonly handlerFactory: ThreadHandlerFactory;
+  readonly logger: Logger;
+  readonly cursorReceipts: boolean;
+  readonly retryBaseMs: number;
+  readonly retryCapMs: number;
+}
+
+/** Errors after which reading the thread again cannot succeed. */
+function isPermanent(error: unknown): boolean {
+  if (!isBubbleApiError(error)) return false;
+  return !error.retryable && error.code !== 'timeout' && error.code !== 'network';
+}
+
+/**
+ * Runs one thread: picks the replay start, then follows the thread (backlog then live) and hands
+ * events to its handler exactly once and in order, until stopped.
+ */
+export class ThreadRunner {
+  readonly threadId: string;
+  private readonly abort = new AbortController();
+  private readonly logger: Logger;
+  private stopReason: ThreadStopReason | undefined;
+  private lastDelivered = 0;
+  private lastSettled = -1;
+  private receiptInFlight: Promise<void> | undefined;
+  private receiptPending: number | undefined;
+  private running: Promise<void> | undefined;
+  private handler: ThreadHandler | undefined;
+
+  constructor(private readonly config: ThreadRunnerConfig) {
+    this.threadId = config.grant.threadId;
+    this.logger = config.logger.child({ threadId: this.threadId });
+  }
+
+  get grant(): Grant {
+    return this.config.grant;
+  }
+
+  start(): void {
+    this.running ??= this.run();
+  }
+
+  /** Stops reading; resolves once the handler's `stop` has returned. */
+  async stop(reason: ThreadStopReason): Promise<void> {
+    this.stopReason ??= reason;
+    this.abort.abort();
+    await this.running;
+  }
+
+  private get stopping(): boolean {
+    return this.abort.signal.aborted;
+  }
+
+  private async run(): Promise<void> {
+    let endReason: ThreadStopReason = 'runtime_stopped';
+    try {
+      for (let attempt = 0; !this.stopping; attempt += 1) {
+        try {
+          await this.follow();
+          endReason = this.stopReason ?? 'subscription_ended';
+          break;
+        } catch (error) {
+          if (this.stopping) break;
+          if (isPermanent(error)) {
+            this.logger.error({ err: error }, 'thread cannot be read; stopping it');
+            endReason = 'failed';
+            break;
+          }
+          const delayMs = fullJitterDelay(attempt, { baseMs: this.config.retryBaseMs, capMs: this.config.retryCapMs }, Math.random);
+          this.logger.warn({ err: error, attempt, delayMs }, 'thread start failed; retrying');
+          await this.sleep(delayMs);
+        }
+      }
+    } finally {
+      endReason = this.stopReason ?? endReason;
+      this.abort.abort();
+      await this.receiptInFlight?.catch(() => undefined);
+      if (this.handler?.stop) {
+        try {
+          await this.handler.stop(endReason);
+        } catch (error) {
+          this.logger.error({ err: error }, 'thread handler stop failed');
+        }
+      }
+      this.logger.info({ reason: endReason, lastDelivered: this.lastDelivered }, 'thread stopped');
+    }
+  }
+
+  /** Picks the start (first time only), then follows the thread until its subscription ends. */
+  private async follow(): Promise<void> {
+    const { client, live, policy } = this.config;
+    let handler = this.handler;
+    if (handler === undefined) {
+      const checkpoint = await this.readCheckpoint();
+      const thread = await client.getThread(this.threadId, { signal: this.abort.signal });
+      const start = await resolveReplayStart(client, {
+        threadId: this.threadId,
+        checkpoint,
+        joinedSeq: this.config.grant.joinedSeq,
+        headSeq: thread.headSeq,
+        policy,
+        signal: this.abort.signal,
+      });
+      this.lastDelivered = start.afterSeq;
+      this.logger.info({ checkpoint, headSeq: thread.headSeq, afterSeq: start.afterSeq, rule: start.rule, expandedBy: start.expandedBy }, 'thread starts');
+      handler = await this.config.handlerFactory(this.context(checkpoint, start.afterSeq));
+      this.handler = handler;
+    }
+    const subscription = live.subscribeThread(this.threadId, { afterSeq: this.lastDelivered, signal: this.abort.signal });
+    for await (const event of subscription) {
+      if (this.stopping) break;
+      await this.take(handler, event);
+    }
+    if (!this.stopping && subscription.endReason?.kind === 'server') {
+      this.logger.info({ reason: subscription.endReason.reason }, 'the server ended the thread subscription');
+    }
+  }
+
+  /** Delivers one event, guarding order: a repeat is dropped, a gap is filled over HTTP first. */
+  private async take(handler: ThreadHandler, event: EventEnvelope): Promise<void> {
+    if (event.seq <= this.lastDelivered) {
+      this.logger.warn({ seq: event.seq, lastDelivered: this.lastDelivered }, 'event delivered twice by the stream; dropped');
+      return;
+    }
+    while (event.seq > this.lastDelivered + 1 && !this.stopping) {
+      this.logger.error({ expected: this.lastDelivered + 1, got: event.seq }, 'gap in the stream; reading the missing events');
+      const page = await this.config.client.readEvents(this.threadId, { after: this.lastDelivered, limit: Math.min(1000, event.seq - 1 - this.lastDelivered) }, { signal: this.abort.signal });
+      const missing = page.events.filter((candidate) => candidate.seq > this.lastDelivered && candidate.seq < event.seq);
+      if (missing.length === 0) throw new Error(`events ${this.lastDelivered + 1}..${event.seq - 1} of ${this.threadId} could not be read`);
+      for (const candidate of missing) await this.deliver(handler, candidate);
+    }
+    if (!this.stopping) await this.deliver(handler, event);
+  }
+
+  private async deliver(handler: ThreadHandler, event: EventEnvelope): Promise<void> {
+    if (event.seq !== this.lastDelivered + 1) return;
+    this.lastDelivered = event.seq;
+    try {
+      await handler.onEvent(event);
+    } catch (error) {
+      // The event stays unsettled, so a restart offers it again; this process moves on.
+      this.logger.error({ err: error, seq: event.seq, type: event.type }, 'thread handler failed on an event');
+    }
+  }
+
+  private async readCheckpoint(): Promise<number | null> {
+    try {
+      return await this.config.checkpoints.get(this.threadId);
+    } catch (error) {
+      this.logger.warn({ err: error }, 'checkpoint store unreadable; falling back to onFirstJoin');
+      return null;
+    }
+  }
+
+  private context(checkpoint: number | null, startAfterSeq: number): ThreadContext {
+    return {
+      threadId: this.threadId,
+      grant: this.config.grant,
+      principalId: this.config.principalId,
+      client: this.config.client,
+      logger: this.logger,
+      signal: this.abort.signal,
+      startAfterSeq,
+      checkpoint,
+      settle: (seq) => this.settle(seq),
+    };
+  }
+
+  private async settle(seq: number): Promise<void> {
+    if (!Number.isSafeInteger(seq) || seq < 0) throw new RangeError(`settle needs a non-negative integer seq, got ${String(seq)}`);
+    if (seq > this.lastDelivered) throw new RangeError(`cannot settle seq ${seq} of ${this.threadId}: only up to ${this.lastDelivered} was delivered`);
+    if (seq <= this.lastSettled) return;
+    await this.config.checkpoints.settle(this.threadId, seq);
+    this.lastSettled = Math.max(this.lastSettled, seq);
+    if (this.config.cursorReceipts) this.receipt(seq);
+  }
+
+  /** The consumer cursor as a receipt: at most one PUT in flight, later values coalesced. */
+  private receipt(seq: number): void {
+    if (this.receiptInFlight !== undefined) {
+      this.receiptPending = Math.max(this.receiptPending ?? 0, seq);
+      return;
+    }
+    this.receiptInFlight = (async () => {
+      let next: number | undefined = seq;
+      while (next !== undefined) {
+        const value: number = next;
+        this.receiptPending = undefined;
+        try {
+          await this.config.client.putCursor(this.threadId, value, { signal: this.abort.signal });
+        } catch (error) {
+          this.logger.debug({ err: error, seq: value }, 'cursor receipt not stored');
+        }
+        next = this.receiptPending;
+      }
+    })().finally(() => {
+      this.receiptInFlight = undefined;
+    });
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.abort.signal.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        { once: true },
+      );
+    });
+  }
+}
