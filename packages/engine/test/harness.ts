@@ -75,7 +75,7 @@ export async function startHarness(script: Script | null, options: HarnessOption
       for (const s of sessions) s.live.close();
       await Promise.all(sessions.map((s) => s.live.ended));
       await double.close();
-      await rm(root, { recursive: true, force: true });
+      await rm(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     },
   };
   return harness;
@@ -211,4 +211,21 @@ export async function harnessFor(
   const h = await startHarness(script, options);
   context.onTestFinished(() => h.close());
   return h;
+}
+
+/** Pid of the Claude CLI whose environment carries this CLAUDE_CONFIG_DIR. */
+export async function findCliPid(configDir: string): Promise<number | undefined> {
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const environ = (await readFile(`/proc/${entry}/environ`, 'utf8')).split('\0');
+      if (environ.includes(`CLAUDE_CONFIG_DIR=${configDir}`) && environ.includes('CLAUDE_CODE_ENTRYPOINT=sdk-ts')) {
+        const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8');
+        if (cmdline.includes('claude')) return Number(entry);
+      }
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return undefined;
 }

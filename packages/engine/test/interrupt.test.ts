@@ -48,7 +48,7 @@ describe.concurrent('interrupt (real CLI against the model double)', () => {
     expect(s.of('user').map(textOf)).toContain('[Request interrupted by user for tool use]');
     // The sleep was killed, not left running (it would otherwise run for seconds more; the CLI
     // long-sleep guard refuses sleeps much longer than this, so the margin is what we can get).
-    await expect.poll(() => existsSync(`/proc/${pid}`), { timeout: 3_000 }).toBe(false);
+    await ctx.expect.poll(() => existsSync(`/proc/${pid}`), { timeout: 3_000 }).toBe(false);
 
     s.live.push('after the interrupt');
     const r2 = await s.result(2);
