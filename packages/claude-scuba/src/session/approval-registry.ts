@@ -1,0 +1,194 @@
+import { ToolCallApprovalDataSchema, ToolCallResultDataSchema, type Role } from '@bubble/protocol';
+import { ScubaError } from '../errors.js';
+import type { Clock } from '../translate/delta-coalescer.js';
+import { systemClock } from '../translate/delta-coalescer.js';
+
+/** Who may answer a parked tool call (config `approvals.approvers`). */
+export type ApproverPolicy = 'owners' | 'participants' | readonly string[];
+
+export interface ApproverContext {
+  /** The bot itself never approves its own calls. */
+  selfId: string;
+  /** Live roles on the thread the call is parked for. */
+  roles: ReadonlyMap<string, Role>;
+}
+
+/** Pure: may `principalId` answer parked calls under `policy`? */
+export function isAllowedApprover(policy: ApproverPolicy, principalId: string, context: ApproverContext): boolean {
+  if (principalId === context.selfId) return false;
+  if (policy === 'owners') return context.roles.get(principalId) === 'owner';
+  if (policy === 'participants') return context.roles.has(principalId);
+  return policy.includes(principalId);
+}
+
+export type DecisionSource =
+  /** A `tool_call_approval` from an allowed approver. */
+  | 'approval'
+  /** A `tool_call_result` from an allowed approver: the tool does not run, their output stands in. */
+  | 'result'
+  /** Nobody allowed answered in time: fails closed. */
+  | 'timeout'
+  /** The run was interrupted (or the SDK aborted the call). */
+  | 'interrupt'
+  /** The session is closing. */
+  | 'closed';
+
+export type ApprovalDecision =
+  | { behavior: 'allow'; updatedInput?: Record<string, unknown>; by: string; source: 'approval' }
+  | { behavior: 'deny'; message: string; by: string | null; source: DecisionSource };
+
+export interface ParkRequest {
+  toolCallId: string;
+  toolName: string;
+  input: Record<string, unknown>;
+  /** The SDK's signal for this call: it aborts when the run is interrupted (engine-notes §1.1). */
+  signal?: AbortSignal;
+}
+
+export interface ParkedCall {
+  toolCallId: string;
+  toolName: string;
+  input: Record<string, unknown>;
+  parkedAt: number;
+}
+
+/** What an observed event did, so the owner can log it. */
+export type ObserveResult =
+  | { kind: 'not_an_answer' }
+  | { kind: 'invalid'; reason: string }
+  | { kind: 'unknown_call'; toolCallId: string }
+  | { kind: 'not_allowed'; toolCallId: string; principalId: string }
+  | { kind: 'resolved'; toolCallId: string; decision: ApprovalDecision };
+
+export interface ApprovalRegistryOptions {
+  timeoutMs: number;
+  /** Evaluated when an answer arrives, so role changes on the thread count. */
+  isApprover: (principalId: string) => boolean;
+  clock?: Clock;
+  /** Called once per settled call, after its promise is resolved: the session writes automatic decisions (timeout, interrupt) to the thread. */
+  onSettled?: (call: ParkedCall, decision: ApprovalDecision) => void;
+}
+
+interface Entry {
+  call: ParkedCall;
+  resolve: (decision: ApprovalDecision) => void;
+  timer: unknown;
+  onAbort?: () => void;
+  signal?: AbortSignal;
+}
+
+/**
+ * Parks the SDK's `canUseTool` calls by toolCallId until someone allowed to
+ * answers on the thread (seed: "Tool approvals over the network"). Fails
+ * closed: no answer within the timeout is a deny. Holds state only; the
+ * owner appends events and logs.
+ */
+export class ApprovalRegistry {
+  readonly #options: ApprovalRegistryOptions;
+  readonly #clock: Clock;
+  readonly #entries = new Map<string, Entry>();
+
+  constructor(options: ApprovalRegistryOptions) {
+    this.#options = options;
+    this.#clock = options.clock ?? systemClock;
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  get pending(): ParkedCall[] {
+    return [...this.#entries.values()].map((entry) => entry.call);
+  }
+
+  park(request: ParkRequest): Promise<ApprovalDecision> {
+    if (this.#entries.has(request.toolCallId)) {
+      throw new ScubaError('approval_duplicate', `tool call ${request.toolCallId} is already waiting for approval`);
+    }
+    const call: ParkedCall = { toolCallId: request.toolCallId, toolName: request.toolName, input: request.input, parkedAt: this.#clock.now() };
+    if (request.signal?.aborted) {
+      const decision = this.#auto(call, 'interrupt');
+      this.#options.onSettled?.(call, decision);
+      return Promise.resolve(decision);
+    }
+    return new Promise<ApprovalDecision>((resolve) => {
+      const entry: Entry = { call, resolve, timer: undefined };
+      entry.timer = this.#clock.setTimeout(() => this.#settle(request.toolCallId, this.#auto(call, 'timeout')), this.#options.timeoutMs);
+      if (request.signal) {
+        const signal = request.signal;
+        entry.signal = signal;
+        entry.onAbort = () => this.#settle(request.toolCallId, this.#auto(call, 'interrupt'));
+        signal.addEventListener('abort', entry.onAbort, { once: true });
+      }
+      this.#entries.set(request.toolCallId, entry);
+    });
+  }
+
+  /** Feeds one thread event; resolves a parked call when it is an allowed answer to it. */
+  observe(event: { type: string; principalId: string; data: unknown }): ObserveResult {
+    if (event.type !== 'tool_call_approval' && event.type !== 'tool_call_result') return { kind: 'not_an_answer' };
+    const parsed = event.type === 'tool_call_approval' ? ToolCallApprovalDataSchema.safeParse(event.data) : ToolCallResultDataSchema.safeParse(event.data);
+    if (!parsed.success) return { kind: 'invalid', reason: `${event.type} data does not match its schema` };
+    const toolCallId = parsed.data.toolCallId;
+    if (!this.#entries.has(toolCallId)) return { kind: 'unknown_call', toolCallId };
+    if (!this.#options.isApprover(event.principalId)) return { kind: 'not_allowed', toolCallId, principalId: event.principalId };
+
+    let decision: ApprovalDecision;
+    if (event.type === 'tool_call_approval') {
+      const data = ToolCallApprovalDataSchema.parse(event.data);
+      if (data.decision === 'allow') {
+        decision = { behavior: 'allow', by: event.principalId, source: 'approval' };
+        if (data.updatedInput !== undefined) decision.updatedInput = data.updatedInput;
+      } else {
+        const reason = data.reason?.trim();
+        decision = {
+          behavior: 'deny',
+          by: event.principalId,
+          source: 'approval',
+          message: reason ? `Denied by ${event.principalId}: ${reason}` : `Denied by ${event.principalId}.`,
+        };
+      }
+    } else {
+      const data = ToolCallResultDataSchema.parse(event.data);
+      const output = typeof data.output === 'string' ? data.output : JSON.stringify(data.output);
+      decision = {
+        behavior: 'deny',
+        by: event.principalId,
+        source: 'result',
+        message: data.isError
+          ? `The tool was not run: ${event.principalId} answered in its place with an error:\n${output}`
+          : `The tool was not run: ${event.principalId} supplied its result instead:\n${output}`,
+      };
+    }
+    this.#settle(toolCallId, decision);
+    return { kind: 'resolved', toolCallId, decision };
+  }
+
+  /** Denies every parked call (an interrupt, or the session closing). Returns what was cancelled. */
+  cancelAll(source: 'interrupt' | 'closed'): ParkedCall[] {
+    const calls = this.pending;
+    for (const call of calls) this.#settle(call.toolCallId, this.#auto(call, source));
+    return calls;
+  }
+
+  #auto(call: ParkedCall, source: 'timeout' | 'interrupt' | 'closed'): ApprovalDecision {
+    const seconds = Math.round(this.#options.timeoutMs / 1000);
+    const message =
+      source === 'timeout'
+        ? `Denied: nobody allowed to approve ${call.toolName} answered within ${seconds} s.`
+        : source === 'interrupt'
+          ? `Denied: the run was interrupted while ${call.toolName} waited for approval.`
+          : `Denied: the bot stopped while ${call.toolName} waited for approval.`;
+    return { behavior: 'deny', by: null, source, message };
+  }
+
+  #settle(toolCallId: string, decision: ApprovalDecision): void {
+    const entry = this.#entries.get(toolCallId);
+    if (!entry) return;
+    this.#entries.delete(toolCallId);
+    this.#clock.clearTimeout(entry.timer);
+    if (entry.signal && entry.onAbort) entry.signal.removeEventListener('abort', entry.onAbort);
+    entry.resolve(decision);
+    this.#options.onSettled?.(entry.call, decision);
+  }
+}
