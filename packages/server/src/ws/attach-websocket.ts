@@ -9,6 +9,8 @@ import type { WsDeps, WsOptions } from './ws-deps.js';
 
 export const WS_PATH = '/v1/ws';
 const DEFAULT_MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+/** A socket's queue is written out early once it holds this much (or a quarter of the limit). */
+const FLUSH_THRESHOLD_BYTES = 256 * 1024;
 /** How long `close()` waits for clients to answer the close handshake before cutting them off. */
 const CLOSE_GRACE_MS = 2_000;
 
@@ -25,11 +27,13 @@ export interface WebSocketLayer {
  */
 export function attachWebSocket(server: Server, deps: WsDeps, options: WsOptions = {}): WebSocketLayer {
   const hub = new WsHub();
+  const maxBufferedBytes = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
   const context: ConnectionContext = {
     deps,
     hub,
     authTimeoutMs: options.authTimeoutMs ?? LIMITS.authTimeoutSeconds * 1000,
-    maxBufferedBytes: options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
+    maxBufferedBytes,
+    flushThresholdBytes: Math.max(1, Math.min(FLUSH_THRESHOLD_BYTES, Math.floor(maxBufferedBytes / 4))),
   };
   const wss = new WebSocketServer({
     noServer: true,

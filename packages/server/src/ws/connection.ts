@@ -13,6 +13,8 @@ export interface ConnectionContext {
   readonly hub: WsHub;
   readonly authTimeoutMs: number;
   readonly maxBufferedBytes: number;
+  /** Queued bytes past which a socket's queue is written at once. */
+  readonly flushThresholdBytes: number;
 }
 
 type Subscription = ThreadSubscription | GrantsSubscription;
@@ -150,6 +152,10 @@ export class Connection {
     if (this.outbox.length === 0) this.context.hub.scheduleFlush(this);
     this.outbox.push(text);
     this.outboxBytes += text.length;
+    // A big burst goes to the socket now rather than at the end of the turn, so
+    // the slow-consumer check measures what the client has not read, not the
+    // size of one batch.
+    if (this.outboxBytes >= this.context.flushThresholdBytes) this.flush();
   }
 
   private onMessage(data: WebSocket.RawData, isBinary: boolean): void {

@@ -1,0 +1,122 @@
+import { connect } from 'node:net';
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LIMITS } from '@bubble/protocol';
+import { startTestWorld, type TestWorld } from '../testing/test-world.js';
+import { httpCall } from '../testing/test-client.js';
+
+let w: TestWorld;
+let t: string;
+beforeAll(async () => {
+  w = await startTestWorld(['alice']);
+  t = await w.thread('alice');
+});
+afterAll(async () => {
+  await w.stop();
+});
+
+const events = () => `/v1/threads/${t}/events`;
+const big = (bytes: number) => JSON.stringify({ type: 'acme.note', data: { s: 'x'.repeat(bytes) } });
+
+/** After every bad request the server still answers, and nothing landed. */
+async function expectStillServing(): Promise<void> {
+  const health = await httpCall(w.server.url, 'GET', '/healthz');
+  expect(health.status).toBe(200);
+  const ok = await httpCall(w.server.url, 'GET', `/v1/threads/${t}`, { token: w.tokens['alice'] });
+  expect(ok.body.thread.headSeq).toBe(1);
+}
+
+describe('malformed input', () => {
+  const table: Array<[string, () => { method: string; path: string; rawBody?: string | Buffer; headers?: Record<string, string> }, number, string]> = [
+    ['invalid JSON', () => ({ method: 'POST', path: events(), rawBody: '{"type": "acme.note", ' }), 400, 'invalid_request'],
+    ['an empty body', () => ({ method: 'POST', path: events(), rawBody: '' }), 400, 'invalid_request'],
+    ['a JSON array', () => ({ method: 'POST', path: events(), rawBody: '[1,2]' }), 400, 'invalid_request'],
+    ['a JSON string', () => ({ method: 'POST', path: events(), rawBody: '"hi"' }), 400, 'invalid_request'],
+    ['type of the wrong type', () => ({ method: 'POST', path: events(), rawBody: '{"type": 5, "data": {}}' }), 400, 'invalid_request'],
+    ['clientEventId of the wrong type', () => ({ method: 'POST', path: events(), rawBody: '{"type": "acme.x", "data": {}, "clientEventId": 7}' }), 400, 'invalid_request'],
+    ['an empty batch', () => ({ method: 'POST', path: events(), rawBody: '{"events": []}' }), 400, 'invalid_request'],
+    ['a batch of 501 events', () => ({ method: 'POST', path: events(), rawBody: JSON.stringify({ events: Array.from({ length: 501 }, () => ({ type: 'acme.x', data: {} })) }) }), 400, 'invalid_request'],
+    ['an unknown undotted type', () => ({ method: 'POST', path: events(), rawBody: '{"type": "hello", "data": {}}' }), 400, 'invalid_request'],
+    ['data over 64 KiB', () => ({ method: 'POST', path: events(), rawBody: big(LIMITS.maxEventDataBytes) }), 413, 'payload_too_large'],
+    ['a body over 1 MiB (declared length)', () => ({ method: 'POST', path: events(), rawBody: big(LIMITS.maxRequestBytes) }), 413, 'payload_too_large'],
+    ['a body of 8 MiB', () => ({ method: 'POST', path: events(), rawBody: Buffer.alloc(8 * 1024 * 1024, 'a') }), 413, 'payload_too_large'],
+    ['a thread title of the wrong type', () => ({ method: 'POST', path: '/v1/threads', rawBody: '{"title": 5}' }), 400, 'invalid_request'],
+    ['a malformed path escape', () => ({ method: 'GET', path: '/v1/threads/%E0%A4%A' }), 400, 'invalid_request'],
+    ['a bad query parameter', () => ({ method: 'GET', path: `${events()}?after=x` }), 400, 'invalid_request'],
+    ['an unknown route', () => ({ method: 'GET', path: '/v1/nothing' }), 404, 'not_found'],
+    ['an unknown method on a known path', () => ({ method: 'PATCH', path: events() }), 404, 'not_found'],
+  ];
+
+  it.each(table)('answers %s with %i %s and keeps serving', async (_name, make, status, errorCode) => {
+    const { method, path, rawBody, headers } = make();
+    const res = await httpCall(w.server.url, method, path, {
+      token: w.tokens['alice'],
+      ...(rawBody !== undefined ? { rawBody } : {}),
+      ...(headers ? { headers } : {}),
+    });
+    expect(res.status).toBe(status);
+    expect(res.body).toEqual({ error: { code: errorCode, message: expect.any(String), details: expect.any(Object) } });
+    expect(res.text).not.toMatch(/\n\s+at /);
+    await expectStillServing();
+  });
+
+  it('answers an oversize chunked body with 413 without reading all of it', async () => {
+    const res = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = request(
+        `${w.server.url}${events()}`,
+        { method: 'POST', headers: { authorization: `Bearer ${w.tokens['alice']}`, 'transfer-encoding': 'chunked' } },
+        (r) => {
+          let text = '';
+          r.on('data', (c) => (text += c));
+          r.on('end', () => resolve({ status: r.statusCode ?? 0, text }));
+        },
+      );
+      req.on('error', reject);
+      const chunk = Buffer.alloc(64 * 1024, 'a');
+      let sent = 0;
+      const pump = (): void => {
+        while (sent < 24) {
+          sent += 1;
+          if (!req.write(chunk)) {
+            req.once('drain', pump);
+            return;
+          }
+        }
+        req.end();
+      };
+      pump();
+    });
+    expect(res.status).toBe(413);
+    expect(JSON.parse(res.text).error.code).toBe('payload_too_large');
+    await expectStillServing();
+  });
+
+  it('answers garbage that is not HTTP with 400 and keeps serving', async () => {
+    const answer = await new Promise<string>((resolve) => {
+      const socket = connect(w.server.server.port, '127.0.0.1', () => socket.write('HELLO THERE\r\n\r\n'));
+      let text = '';
+      socket.on('data', (c) => (text += c));
+      socket.on('close', () => resolve(text));
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 400/);
+    await expectStillServing();
+  });
+
+  it('never leaks a stack trace in a 500', async () => {
+    // Fault injection: the store fails one kind of call with an error that names a secret path.
+    const store = w.server.server.store;
+    const original = store.getThreadAccess.bind(store);
+    store.getThreadAccess = async () => {
+      throw new Error('disk on fire at /secret/path');
+    };
+    try {
+      const res = await httpCall(w.server.url, 'GET', `/v1/threads/${t}`, { token: w.tokens['alice'] });
+      expect(res.status).toBe(500);
+      expect(res.body).toEqual({ error: { code: 'internal', message: 'internal error', details: {} } });
+      expect(res.text).not.toContain('secret');
+    } finally {
+      store.getThreadAccess = original;
+    }
+    await expectStillServing();
+  });
+});
