@@ -68,6 +68,8 @@ export interface ThreadRunnerConfig {
   readonly retryCapMs: number;
 }
 
+const RECEIPT_GRACE_MS = 2_000;
+
 /** Errors after which reading the thread again cannot succeed. */
 function isPermanent(error: unknown): boolean {
   if (!isBubbleApiError(error)) return false;
@@ -81,6 +83,8 @@ function isPermanent(error: unknown): boolean {
 export class ThreadRunner {
   readonly threadId: string;
   private readonly abort = new AbortController();
+  /** Receipts get a short grace at stop, then are abandoned: they are only receipts. */
+  private readonly receiptAbort = new AbortController();
   private readonly logger: Logger;
   private stopReason: ThreadStopReason | undefined;
   private lastDelivered = 0;
@@ -137,7 +141,11 @@ export class ThreadRunner {
     } finally {
       endReason = this.stopReason ?? endReason;
       this.abort.abort();
-      await this.receiptInFlight?.catch(() => undefined);
+      if (this.receiptInFlight !== undefined) {
+        const grace = setTimeout(() => this.receiptAbort.abort(), RECEIPT_GRACE_MS);
+        await this.receiptInFlight.catch(() => undefined);
+        clearTimeout(grace);
+      }
       if (this.handler?.stop) {
         try {
           await this.handler.stop(endReason);
@@ -250,7 +258,7 @@ export class ThreadRunner {
         const value: number = next;
         this.receiptPending = undefined;
         try {
-          await this.config.client.putCursor(this.threadId, value, { signal: this.abort.signal });
+          await this.config.client.putCursor(this.threadId, value, { signal: this.receiptAbort.signal });
         } catch (error) {
           this.logger.debug({ err: error, seq: value }, 'cursor receipt not stored');
         }
