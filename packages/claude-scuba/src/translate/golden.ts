@@ -8,8 +8,10 @@ import { SdkToBubble, type TranslatorSignal } from './sdk-to-bubble.js';
  * fixtures stand for what the session does between messages:
  * `{"type":"__harness","action":"begin_run","runId","replyTo","userMessageUuid"}` and
  * `{"type":"__harness","action":"interrupt","runId","by","reason"}`.
- * A fixture without a begin_run directive (recorded from the real CLI) gets
- * one run begun before its first line, answering the first pushed uuid seen.
+ * A fixture without directives (recorded from the real CLI) gets a run begun
+ * at each `command_lifecycle` "queued" line, as the session begins one per
+ * push (run-1, run-2, …, answering its command_uuid), or one run before its
+ * first line when it has none.
  */
 export interface GoldenOutput {
   /** Events in append order, each with the index of the SDK line that produced it. */
@@ -26,12 +28,17 @@ export function replayFixture(text: string): GoldenOutput {
   let unsolicited = 0;
   const translator = new SdkToBubble({ scope: null, newRunId: () => `run-u${++unsolicited}`, now: () => new Date('2026-11-29T20:00:00Z') });
   const out: GoldenOutput = { events: [], signals: [] };
-  const hasBegin = lines.some((line) => line.type === '__harness' && line.action === 'begin_run');
-  if (!hasBegin) {
-    const uuid = lines.map((line) => line.user_message_uuid ?? (line.user_message_uuids as string[] | undefined)?.[0]).find((u) => typeof u === 'string');
-    out.events.push(...translator.beginRun({ runId: 'run-1', replyTo: [1], ...(typeof uuid === 'string' ? { userMessageUuid: uuid } : {}) }).map((e) => ({ line: -1, ...e })));
-  }
+  const directed = lines.some((line) => line.type === '__harness');
+  const pushes = lines.some((line) => line.type === 'command_lifecycle' && line.state === 'queued');
+  let begun = 0;
+  const begin = (line: number, userMessageUuid?: string) => {
+    begun += 1;
+    const runId = `run-${begun}`;
+    out.events.push(...translator.beginRun({ runId, replyTo: [begun], ...(userMessageUuid ? { userMessageUuid } : {}) }).map((e) => ({ line, ...e })));
+  };
+  if (!directed && !pushes) begin(-1);
   lines.forEach((line, index) => {
+    if (!directed && line.type === 'command_lifecycle' && line.state === 'queued') begin(index, String(line.command_uuid));
     if (line.type === '__harness') {
       if (line.action === 'begin_run') {
         const begun = translator.beginRun({

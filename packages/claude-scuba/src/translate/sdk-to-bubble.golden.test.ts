@@ -30,7 +30,7 @@ function isSdkStream(path: string): boolean {
   if (!first) return false;
   try {
     const type = (JSON.parse(first) as { type?: unknown }).type;
-    return typeof type === 'string' && ['system', 'stream_event', 'assistant', 'user', 'result', '__harness'].includes(type);
+    return typeof type === 'string' && ['system', 'stream_event', 'assistant', 'user', 'result', 'command_lifecycle', '__harness'].includes(type);
   } catch {
     return false;
   }
