@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { parseCli, USAGE, type CreateHumanCommand, type ServeCommand } from './cli/parse-cli.js';
-import { createBubbleServer, DATABASE_FILE_NAME } from './create-bubble-server.js';
+import { createBubbleServer, DATABASE_FILE_NAME, type BubbleServer } from './create-bubble-server.js';
 import { BubbleError } from './errors/bubble-error.js';
 import { createHumanPrincipal } from './services/principal-service.js';
 import { openSqliteStore } from './store/sqlite/sqlite-store.js';
@@ -24,10 +24,9 @@ class UsageError extends Error {}
 async function serve(command: ServeCommand): Promise<void> {
   const dataDir = dataDirOf(command.storage);
   const logger = pino({ level: command.logLevel, base: { service: 'bubble-server' } }, pino.destination(2));
-  const server = await createBubbleServer({ dataDir, host: command.host, port: command.port, logger });
-  process.stdout.write(`data folder: ${dataDir}\n`);
-  process.stdout.write(`listening on ${server.url}\n`);
-  logger.info({ url: server.url, dataDir }, 'listening');
+  // Signal handlers go in before the listening line is printed: whoever reads
+  // that line may send SIGTERM at once.
+  let server: BubbleServer | undefined;
   let stopping = false;
   const stop = (signal: NodeJS.Signals): void => {
     if (stopping) {
@@ -36,7 +35,7 @@ async function serve(command: ServeCommand): Promise<void> {
     }
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    server.close().then(
+    (server?.close() ?? Promise.resolve()).then(
       () => {
         logger.info('stopped');
         process.exit(0);
@@ -49,6 +48,14 @@ async function serve(command: ServeCommand): Promise<void> {
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+  server = await createBubbleServer({ dataDir, host: command.host, port: command.port, logger });
+  if (stopping) {
+    await server.close();
+    process.exit(0);
+  }
+  process.stdout.write(`data folder: ${dataDir}\n`);
+  process.stdout.write(`listening on ${server.url}\n`);
+  logger.info({ url: server.url, dataDir }, 'listening');
 }
 
 async function createHuman(command: CreateHumanCommand): Promise<void> {

@@ -1,0 +1,105 @@
+import { spawn, execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { httpCall } from './testing/test-client.js';
+
+const BIN = fileURLToPath(new URL('../bin/bubble-server.js', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const run = promisify(execFile);
+
+let dataDir: string;
+beforeEach(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'bubble-cli-'));
+});
+afterEach(async () => {
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+/** Starts `serve` and resolves with the URL of its listening line. */
+function serve(args: string[]) {
+  const child = spawn(process.execPath, [BIN, 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stderr.on('data', (c) => (stderr += c));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const listening = new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', (c) => {
+      stdout += c;
+      const m = /listening on (http:\/\/\S+)/.exec(stdout);
+      if (m) resolve(m[1]!);
+    });
+    void exited.then((code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
+  });
+  return { child, listening, exited, output: () => ({ stdout, stderr }) };
+}
+
+describe('bubble-server CLI', () => {
+  it('principal create-human prints the principal and a bubble_user_ token once, usable by serve', async () => {
+    const { stdout } = await run(process.execPath, [BIN, 'principal', 'create-human', 'alice', '--display-name', 'Alice', '--data', dataDir]);
+    const created = JSON.parse(stdout);
+    expect(created).toEqual({
+      principal: { principalId: 'alice', kind: 'human', displayName: 'Alice', ownerPrincipalIds: [], createdAt: expect.any(String) },
+      token: { tokenId: expect.stringMatching(/^tok_/), token: expect.stringMatching(/^bubble_user_[A-Za-z0-9_-]{43,}$/), createdAt: expect.any(String) },
+    });
+    const again = await run(process.execPath, [BIN, 'principal', 'create-human', 'alice', '--data', dataDir]).catch((e) => e);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('principal alice already exists');
+    expect(again.stdout).toBe('');
+
+    const server = serve(['--port', '0', '--data', dataDir, '--log-level', 'silent']);
+    const url = await server.listening;
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(server.output().stdout).toContain(`data folder: ${dataDir}`);
+    const whoami = await httpCall(url, 'GET', '/v1/auth/whoami', { token: created.token.token });
+    expect(whoami.body.principal.principalId).toBe('alice');
+    // the plaintext is never shown again
+    const tokens = await httpCall(url, 'GET', '/v1/principals/alice', { token: created.token.token });
+    expect(tokens.text).not.toContain(created.token.token);
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+  });
+
+  it('serve exits 0 on SIGTERM, and the data survives', async () => {
+    await run(process.execPath, [BIN, 'principal', 'create-human', 'bob', '--data', dataDir]).then((r) => JSON.parse(r.stdout));
+    const first = serve(['--port', '0', '--data', dataDir, '--log-level', 'silent']);
+    const url = await first.listening;
+    expect((await httpCall(url, 'GET', '/healthz')).status).toBe(200);
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    await expect(httpCall(url, 'GET', '/healthz')).rejects.toThrow();
+    const second = serve(['--port', '0', '--data', dataDir, '--log-level', 'silent']);
+    await second.listening;
+    second.child.kill('SIGINT');
+    expect(await second.exited).toBe(0);
+  });
+
+  it('runs from the repo root with npx', async () => {
+    const { stdout } = await run('npx', ['bubble-server', 'principal', 'create-human', 'carol', '--data', dataDir], { cwd: REPO_ROOT });
+    expect(JSON.parse(stdout).principal.principalId).toBe('carol');
+  });
+
+  it.each([
+    [['serve', '--port', 'abc'], 2, '--port must be a number'],
+    [['serve', '--database', 'postgres://localhost/bubble'], 2, 'PostgreSQL support is not built yet'],
+    [['frobnicate'], 2, 'unknown command'],
+    [['principal', 'create-human', 'Not Valid'], 2, '<id> must match'],
+  ])('refuses %j with exit %i and a clear message', async (args, code, message) => {
+    const result = await run(process.execPath, [BIN, ...args, ...(args.includes('--database') ? [] : ['--data', dataDir])]).catch((e) => e);
+    expect(result.code).toBe(code);
+    expect(result.stderr).toContain(message);
+  });
+
+  it('reports a port in use and exits 1', async () => {
+    const first = serve(['--port', '0', '--data', dataDir, '--log-level', 'silent']);
+    const port = new URL(await first.listening).port;
+    const result = await run(process.execPath, [BIN, 'serve', '--port', port, '--data', join(dataDir, 'other')]).catch((e) => e);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('cannot listen');
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+  });
+});
