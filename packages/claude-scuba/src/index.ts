@@ -8,3 +8,28 @@ export { resolveConfig } from './config/resolve-config.js';
 export type { ClaudeCredential, ResolveContext, ResolveResult, ScubaConfig } from './config/resolve-config.js';
 export { loadConfigFile } from './config/load-config.js';
 export type { LoadConfigOptions, LoadedConfig } from './config/load-config.js';
+export type { BubbleEventDraft, MessagePartDraft, RunFinishedExtras, RunUsage } from './translate/bubble-draft.js';
+export { isDeltaDraft } from './translate/bubble-draft.js';
+export { outcomeFromResult } from './translate/run-outcome.js';
+export type { InterruptNote, OutcomeInput, RunOutcome } from './translate/run-outcome.js';
+export { SdkToBubble, SUBAGENT_TOOL_NAMES, contentText } from './translate/sdk-to-bubble.js';
+export type { SdkToBubbleOptions, TranslateStep, TranslatorSignal } from './translate/sdk-to-bubble.js';
+export { DeltaCoalescer, systemClock } from './translate/delta-coalescer.js';
+export type { Clock, DeltaCoalescerOptions } from './translate/delta-coalescer.js';
+export { replayFixture } from './translate/golden.js';
+export type { GoldenOutput } from './translate/golden.js';
+export { ApprovalRegistry, isAllowedApprover } from './session/approval-registry.js';
+export type {
+  ApprovalDecision,
+  ApprovalRegistryOptions,
+  ApproverContext,
+  ApproverPolicy,
+  DecisionSource,
+  ObserveResult,
+  ParkedCall,
+  ParkRequest,
+} from './session/approval-registry.js';
+export { SubagentRegistry, subagentKey } from './session/subagent-registry.js';
+export type { Delivery, OpenRequest, RegistryStep, SubagentRegistryOptions } from './session/subagent-registry.js';
+export { ThreadOutput } from './session/thread-output.js';
+export type { ThreadOutputOptions, ThreadOutputStep } from './session/thread-output.js';
