@@ -6,3 +6,35 @@ export { newClientEventId, withClientEventIds } from './client/client-event-id.j
 export { BubbleLive, deriveWsUrl, type BubbleLiveOptions, type BubbleLiveConfig, type LiveState } from './live/bubble-live.js';
 export { ThreadSubscription, GrantsSubscription, type SubscriptionEndReason, type AnyLiveSubscription } from './live/live-subscription.js';
 export { diffGrants, sameGrant, type GrantUpdate } from './live/grants-diff.js';
+export { extractDrainPayload, formatDrainText, type DrainOptions, type DrainPart, type DrainFile, type DrainPayload } from './drain/extract-drain-payload.js';
+export {
+  selectReplayWindow,
+  BacklogPolicySchema,
+  DEFAULT_BACKLOG_POLICY,
+  type BacklogPolicy,
+  type BacklogPolicyInput,
+  type ReplayWindowInput,
+  type ReplayWindowDecision,
+  type ReplayRule,
+} from './runtime/replay-window.js';
+export { resolveReplayStart, type ReplayStart, type ReplayReader } from './runtime/resolve-replay-start.js';
+export { MemoryCheckpointStore, SqliteCheckpointStore, type CheckpointStore, type SqliteCheckpointStoreOptions } from './runtime/checkpoint-store.js';
+export { startBotRuntime, type BotRuntime, type BotRuntimeOptions, type BotRuntimeEnd } from './runtime/bot-runtime.js';
+export {
+  ThreadRunner,
+  type ThreadContext,
+  type ThreadHandler,
+  type ThreadHandlerFactory,
+  type ThreadStopReason,
+  type BotRuntimeClient,
+  type BotRuntimeLive,
+} from './runtime/thread-runner.js';
+export { defineTool, runTool, ToolError, type LocalTool, type ToolContext, type ToolClient, type ToolOutcome, type JsonValue } from './tools/local-tool.js';
+export { buildToolCatalog, toolCatalog, CORE_TOOLS, type ToolCatalog } from './tools/tool-catalog.js';
+export { artifactsManifestMatches } from './tools/artifacts-manifest.js';
+export { ARTIFACT_TOOLS, listArtifactsTool, readArtifactTool, writeArtifactTool } from './tools/artifact-tools.js';
+export { browseThreadTool } from './tools/browse-thread.js';
+export { openSubthreadTool, subthreadKey } from './tools/open-subthread.js';
+export { searchPrincipalsTool } from './tools/search-principals.js';
+export { inviteToThreadTool } from './tools/invite-to-thread.js';
+export { renderTranscript } from './tools/render-transcript.js';
