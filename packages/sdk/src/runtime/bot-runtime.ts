@@ -72,6 +72,10 @@ export function startBotRuntime(options: BotRuntimeOptions): BotRuntime {
       cursorReceipts: options.cursorReceipts ?? true,
       retryBaseMs: options.retryBaseMs ?? 500,
       retryCapMs: options.retryCapMs ?? 30_000,
+      onEnded: (ended) => {
+        // A thread that ended by itself (its subscription ended or failed for good) is no longer running.
+        if (runners.get(ended.threadId) === ended) runners.delete(ended.threadId);
+      },
     });
     runners.set(grant.threadId, runner);
     runner.start();
@@ -79,9 +83,10 @@ export function startBotRuntime(options: BotRuntimeOptions): BotRuntime {
 
   const revokeThread = async (grant: Grant): Promise<void> => {
     const runner = runners.get(grant.threadId);
-    if (runner === undefined) return;
-    runners.delete(grant.threadId);
-    await runner.stop('revoked');
+    if (runner !== undefined) {
+      runners.delete(grant.threadId);
+      await runner.stop('revoked');
+    }
     if (forgetOnRevoke) {
       await options.checkpoints.delete(grant.threadId).catch((error: unknown) => logger.warn({ err: error, threadId: grant.threadId }, 'checkpoint not deleted'));
     }

@@ -1,4 +1,4 @@
-import type { EventEnvelope, Grant } from '@bubble/protocol';
+import { SUBSCRIPTION_END_REASONS, type EventEnvelope, type Grant } from '@bubble/protocol';
 import type { Logger } from 'pino';
 import type { BubbleClient } from '../client/bubble-client.js';
 import { isBubbleApiError } from '../client/bubble-api-error.js';
@@ -66,6 +66,8 @@ export interface ThreadRunnerConfig {
   readonly cursorReceipts: boolean;
   readonly retryBaseMs: number;
   readonly retryCapMs: number;
+  /** Called once the runner has ended, whatever the reason. */
+  readonly onEnded?: (runner: ThreadRunner, reason: ThreadStopReason) => void;
 }
 
 const RECEIPT_GRACE_MS = 2_000;
@@ -154,6 +156,7 @@ export class ThreadRunner {
         }
       }
       this.logger.info({ reason: endReason, lastDelivered: this.lastDelivered }, 'thread stopped');
+      this.config.onEnded?.(this, endReason);
     }
   }
 
@@ -183,7 +186,10 @@ export class ThreadRunner {
       await this.take(handler, event);
     }
     if (!this.stopping && subscription.endReason?.kind === 'server') {
-      this.logger.info({ reason: subscription.endReason.reason }, 'the server ended the thread subscription');
+      const reason = subscription.endReason.reason;
+      this.logger.info({ reason }, 'the server ended the thread subscription');
+      // The live stream may learn of a revocation before the grants stream does: same outcome.
+      this.stopReason ??= reason === SUBSCRIPTION_END_REASONS.grantRevoked ? 'revoked' : 'subscription_ended';
     }
   }
 
