@@ -4,7 +4,11 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryCheckpointStore, SqliteCheckpointStore } from '../src/runtime/checkpoint-store.js';
 import { startBotRuntime, type BotRuntime } from '../src/runtime/bot-runtime.js';
-import { appendFiller, HandlerRegistry, sayRun, startRuntimeWorld, type RuntimeWorld } from './support/runtime-world.js';
+import type { BotRuntimeLive } from '../src/runtime/thread-runner.js';
+import type { EventEnvelope } from '@bubble/protocol';
+import { pino } from 'pino';
+import { BubbleClient } from '../src/client/bubble-client.js';
+import { appendFiller, FAST_LIVE, HandlerRegistry, sayRun, startRuntimeWorld, type RuntimeWorld } from './support/runtime-world.js';
 
 let world: RuntimeWorld;
 const dirs: string[] = [];
@@ -234,5 +238,55 @@ describe('bot runtime against the real server', () => {
     const handler = await registry.handler(threadId);
     await handler.until((h) => h.events.length > 0, 'the first event');
     await expect(handler.context.settle(handler.seqs.at(-1) as number + 5)).rejects.toThrow(/only up to/);
+  });
+
+  it('repairs a faulty stream: a repeated event is dropped and a skipped one is read over HTTP', async () => {
+    const { threadId, joinedSeq } = await newThreadWithBot('faulty stream');
+    const client = world.botClient();
+    // The real live subscription, with faults injected between it and the runtime.
+    const faulty: BotRuntimeLive = {
+      subscribeGrantsAsIterable: (options) => client.subscribeGrantsAsIterable(options),
+      subscribeThread: (id, options) => {
+        const real = client.subscribeThread(id, options);
+        if (id !== threadId) return real;
+        async function* inject(): AsyncGenerator<EventEnvelope> {
+          for await (const event of real) {
+            if (event.seq === joinedSeq + 2) continue; // lost
+            yield event;
+            if (event.seq === joinedSeq + 4) yield event; // repeated
+          }
+        }
+        return Object.assign(inject(), { endReason: undefined }) as unknown as ReturnType<BotRuntimeLive['subscribeThread']>;
+      },
+    };
+    const registry = new HandlerRegistry();
+    const logs: Array<{ msg: string }> = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => logs.push(JSON.parse(line) as { msg: string }) });
+    runtimes.push(startBotRuntime({ client, live: faulty, principalId: world.botId, checkpoints: new MemoryCheckpointStore(), handlerFactory: registry.factory, logger }));
+    const handler = await registry.handler(threadId);
+    await appendFiller(world.alice, threadId, 8);
+    const { headSeq } = await world.alice.getThread(threadId);
+    await handler.until((h) => h.seqs.at(-1) === headSeq, 'the head');
+    expectConsecutive(handler.seqs, joinedSeq, headSeq);
+    // Both faults were met (and repaired), not merely absent.
+    expect(logs.map((entry) => entry.msg)).toEqual(expect.arrayContaining(['gap in the stream; reading the missing events', 'event delivered twice by the stream; dropped']));
+  });
+
+  it('ends with an error when the bot’s credential is revoked, stopping every thread', async () => {
+    const { token } = await world.alice.createBot({ principalId: 'bot-doomed' });
+    const { thread } = await world.alice.createThread({ title: 'doomed' });
+    await world.alice.addParticipant(thread.threadId, 'bot-doomed', 'member');
+    const client = new BubbleClient({ url: world.server.url, token: token.token, live: FAST_LIVE });
+    const registry = new HandlerRegistry();
+    const runtime = startBotRuntime({ client, principalId: 'bot-doomed', checkpoints: new MemoryCheckpointStore(), handlerFactory: registry.factory });
+    const handler = await registry.handler(thread.threadId);
+    await handler.until((h) => h.events.length > 0, 'the first event');
+    await world.alice.revokeAllTokens('bot-doomed');
+    const end = await runtime.done;
+    expect(end.kind).toBe('failed');
+    expect(handler.stopReason).toBeDefined();
+    expect(['failed', 'runtime_stopped']).toContain(handler.stopReason);
+    expect(runtime.threads()).toEqual([]);
+    client.close();
   });
 });
