@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { parseCliArgs, UsageError } from './cli-args.js';
+
+describe('parseCliArgs', () => {
+  it.each<[string[], unknown]>([
+    [[], { name: 'help' }],
+    [['--help'], { name: 'help' }],
+    [['threads', '-h'], { name: 'help' }],
+    [['whoami'], { name: 'whoami' }],
+    [['threads'], { name: 'threads' }],
+    [['new'], { name: 'new', title: undefined, invite: [] }],
+    [['new', '--title', 'Q3', '--invite', 'bob', '--invite', 'bot-x'], { name: 'new', title: 'Q3', invite: ['bob', 'bot-x'] }],
+    [['say', 'th_1', 'hello', 'world'], { name: 'say', threadId: 'th_1', text: 'hello world' }],
+    [['say', 'th_1', '--', '-1 is a number'], { name: 'say', threadId: 'th_1', text: '-1 is a number' }],
+    [['tail', 'th_1'], { name: 'tail', threadId: 'th_1', after: 0, once: false }],
+    [['tail', 'th_1', '--after', '42', '--once'], { name: 'tail', threadId: 'th_1', after: 42, once: true }],
+    [['approve', 'th_1', 'tc_1'], { name: 'approve', threadId: 'th_1', toolCallId: 'tc_1' }],
+    [['deny', 'th_1', 'tc_1', '--reason', 'no'], { name: 'deny', threadId: 'th_1', toolCallId: 'tc_1', reason: 'no' }],
+    [['stop', 'th_1', 'run_1'], { name: 'stop', threadId: 'th_1', runId: 'run_1', reason: undefined }],
+    [['invite', 'th_1', 'bob'], { name: 'invite', threadId: 'th_1', principalId: 'bob', role: 'member' }],
+    [['invite', 'th_1', 'bob', '--role', 'owner'], { name: 'invite', threadId: 'th_1', principalId: 'bob', role: 'owner' }],
+    [['bots', 'create', 'bot-a', '--name', 'Bot A'], { name: 'bots-create', principalId: 'bot-a', displayName: 'Bot A' }],
+  ])('%j', (argv, command) => {
+    expect(parseCliArgs(argv).command).toEqual(command);
+  });
+
+  it('takes --url, --token and --verbose anywhere', () => {
+    expect(parseCliArgs(['threads', '--url', 'http://h:1', '--token', 't', '-v'])).toEqual({
+      command: { name: 'threads' },
+      url: 'http://h:1',
+      token: 't',
+      verbose: true,
+    });
+  });
+
+  it.each<[string[], string]>([
+    [['frob'], 'unknown command "frob"'],
+    [['threads', 'extra'], 'threads takes no arguments'],
+    [['say', 'th_1'], 'say needs <threadId> <text>'],
+    [['say', 'th_1', '  '], 'say needs some text'],
+    [['tail'], 'tail takes <threadId>'],
+    [['tail', 'th_1', '--after=-3'], '--after must be a whole number'],
+    [['tail', 'th_1', '--after', 'x'], '--after must be a whole number'],
+    [['approve', 'th_1'], 'approve takes <threadId> <toolCallId>'],
+    [['invite', 'th_1', 'bob', '--role', 'admin'], '--role must be member or owner'],
+    [['bots', 'delete', 'x'], 'unknown subcommand "bots delete"'],
+    [['say', 'th_1', 'hi', '--title', 'x'], 'option --title does not apply to "say"'],
+    [['threads', '--bogus'], "Unknown option '--bogus'"],
+  ])('%j is a usage error', (argv, message) => {
+    expect(() => parseCliArgs(argv)).toThrow(UsageError);
+    expect(() => parseCliArgs(argv)).toThrow(message);
+  });
+});
