@@ -7,7 +7,7 @@ import { createLiveBus, type LiveBus } from './live/live-bus.js';
 import { createRequestHandler } from './http/create-request-handler.js';
 import { createRoutes } from './http/routes.js';
 import { createArtifactService } from './services/artifact-service.js';
-import { authenticateToken } from './services/auth-service.js';
+import { createAuthenticator } from './services/authenticator.js';
 import { createEventService } from './services/event-service.js';
 import { createPrincipalService } from './services/principal-service.js';
 import { createThreadService } from './services/thread-service.js';
@@ -61,6 +61,7 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
     },
   });
 
+  const authenticator = createAuthenticator(store, bus);
   let closing = false;
   const inFlight = new Set<Promise<void>>();
   const router = createRoutes({
@@ -71,7 +72,7 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
     artifacts: createArtifactService(store),
     version: SERVER_VERSION,
   });
-  const handle = createRequestHandler({ router, store, logger, closing: () => closing });
+  const handle = createRequestHandler({ router, authenticate: authenticator.authenticate, logger, closing: () => closing });
   const httpServer = createServer({ keepAliveTimeout: 5_000 }, (req, res) => {
     const done = new Promise<void>((resolveDone) => res.once('close', resolveDone));
     inFlight.add(done);
@@ -87,7 +88,7 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
   const ws: WebSocketLayer = attachWebSocket(
     httpServer,
     {
-      authenticate: (token) => authenticateToken(store, token),
+      authenticate: authenticator.authenticate,
       canRead: async (principalId, threadId) => {
         const access = await store.getThreadAccess(threadId, principalId);
         return access !== null && isReader(access);
@@ -129,6 +130,7 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
       if ((await Promise.race([drained, grace])) === 'timeout') logger.warn('shutdown grace period over; cutting connections');
       httpServer.closeAllConnections();
       await stopped;
+      authenticator.close();
       await store.close();
     })();
     return closed;

@@ -1,4 +1,4 @@
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomBytes, randomInt, randomUUID } from 'node:crypto';
 
 const LOWER_ALNUM = 'abcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -16,5 +16,10 @@ export const newSubthreadId = (parentThreadId: string): string =>
   `${parentThreadId}.sub-${randomLowerAlnum(5)}-${randomLowerAlnum(3)}`;
 
 export const newTokenId = (): string => `tok_${randomBytes(12).toString('base64url')}`;
-export const newEventId = (): string => `ev_${randomBytes(12).toString('base64url')}`;
-export const newRequestId = (): string => `req_${randomBytes(9).toString('base64url')}`;
+/** `ev_` and a random UUID's 32 hex digits (randomUUID draws from a buffered entropy pool: cheap on the append path). */
+export const newEventId = (): string => `ev_${randomUUID().replace(/-/g, '')}`;
+
+// Request ids only need to be unique within this process's logs: a random prefix and a counter.
+const requestIdPrefix = `req_${randomBytes(4).toString('hex')}`;
+let requestCounter = 0;
+export const newRequestId = (): string => `${requestIdPrefix}${(requestCounter++).toString(36).padStart(6, '0')}`;

@@ -3,8 +3,7 @@ import { LIMITS, type Principal } from '@bubble/protocol';
 import type { Logger } from 'pino';
 import { toErrorResponse } from '../errors/bubble-error.js';
 import { newRequestId } from '../domain/ids.js';
-import { authenticateHeader } from '../services/auth-service.js';
-import type { BubbleStore } from '../store/store.js';
+import { authenticateHeader, type Authenticated } from '../services/auth-service.js';
 import { readJsonBody } from './read-json-body.js';
 import type { Handler, LogFields, RequestContext } from './request-context.js';
 import type { Router } from './router.js';
@@ -12,7 +11,7 @@ import { notFound } from '../errors/bubble-error.js';
 
 export interface RequestHandlerDeps {
   router: Router<Handler>;
-  store: BubbleStore;
+  authenticate: (token: string) => Promise<Authenticated | null>;
   logger: Logger;
   /** Whether the server is shutting down (answers then carry `Connection: close`). */
   closing: () => boolean;
@@ -23,7 +22,7 @@ export interface RequestHandlerDeps {
  * throws into the answer. This is the only place errors become responses.
  */
 export function createRequestHandler(deps: RequestHandlerDeps) {
-  const { router, store, logger } = deps;
+  const { router, authenticate, logger } = deps;
   return (req: IncomingMessage, res: ServerResponse): void => {
     const started = process.hrtime.bigint();
     const requestId = newRequestId();
@@ -62,7 +61,7 @@ export function createRequestHandler(deps: RequestHandlerDeps) {
         log,
         fields,
         caller: () => {
-          caller ??= authenticateHeader(store, req.headers.authorization).then((a) => {
+          caller ??= authenticateHeader(authenticate, req.headers.authorization).then((a) => {
             fields.principalId = a.principal.principalId;
             return a.principal;
           });

@@ -9,25 +9,32 @@ export interface Authenticated {
 }
 
 /**
- * Resolves a bearer token to its principal, or null when it is unknown or
- * revoked. Only the SHA-256 of the token is looked up; the stored digest is
- * then compared in constant time.
+ * Resolves the SHA-256 of a bearer token to its principal, or null when it is
+ * unknown or revoked. The digest is looked up, then compared with the stored
+ * one in constant time.
  */
-export async function authenticateToken(store: BubbleStore, token: string): Promise<Authenticated | null> {
-  if (!looksLikeLocalToken(token)) return null;
-  const hash = hashToken(token);
+export async function authenticateHash(store: BubbleStore, hash: Buffer): Promise<Authenticated | null> {
   const record = await store.findLiveTokenByHash(hash);
   if (record === null || !hashesEqual(record.hash, hash)) return null;
   const principal = await store.getPrincipal(record.principalId);
   return principal === null ? null : { principal, tokenId: record.tokenId };
 }
 
+/** Resolves a plaintext bearer token (see `authenticateHash`). */
+export async function authenticateToken(store: BubbleStore, token: string): Promise<Authenticated | null> {
+  if (!looksLikeLocalToken(token)) return null;
+  return authenticateHash(store, hashToken(token));
+}
+
 /** Reads `Authorization: Bearer <token>`; throws 401 when it is missing or does not resolve. */
-export async function authenticateHeader(store: BubbleStore, header: string | undefined): Promise<Authenticated> {
+export async function authenticateHeader(
+  authenticate: (token: string) => Promise<Authenticated | null>,
+  header: string | undefined,
+): Promise<Authenticated> {
   if (header === undefined) throw unauthorized('missing Authorization header');
   const match = /^Bearer +(\S+) *$/i.exec(header);
   if (!match) throw unauthorized('Authorization must be "Bearer <token>"');
-  const result = await authenticateToken(store, match[1]!);
+  const result = await authenticate(match[1]!);
   if (result === null) throw unauthorized('unknown or revoked token');
   return result;
 }
