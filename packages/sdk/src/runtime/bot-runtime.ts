@@ -19,7 +19,11 @@ export interface BotRuntimeOptions {
   readonly logger?: Logger;
   /** Store each settled seq as the server's consumer cursor (a receipt for unread counts). Default true. */
   readonly cursorReceipts?: boolean;
-  /** Delete a thread's checkpoint when the grant is revoked, so a later invitation starts by `onFirstJoin`. Default true. */
+  /**
+   * Delete a thread's checkpoint when its grant is revoked. Default false: a later invitation
+   * starts by `onFirstJoin` anyway (a checkpoint below the new `joinedSeq` is ignored), and a
+   * revoke-then-add that a reconnect reports for a mere role change keeps its checkpoint.
+   */
   readonly forgetOnRevoke?: boolean;
   /** Backoff of a thread whose start failed transiently. Defaults 500 ms and 30 s. */
   readonly retryBaseMs?: number;
@@ -55,7 +59,7 @@ export function startBotRuntime(options: BotRuntimeOptions): BotRuntime {
   const liveConnection = live as BotRuntimeLive;
   const runners = new Map<string, ThreadRunner>();
   const abort = new AbortController();
-  const forgetOnRevoke = options.forgetOnRevoke ?? true;
+  const forgetOnRevoke = options.forgetOnRevoke ?? false;
 
   const startThread = (grant: Grant): void => {
     const current = runners.get(grant.threadId);

@@ -165,7 +165,7 @@ export class ThreadRunner {
     const { client, live, policy } = this.config;
     let handler = this.handler;
     if (handler === undefined) {
-      const checkpoint = await this.readCheckpoint();
+      const checkpoint = await this.readCheckpoint(this.config.grant.joinedSeq);
       const thread = await client.getThread(this.threadId, { signal: this.abort.signal });
       const start = await resolveReplayStart(client, {
         threadId: this.threadId,
@@ -220,13 +220,23 @@ export class ThreadRunner {
     }
   }
 
-  private async readCheckpoint(): Promise<number | null> {
+  /**
+   * The stored checkpoint, if it belongs to the current membership. One below the join predates
+   * it (the bot was removed and invited again): the new membership starts by `onFirstJoin`.
+   */
+  private async readCheckpoint(joinedSeq: number): Promise<number | null> {
+    let stored: number | null;
     try {
-      return await this.config.checkpoints.get(this.threadId);
+      stored = await this.config.checkpoints.get(this.threadId);
     } catch (error) {
       this.logger.warn({ err: error }, 'checkpoint store unreadable; falling back to onFirstJoin');
       return null;
     }
+    if (stored !== null && stored < joinedSeq - 1) {
+      this.logger.info({ checkpoint: stored, joinedSeq }, 'checkpoint predates the current membership; falling back to onFirstJoin');
+      return null;
+    }
+    return stored;
   }
 
   private context(checkpoint: number | null, startAfterSeq: number): ThreadContext {
