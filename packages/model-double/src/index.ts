@@ -29,4 +29,4 @@ export type {
 export { parseScript, parseScriptJson, ScriptError } from './parse-script.js';
 export { API_ERRORS } from './api-errors.js';
 export type { ApiErrorType, ApiErrorBody } from './api-errors.js';
-export type { RequestKind, ToolResultInfo } from './request-info.js';
+export type { RequestKind, ToolResultInfo, TaskNotificationInfo } from './request-info.js';

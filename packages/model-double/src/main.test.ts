@@ -54,6 +54,13 @@ describe('model-double CLI', () => {
     expect(await p.exit).toBe(0);
   });
 
+  it('exits cleanly on SIGINT sent the moment it reports ready', async () => {
+    const p = run(['--port', '0']);
+    await listeningUrl(p.child);
+    p.child.kill('SIGINT');
+    expect(await p.exit).toBe(0);
+  });
+
   it('refuses an invalid script and lists every problem', async () => {
     dir = mkdtempSync(join(tmpdir(), 'model-double-cli-'));
     const file = join(dir, 'bad.json');

@@ -61,11 +61,13 @@ async function main(): Promise<number> {
     process.stderr.write(`model double could not start: ${(err as Error).message}\n`);
     return 1;
   }
-  process.stdout.write(`model double listening on ${double.url}\n`);
-  await new Promise<void>((resolve) => {
+  // Handlers go in before the ready line: a supervisor may signal as soon as it reads it.
+  const stopped = new Promise<void>((resolve) => {
     process.once('SIGTERM', resolve);
     process.once('SIGINT', resolve);
   });
+  process.stdout.write(`model double listening on ${double.url}\n`);
+  await stopped;
   await double.close();
   return 0;
 }
