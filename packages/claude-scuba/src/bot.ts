@@ -1,0 +1,115 @@
+import { mkdirSync } from 'node:fs';
+import { buildChildEnv, RunQueue, startLiveQuery, type LiveQuery, type LiveQueryOptions } from '@bubble/engine';
+import { BubbleClient, MemoryCheckpointStore, SqliteCheckpointStore, startBotRuntime, type BotRuntime, type BotRuntimeEnd, type CheckpointStore } from '@bubble/sdk';
+import type { Logger } from 'pino';
+import type { ScubaConfig } from './config/resolve-config.js';
+import { ScubaError } from './errors.js';
+import { ClaudeSdkSession } from './session/claude-sdk-session.js';
+import { SqliteSessionStore } from './session/session-store.js';
+
+export interface BotOptions {
+  config: ScubaConfig;
+  logger: Logger;
+  /** PATH for the CLI child (main.ts reads it from the environment). */
+  childPath: string;
+  /** The engine's startLiveQuery; injectable for wrappers (e.g. timing in benchmarks). */
+  startQuery?: (options: LiveQueryOptions) => LiveQuery;
+}
+
+export interface Bot {
+  readonly principalId: string;
+  /** Threads with a running session. */
+  threads(): string[];
+  session(threadId: string): ClaudeSdkSession | undefined;
+  /** Stops every session (each closes its CLI) and the runtime. */
+  stop(): Promise<void>;
+  /** Settles when the runtime ends (stopped, or failed: e.g. the bot's token was revoked). */
+  readonly done: Promise<BotRuntimeEnd>;
+}
+
+/**
+ * Boots the bot (seed: "The boot sequence"): whoami must match
+ * `bubble.principalId` before anything else happens; then the sdk runtime
+ * follows the grants stream and runs one ClaudeSdkSession per joined thread.
+ */
+export async function startBot(options: BotOptions): Promise<Bot> {
+  const { config, logger } = options;
+  const principalId = config.bubble.principalId;
+  const client = new BubbleClient({ url: config.bubble.url, token: config.bubble.token.reveal(), logger: logger.child({ component: 'bubble-client' }) });
+  const me = await client.whoami();
+  if (me.principalId !== principalId) {
+    client.close();
+    throw new ScubaError(
+      'principal_mismatch',
+      `the Bubble token authenticates principal "${me.principalId}", but bubble.principalId in the config is "${principalId}"; refusing to start`,
+    );
+  }
+  logger.info({ principalId, url: config.bubble.url }, 'authenticated');
+
+  const credential = config.claude.credential;
+  mkdirSync(config.claude.configDir, { recursive: true });
+  const childEnv = buildChildEnv({
+    path: options.childPath,
+    configDir: config.claude.configDir,
+    credential: credential.kind === 'oauth' ? { kind: 'oauth', token: credential.token.reveal() } : { kind: 'api_key', key: credential.key.reveal() },
+    ...(config.claude.baseUrl !== undefined ? { baseUrl: config.claude.baseUrl } : {}),
+    maxRetries: config.claude.maxRetries,
+  });
+  const checkpoints: CheckpointStore =
+    config.store.path === ':memory:' ? new MemoryCheckpointStore() : new SqliteCheckpointStore({ path: config.store.path, scope: principalId });
+  const store = new SqliteSessionStore({ path: config.store.path, scope: principalId });
+  const runQueue = new RunQueue({ size: config.limits.maxActiveQueries });
+  const sessions = new Map<string, ClaudeSdkSession>();
+
+  const runtime: BotRuntime = startBotRuntime({
+    client,
+    principalId,
+    checkpoints,
+    backlog: config.backlog,
+    logger,
+    handlerFactory: async (context) => {
+      const session = new ClaudeSdkSession({
+        threadId: context.threadId,
+        selfId: principalId,
+        config,
+        client: {
+          appendEvents: (threadId, events) => client.appendEvents(threadId, events),
+          listParticipants: (threadId) => client.listParticipants(threadId),
+          getPrincipal: (id) => client.getPrincipal(id),
+          createSubthread: (parent, input) => client.createSubthread(parent, input),
+        },
+        runQueue,
+        store,
+        startQuery: options.startQuery ?? startLiveQuery,
+        childEnv,
+        logger,
+        settle: (seq) => context.settle(seq),
+      });
+      await session.init();
+      sessions.set(context.threadId, session);
+      return {
+        onEvent: (event) => session.onEvent(event),
+        stop: async (reason) => {
+          sessions.delete(context.threadId);
+          await session.stop(reason);
+        },
+      };
+    },
+  });
+
+  const done = runtime.done.finally(() => {
+    client.close();
+    store.close();
+  });
+
+  return {
+    principalId,
+    threads: () => runtime.threads(),
+    session: (threadId) => sessions.get(threadId),
+    stop: async () => {
+      await runtime.stop();
+      await done;
+    },
+    done,
+  };
+}

@@ -1,0 +1,358 @@
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CanUseTool, PermissionResult } from '@anthropic-ai/claude-agent-sdk';
+import { narrowSdkMessage, type LiveQuery, type LiveQueryOptions, type Release, type RunQueue } from '@bubble/engine';
+import { ParticipantChangeDataSchema, type EventEnvelope, type Role } from '@bubble/protocol';
+import type { Logger } from 'pino';
+import { BubbleToSdkDrain } from '../bridge/bubble-to-sdk.js';
+import type { ScubaConfig } from '../config/resolve-config.js';
+import type { Clock } from '../translate/delta-coalescer.js';
+import { systemClock } from '../translate/delta-coalescer.js';
+import { ApprovalRegistry, isAllowedApprover, type ApprovalDecision, type ParkedCall } from './approval-registry.js';
+import { Outbound, type AppendFn } from './outbound.js';
+import { buildQueryOptions } from './query-options.js';
+import type { SessionStore } from './session-store.js';
+import { ThreadOutput, type ThreadOutputStep } from './thread-output.js';
+import { decideTurn, nextBotOnlyStreak } from './turn-policy.js';
+
+/** What a session needs of Bubble (the sdk's BubbleClient has all of it). */
+export interface SessionClient {
+  appendEvents: AppendFn;
+  listParticipants(threadId: string): Promise<Array<{ principalId: string; role: Role }>>;
+  getPrincipal(principalId: string): Promise<{ principalId: string; kind: string; displayName?: string | null | undefined }>;
+  createSubthread(parentThreadId: string, input: { title?: string | null; key?: string }): Promise<{ thread: { threadId: string } }>;
+}
+
+export interface SessionOptions {
+  threadId: string;
+  selfId: string;
+  config: ScubaConfig;
+  client: SessionClient;
+  runQueue: RunQueue;
+  store: SessionStore;
+  /** The engine's startLiveQuery. */
+  startQuery: (options: LiveQueryOptions) => LiveQuery;
+  /** The CLI child's environment, built once by the bot. */
+  childEnv: Record<string, string>;
+  logger: Logger;
+  /** Records that every event up to seq is handled (the sdk runtime's `settle`). */
+  settle: (seq: number) => Promise<void>;
+  clock?: Clock;
+}
+
+/**
+ * One thread's Claude: the drain rule feeds one long-lived streaming query,
+ * its output is translated onto the thread (and sub-agents' subthreads), and
+ * tool approvals are parked until someone allowed answers. Event delivery is
+ * never blocked on Claude: turns start asynchronously.
+ */
+export class ClaudeSdkSession {
+  readonly threadId: string;
+  readonly #o: SessionOptions;
+  readonly #log: Logger;
+  readonly #clock: Clock;
+  readonly #roles = new Map<string, Role>();
+  readonly #names = new Map<string, string>();
+  readonly #kinds = new Map<string, string>();
+  readonly #drain: BubbleToSdkDrain;
+  readonly #output: ThreadOutput;
+  readonly #outbound: Outbound;
+  readonly #approvals: ApprovalRegistry;
+  #query: LiveQuery | undefined;
+  #release: Release | undefined;
+  #opening: Promise<LiveQuery> | undefined;
+  #turnStarting = false;
+  #turnSeqs: number[] = [];
+  #lastSeq = 0;
+  #botOnlyStreak = 0;
+  #idleTimer: unknown;
+  #stopped = false;
+  #sessionStored = false;
+
+  constructor(options: SessionOptions) {
+    this.threadId = options.threadId;
+    this.#o = options;
+    this.#clock = options.clock ?? systemClock;
+    this.#log = options.logger.child({ threadId: options.threadId, principalId: options.selfId });
+    this.#drain = new BubbleToSdkDrain({ selfId: options.selfId, displayNames: this.#names });
+    this.#output = new ThreadOutput({ threadId: options.threadId, newRunId: () => `run-${randomUUID()}`, now: () => new Date(this.#clock.now()) });
+    this.#outbound = new Outbound({ append: options.client.appendEvents, logger: this.#log, clock: this.#clock });
+    this.#approvals = new ApprovalRegistry({
+      clock: this.#clock,
+      timeoutMs: options.config.approvals.timeoutSeconds * 1000,
+      isApprover: (p) => isAllowedApprover(options.config.approvals.approvers, p, { selfId: options.selfId, roles: this.#roles }),
+      onSettled: (call, decision) => this.#onApprovalSettled(call, decision),
+    });
+  }
+
+  /** Reads who is on the thread (roles for approvals, names for attribution). */
+  async init(): Promise<void> {
+    const grants = await this.#o.client.listParticipants(this.threadId);
+    for (const grant of grants) this.#roles.set(grant.principalId, grant.role);
+    await Promise.all(grants.map((grant) => this.#learn(grant.principalId)));
+  }
+
+  /** HTTP appends per thread so far (for the benchmark). */
+  appendCounts(): Record<string, number> {
+    return this.#outbound.appendCounts();
+  }
+
+  async onEvent(event: EventEnvelope): Promise<void> {
+    this.#lastSeq = event.seq;
+    if (event.type === 'participant_added' || event.type === 'participant_removed') this.#participant(event);
+    const answer = this.#approvals.observe(event);
+    if (answer.kind === 'not_allowed') this.#log.warn({ seq: event.seq, toolCallId: answer.toolCallId, by: answer.principalId }, 'approval from a principal who may not approve; ignored');
+    else if (answer.kind === 'resolved') this.#log.info({ seq: event.seq, toolCallId: answer.toolCallId, decision: answer.decision.behavior, by: event.principalId }, 'tool call answered');
+    const seen = this.#drain.observe(event);
+    if (seen.kind === 'interrupt') this.#interrupt(seen.runId, seen.by, seen.reason, event.seq);
+    this.#tryStartTurn();
+    await this.#settle();
+  }
+
+  async stop(reason: string): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    this.#log.info({ reason }, 'session stopping');
+    this.#clearIdle();
+    this.#approvals.cancelAll('closed');
+    const query = this.#query;
+    this.#query = undefined;
+    query?.close();
+    this.#emit(this.#output.closeAll({ status: 'interrupted', error: { code: 'bot_stopped', message: `The bot stopped (${reason}).` } }));
+    await this.#outbound.flush();
+    this.#outbound.dispose();
+    this.#release?.();
+    this.#release = undefined;
+  }
+
+  #tryStartTurn(): void {
+    if (this.#stopped || this.#turnStarting) return;
+    if (!this.#output.isIdle) {
+      if (this.#o.config.turns.steer && this.#query && !this.#query.isEnded) this.#steer();
+      return;
+    }
+    const payload = this.#drain.drain();
+    if (!payload) return;
+    const decision = decideTurn({
+      parts: payload.parts,
+      respondTo: this.#o.config.turns.respondTo,
+      selfId: this.#o.selfId,
+      ...(this.#names.get(this.#o.selfId) ? { selfDisplayName: this.#names.get(this.#o.selfId)! } : {}),
+      isBot: (p) => this.#kinds.get(p) === 'bot',
+      botOnlyStreak: this.#botOnlyStreak,
+      maxBotOnlyTurns: this.#o.config.turns.maxBotOnlyTurns,
+    });
+    this.#botOnlyStreak = nextBotOnlyStreak(this.#botOnlyStreak, decision);
+    if (!decision.answer) {
+      if (payload.text !== '') this.#log.info({ seqs: payload.consumedSeqs, reason: decision.reason }, 'turn not answered');
+      return;
+    }
+    const runId = `run-${randomUUID()}`;
+    const uuid = randomUUID();
+    this.#turnSeqs = [...payload.consumedSeqs];
+    this.#clearIdle();
+    this.#emit({ deliveries: [this.#output.beginRun({ runId, replyTo: [...payload.replyTo], userMessageUuid: uuid })], open: [], signals: [], dropped: 0 });
+    this.#log.info({ runId, replyTo: payload.replyTo }, 'turn starts');
+    this.#turnStarting = true;
+    void this.#ensureQuery()
+      .then((query) => {
+        query.push(payload.text, { uuid });
+      })
+      .catch((error: unknown) => {
+        this.#log.error({ err: error, runId }, 'could not start the Claude query');
+        this.#emit(this.#output.closeAll({ status: 'error', error: { code: 'engine_start_failed', message: 'Claude could not be started.' } }));
+        this.#turnSeqs = [];
+      })
+      .finally(() => {
+        this.#turnStarting = false;
+      });
+  }
+
+  #steer(): void {
+    const payload = this.#drain.drain();
+    if (!payload) return;
+    this.#turnSeqs.push(...payload.consumedSeqs);
+    if (payload.text === '') return;
+    this.#log.info({ runId: this.#output.currentRunId, seqs: payload.consumedSeqs }, 'steering the running turn');
+    this.#query!.push(payload.text, { shouldQuery: false });
+  }
+
+  #interrupt(runId: string, by: string, reason: string | undefined, seq: number): void {
+    if (runId !== this.#output.currentRunId || !this.#query) return;
+    this.#log.info({ runId, by, seq }, 'interrupt requested');
+    this.#output.noteInterrupt(runId, { by, ...(reason !== undefined ? { reason } : {}) });
+    this.#approvals.cancelAll('interrupt');
+    this.#query.interrupt().catch((error: unknown) => this.#log.warn({ err: error, runId }, 'interrupt failed'));
+  }
+
+  async #ensureQuery(): Promise<LiveQuery> {
+    if (this.#query && !this.#query.isEnded) return this.#query;
+    this.#opening ??= this.#openQuery().finally(() => {
+      this.#opening = undefined;
+    });
+    return this.#opening;
+  }
+
+  async #openQuery(): Promise<LiveQuery> {
+    this.#release = await this.#o.runQueue.acquire({ id: this.threadId });
+    const { config } = this.#o;
+    const record = this.#o.store.fixWorkspace(this.threadId, join(config.claude.workspaceRoot, safeDirName(this.threadId)));
+    mkdirSync(record.workspace, { recursive: true });
+    this.#sessionStored = record.claudeSessionId !== null;
+    const options = buildQueryOptions({
+      config,
+      threadId: this.threadId,
+      cwd: record.workspace,
+      env: this.#o.childEnv,
+      canUseTool: this.#canUseTool,
+      ...(record.claudeSessionId ? { resume: record.claudeSessionId } : {}),
+    });
+    this.#log.info({ cwd: record.workspace, resume: record.claudeSessionId ?? undefined }, 'opening the Claude query');
+    const query = this.#o.startQuery({ options, logger: this.#log });
+    this.#query = query;
+    void this.#pump(query);
+    return query;
+  }
+
+  async #pump(query: LiveQuery): Promise<void> {
+    for await (const raw of query.messages) {
+      const step = this.#output.push(narrowSdkMessage(raw));
+      await this.#apply(step);
+      for (const signal of step.signals) {
+        if (signal.kind === 'run_finished') this.#onRunFinished(query, signal.runId, signal.outcome.status);
+        else if (signal.kind === 'skipped') this.#log.debug({ reason: signal.reason }, 'SDK message skipped');
+        else if (signal.kind === 'api_retry') this.#log.warn({ attempt: signal.attempt, status: signal.errorStatus }, 'Claude API retry');
+      }
+    }
+    const end = await query.ended;
+    if (this.#query === query) this.#query = undefined;
+    this.#release?.();
+    this.#release = undefined;
+    if (end.reason !== 'closed') {
+      this.#log.error({ reason: end.reason, err: end.error, kind: end.classified?.kind }, 'the Claude query ended');
+      const message = end.classified?.message ?? 'The Claude process stopped unexpectedly.';
+      this.#emit(this.#output.closeAll({ status: 'error', error: { code: end.classified?.kind ?? 'cli_exit', message } }));
+      if (end.classified?.kind === 'session_not_found') this.#o.store.setClaudeSession(this.threadId, null);
+      this.#turnSeqs = [];
+      await this.#settle();
+    }
+  }
+
+  #onRunFinished(query: LiveQuery, runId: string, status: string): void {
+    this.#log.info({ runId, status }, 'run finished');
+    if (!this.#sessionStored && query.sessionId) {
+      // The transcript exists once a turn has finished: only now is the id worth resuming.
+      this.#o.store.setClaudeSession(this.threadId, query.sessionId);
+      this.#sessionStored = true;
+    }
+    if (this.#output.isIdle) {
+      this.#turnSeqs = [];
+      void this.#settle();
+      this.#tryStartTurn();
+      if (this.#output.isIdle) this.#armIdle();
+    }
+  }
+
+  /** Sends deliveries; creates subthreads for sub-agents (awaited, so the parent's chunk names the child). */
+  async #apply(step: ThreadOutputStep): Promise<void> {
+    this.#emit(step);
+    for (const request of step.open) {
+      let next: ThreadOutputStep;
+      try {
+        const { thread } = await this.#o.client.createSubthread(request.parentThreadId, { key: request.key, ...(request.title ? { title: request.title } : {}) });
+        this.#log.info({ toolCallId: request.toolCallId, childThreadId: thread.threadId }, 'sub-agent subthread opened');
+        next = this.#output.attached(request.toolCallId, thread.threadId);
+      } catch (error) {
+        this.#log.error({ err: error, toolCallId: request.toolCallId }, 'sub-agent subthread could not be created');
+        next = this.#output.failedToAttach(request.toolCallId);
+      }
+      await this.#apply(next);
+    }
+    if (step.dropped > 0) this.#log.warn({ dropped: step.dropped }, 'sub-agent messages dropped');
+  }
+
+  #emit(step: ThreadOutputStep): void {
+    for (const delivery of step.deliveries) this.#outbound.send(delivery.threadId, delivery.events);
+  }
+
+  readonly #canUseTool: CanUseTool = async (toolName, input, options) => {
+    // The tool call's chunk must be on the thread before anyone is asked to answer it.
+    await this.#outbound.flush();
+    this.#log.info({ toolCallId: options.toolUseID, toolName, agentId: options.agentID }, 'tool call waits for approval');
+    const decision = await this.#approvals.park({ toolCallId: options.toolUseID, toolName, input, signal: options.signal });
+    return toPermission(decision);
+  };
+
+  #onApprovalSettled(call: ParkedCall, decision: ApprovalDecision): void {
+    if (decision.source === 'approval' || decision.source === 'result') return;
+    // Automatic decisions go on the thread too: the thread is its own audit log.
+    this.#log.warn({ toolCallId: call.toolCallId, source: decision.source }, 'tool call denied automatically');
+    const reason = decision.behavior === 'deny' ? decision.message : '';
+    this.#o.client
+      .appendEvents(this.threadId, [{ type: 'tool_call_approval', data: { toolCallId: call.toolCallId, decision: 'deny', reason }, clientEventId: `approval:${call.toolCallId}` }])
+      .catch((error: unknown) => this.#log.error({ err: error, toolCallId: call.toolCallId }, 'automatic denial not recorded on the thread'));
+  }
+
+  #participant(event: EventEnvelope): void {
+    const parsed = ParticipantChangeDataSchema.safeParse(event.data);
+    if (!parsed.success) return;
+    if (event.type === 'participant_added') {
+      this.#roles.set(parsed.data.principalId, parsed.data.role);
+      void this.#learn(parsed.data.principalId);
+    } else {
+      this.#roles.delete(parsed.data.principalId);
+    }
+  }
+
+  async #learn(principalId: string): Promise<void> {
+    if (this.#kinds.has(principalId)) return;
+    try {
+      const principal = await this.#o.client.getPrincipal(principalId);
+      this.#kinds.set(principalId, principal.kind);
+      if (principal.displayName) this.#names.set(principalId, principal.displayName);
+    } catch (error) {
+      this.#log.debug({ err: error, principalId }, 'principal not readable');
+    }
+  }
+
+  /** Settles up to just below the oldest event still waiting (buffered or in the running turn). */
+  async #settle(): Promise<void> {
+    const waiting = [...this.#drain.bufferedSeqs, ...this.#turnSeqs];
+    const upTo = waiting.length > 0 ? Math.min(...waiting) - 1 : this.#lastSeq;
+    if (upTo <= 0) return;
+    try {
+      await this.#o.settle(upTo);
+    } catch (error) {
+      this.#log.warn({ err: error, seq: upTo }, 'settle failed');
+    }
+  }
+
+  #armIdle(): void {
+    this.#clearIdle();
+    if (this.#approvals.size > 0 || this.#output.activeSubagents.length > 0) return;
+    this.#idleTimer = this.#clock.setTimeout(() => {
+      this.#idleTimer = undefined;
+      if (!this.#output.isIdle || this.#turnStarting || !this.#query) return;
+      this.#log.info('query idle; closing it (it resumes by session id on the next turn)');
+      const query = this.#query;
+      this.#query = undefined;
+      query.close();
+    }, this.#o.config.limits.idleQueryTimeoutSeconds * 1000);
+  }
+
+  #clearIdle(): void {
+    if (this.#idleTimer !== undefined) this.#clock.clearTimeout(this.#idleTimer);
+    this.#idleTimer = undefined;
+  }
+}
+
+function toPermission(decision: ApprovalDecision): PermissionResult {
+  if (decision.behavior === 'allow') return decision.updatedInput ? { behavior: 'allow', updatedInput: decision.updatedInput } : { behavior: 'allow' };
+  return { behavior: 'deny', message: decision.message };
+}
+
+/** A thread id as one directory name (ids are opaque; keep them readable but safe). */
+export function safeDirName(threadId: string): string {
+  return threadId.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_');
+}

@@ -1,0 +1,128 @@
+import type { NewEvent } from '@bubble/protocol';
+import type { Logger } from 'pino';
+import { isDeltaDraft, type BubbleEventDraft } from '../translate/bubble-draft.js';
+import { DeltaCoalescer, type Clock } from '../translate/delta-coalescer.js';
+
+/** Appends a batch atomically (the sdk's `BubbleClient.appendEvents`). */
+export type AppendFn = (threadId: string, events: NewEvent[]) => Promise<unknown>;
+
+const MAX_BATCH = 500;
+
+/**
+ * One thread's outgoing events: one append in flight at a time, in order.
+ * What piles up meanwhile goes out as the next batch, with adjacent deltas of
+ * one block merged (they have not been sent, so their ids are free to go).
+ */
+export class ThreadAppender {
+  readonly threadId: string;
+  readonly #append: AppendFn;
+  readonly #logger: Logger;
+  #pending: BubbleEventDraft[] = [];
+  #running: Promise<void> | undefined;
+  #appends = 0;
+  #failed = 0;
+
+  constructor(threadId: string, append: AppendFn, logger: Logger) {
+    this.threadId = threadId;
+    this.#append = append;
+    this.#logger = logger;
+  }
+
+  /** HTTP appends made so far. */
+  get appends(): number {
+    return this.#appends;
+  }
+
+  /** Batches the server refused or that never got through (logged, then dropped). */
+  get failed(): number {
+    return this.#failed;
+  }
+
+  enqueue(drafts: readonly BubbleEventDraft[]): void {
+    if (drafts.length === 0) return;
+    this.#pending.push(...drafts);
+    this.#running ??= this.#drain().finally(() => {
+      this.#running = undefined;
+    });
+  }
+
+  /** Resolves once everything enqueued so far has been sent (or given up on). */
+  async idle(): Promise<void> {
+    while (this.#running) await this.#running;
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#pending.length > 0) {
+      const batch = mergeDeltas(this.#pending.splice(0, MAX_BATCH));
+      this.#appends += 1;
+      try {
+        await this.#append(
+          this.threadId,
+          batch.map((draft) => ({ type: draft.type, data: draft.data, clientEventId: draft.clientEventId })),
+        );
+      } catch (error) {
+        // The client has already retried what may be retried; what is left is a refusal (a closed run, a revoked grant).
+        this.#failed += 1;
+        this.#logger.error({ err: error, threadId: this.threadId, events: batch.length, first: batch[0]?.clientEventId }, 'append failed; batch dropped');
+      }
+    }
+  }
+}
+
+/** Merges adjacent deltas of the same block into the first one. Never mutates its input. */
+export function mergeDeltas(drafts: readonly BubbleEventDraft[]): BubbleEventDraft[] {
+  const out: BubbleEventDraft[] = [];
+  for (const draft of drafts) {
+    const last = out.at(-1);
+    if (last && isDeltaDraft(last) && isDeltaDraft(draft) && last.data.chunk.id === draft.data.chunk.id && last.data.chunk.type === draft.data.chunk.type) {
+      out[out.length - 1] = { ...last, data: { ...last.data, chunk: { ...last.data.chunk, delta: last.data.chunk.delta + draft.data.chunk.delta } } };
+    } else {
+      out.push(draft);
+    }
+  }
+  return out;
+}
+
+/** Coalescer plus appender for each thread the session writes to (its own, and sub-agents' subthreads). */
+export class Outbound {
+  readonly #lanes = new Map<string, { coalescer: DeltaCoalescer; appender: ThreadAppender }>();
+  readonly #append: AppendFn;
+  readonly #logger: Logger;
+  readonly #clock: Clock | undefined;
+
+  constructor(options: { append: AppendFn; logger: Logger; clock?: Clock }) {
+    this.#append = options.append;
+    this.#logger = options.logger;
+    this.#clock = options.clock;
+  }
+
+  send(threadId: string, drafts: readonly BubbleEventDraft[]): void {
+    this.#lane(threadId).coalescer.push(drafts);
+  }
+
+  /** Sends what the coalescers hold and waits for every appender. */
+  async flush(): Promise<void> {
+    for (const lane of this.#lanes.values()) lane.coalescer.flush();
+    await Promise.all([...this.#lanes.values()].map((lane) => lane.appender.idle()));
+  }
+
+  /** HTTP appends per thread so far. */
+  appendCounts(): Record<string, number> {
+    return Object.fromEntries([...this.#lanes].map(([threadId, lane]) => [threadId, lane.appender.appends]));
+  }
+
+  dispose(): void {
+    for (const lane of this.#lanes.values()) lane.coalescer.dispose();
+  }
+
+  #lane(threadId: string) {
+    let lane = this.#lanes.get(threadId);
+    if (!lane) {
+      const appender = new ThreadAppender(threadId, this.#append, this.#logger);
+      const coalescer = new DeltaCoalescer({ emit: (batch) => appender.enqueue(batch), ...(this.#clock ? { clock: this.#clock } : {}) });
+      lane = { coalescer, appender };
+      this.#lanes.set(threadId, lane);
+    }
+    return lane;
+  }
+}

@@ -1,0 +1,71 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+
+/** What the bot remembers per thread across restarts (seed 004: "the cwd is written once and never recomputed"). */
+export interface ThreadSessionRecord {
+  threadId: string;
+  /** The thread's workspace, fixed the first time the thread gets a query. */
+  workspace: string;
+  /** The Claude session id, stored only once a transcript exists (after the first result). */
+  claudeSessionId: string | null;
+}
+
+export interface SessionStore {
+  get(threadId: string): ThreadSessionRecord | undefined;
+  /** Fixes the workspace of a thread; a second call keeps the first value and returns it. */
+  fixWorkspace(threadId: string, workspace: string): ThreadSessionRecord;
+  setClaudeSession(threadId: string, claudeSessionId: string | null): void;
+  close(): void;
+}
+
+/**
+ * The per-thread session table, in the same SQLite file as the sdk's
+ * settlement checkpoints (a separate table), keyed by the bot's principal.
+ */
+export class SqliteSessionStore implements SessionStore {
+  readonly #db: Database.Database;
+  readonly #scope: string;
+
+  constructor(options: { path: string; scope: string }) {
+    if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
+    this.#scope = options.scope;
+    this.#db = new Database(options.path);
+    this.#db.pragma('journal_mode = WAL');
+    this.#db.pragma('busy_timeout = 5000');
+    this.#db.exec(`CREATE TABLE IF NOT EXISTS scuba_thread_sessions (
+      scope TEXT NOT NULL,
+      thread_id TEXT NOT NULL,
+      workspace TEXT NOT NULL,
+      claude_session_id TEXT,
+      updated_at TEXT NOT NULL,
+      PRIMARY KEY (scope, thread_id)
+    )`);
+  }
+
+  get(threadId: string): ThreadSessionRecord | undefined {
+    const row = this.#db
+      .prepare<[string, string], { workspace: string; claude_session_id: string | null }>(
+        'SELECT workspace, claude_session_id FROM scuba_thread_sessions WHERE scope = ? AND thread_id = ?',
+      )
+      .get(this.#scope, threadId);
+    return row && { threadId, workspace: row.workspace, claudeSessionId: row.claude_session_id };
+  }
+
+  fixWorkspace(threadId: string, workspace: string): ThreadSessionRecord {
+    this.#db
+      .prepare('INSERT INTO scuba_thread_sessions (scope, thread_id, workspace, claude_session_id, updated_at) VALUES (?, ?, ?, NULL, ?) ON CONFLICT DO NOTHING')
+      .run(this.#scope, threadId, workspace, new Date().toISOString());
+    return this.get(threadId)!;
+  }
+
+  setClaudeSession(threadId: string, claudeSessionId: string | null): void {
+    this.#db
+      .prepare('UPDATE scuba_thread_sessions SET claude_session_id = ?, updated_at = ? WHERE scope = ? AND thread_id = ?')
+      .run(claudeSessionId, new Date().toISOString(), this.#scope, threadId);
+  }
+
+  close(): void {
+    this.#db.close();
+  }
+}
