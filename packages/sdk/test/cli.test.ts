@@ -1,0 +1,181 @@
+import { startTestServer, type TestServer } from '@bubble/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BubbleClient } from '../src/index.js';
+import { runBubble, spawnBubble, TailProcess } from './support/run-bubble-cli.js';
+
+let server: TestServer;
+let aliceToken: string;
+let alice: BubbleClient;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  aliceToken = (await server.createHuman('alice', 'Alice')).token.token;
+  await server.createHuman('bob', 'Bob');
+  alice = new BubbleClient({ url: server.url, token: aliceToken });
+  env = { BUBBLE_URL: server.url, BUBBLE_TOKEN: aliceToken };
+});
+
+afterAll(async () => {
+  alice?.close();
+  await server?.stop();
+});
+
+describe('bubble CLI against the real server', () => {
+  it('whoami and threads', async () => {
+    const whoami = await runBubble(['whoami'], env);
+    expect(whoami).toMatchObject({ code: 0, stdout: 'alice\thuman\tAlice\n' });
+    const { thread } = await alice.createThread({ title: 'listed' });
+    const threads = await runBubble(['threads'], env);
+    expect(threads.code).toBe(0);
+    expect(threads.stdout.split('\n')).toContain(`${thread.threadId}\t1\tlisted`);
+  });
+
+  it('new prints the thread id and invites members; --url/--token beat the environment', async () => {
+    const result = await runBubble(['--url', server.url, '--token', aliceToken, 'new', '--title', 'Planning', '--invite', 'bob'], {
+      BUBBLE_URL: 'http://127.0.0.1:9',
+      BUBBLE_TOKEN: 'bubble_user_wrong',
+    });
+    expect(result.code).toBe(0);
+    const threadId = result.stdout.trim();
+    expect(threadId).toMatch(/^th_/);
+    expect((await alice.getThread(threadId)).title).toBe('Planning');
+    expect((await alice.listParticipants(threadId)).map((g) => `${g.principalId}:${g.role}`).sort()).toEqual(['alice:owner', 'bob:member']);
+  });
+
+  it('say appends one complete run and prints its id; tail --once renders it', async () => {
+    const { thread } = await alice.createThread({ title: 'chat' });
+    const said = await runBubble(['say', thread.threadId, 'hello', 'there'], env);
+    expect(said.code).toBe(0);
+    const runId = said.stdout.trim();
+    expect(runId).toMatch(/^run_/);
+    const log = await alice.readEvents(thread.threadId, { after: 1 });
+    expect(log.events.map((e) => [e.type, (e.data['chunk'] as { type?: string } | undefined)?.type ?? null, e.data['runId']])).toEqual([
+      ['run_started', null, runId],
+      ['message_part', 'text-start', runId],
+      ['message_part', 'text-delta', runId],
+      ['message_part', 'text-end', runId],
+      ['run_finished', null, runId],
+    ]);
+    const tail = await runBubble(['tail', thread.threadId, '--once'], env);
+    expect(tail).toMatchObject({ code: 0, stdout: '#1 * alice joined as owner (added by alice)\n#3 alice: hello there\n' });
+    const after = await runBubble(['tail', thread.threadId, '--once', '--after', '1'], env);
+    expect(after.stdout).toBe('#3 alice: hello there\n');
+  });
+
+  it('approve, deny and stop append the events a bot waits for', async () => {
+    const { thread } = await alice.createThread({ title: 'tools' });
+    expect((await runBubble(['approve', thread.threadId, 'tc_1'], env)).code).toBe(0);
+    expect((await runBubble(['deny', thread.threadId, 'tc_2', '--reason', 'not today'], env)).code).toBe(0);
+    expect((await runBubble(['stop', thread.threadId, 'run_x', '--reason', 'enough'], env)).code).toBe(0);
+    const log = await alice.readEvents(thread.threadId, { after: 1 });
+    expect(log.events.map((e) => [e.type, e.data])).toEqual([
+      ['tool_call_approval', { toolCallId: 'tc_1', decision: 'allow' }],
+      ['tool_call_approval', { toolCallId: 'tc_2', decision: 'deny', reason: 'not today' }],
+      ['run_interrupt_requested', { runId: 'run_x', reason: 'enough' }],
+    ]);
+  });
+
+  it('invite grants membership; bots create prints a working token once', async () => {
+    const { thread } = await alice.createThread({ title: 'bots' });
+    const created = await runBubble(['bots', 'create', 'bot-cli', '--name', 'CLI bot'], env);
+    expect(created.code).toBe(0);
+    const botToken = created.stdout.trim();
+    expect(botToken).toMatch(/^bubble_agent_/);
+    expect(created.stderr).toContain('shown only once');
+    const invited = await runBubble(['invite', thread.threadId, 'bot-cli'], env);
+    expect(invited).toMatchObject({ code: 0, stdout: 'bot-cli\tmember\t2\n' });
+    const again = await runBubble(['invite', thread.threadId, 'bot-cli'], env);
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain('already was a participant');
+    const asBot = await runBubble(['threads'], { BUBBLE_URL: server.url, BUBBLE_TOKEN: botToken });
+    expect(asBot.stdout).toBe(`${thread.threadId}\t2\tbots\n`);
+  });
+
+  it('tail follows live, renders tool calls and approvals, and keeps following through a server restart', async () => {
+    const { thread } = await alice.createThread({ title: 'live tail' });
+    const { token } = await alice.createBot({ principalId: 'bot-tail' });
+    await alice.addParticipant(thread.threadId, 'bot-tail');
+    const bot = new BubbleClient({ url: server.url, token: token.token, retry: { attempts: 30, baseMs: 25, capMs: 250 } });
+    const tail = new TailProcess(spawnBubble(['tail', thread.threadId], env));
+    try {
+      await tail.waitForLine((l) => l.includes('bot-tail joined as member'), 'the bot joining');
+      await bot.appendEvents(thread.threadId, [
+        { type: 'run_started', data: { runId: 'r1' } },
+        { type: 'message_part', data: { runId: 'r1', chunk: { type: 'reasoning-start', id: 'a' } } },
+        { type: 'message_part', data: { runId: 'r1', chunk: { type: 'reasoning-delta', id: 'a', delta: 'checking the file' } } },
+        { type: 'message_part', data: { runId: 'r1', chunk: { type: 'reasoning-end', id: 'a' } } },
+        { type: 'message_part', data: { runId: 'r1', chunk: { type: 'tool-input-available', toolCallId: 'tc_7', toolName: 'Read', input: { path: 'notes.md' } } } },
+      ]);
+      await tail.waitForLine((l) => l.includes('→ tool Read [tc_7]'), 'the tool call');
+      expect((await runBubble(['approve', thread.threadId, 'tc_7'], env)).code).toBe(0);
+      await tail.waitForLine((l) => l.includes('alice approved tool call tc_7'), 'the approval');
+
+      await server.restart();
+      await bot.appendEvents(thread.threadId, [
+        { type: 'message_part', data: { runId: 'r1', chunk: { type: 'tool-output-available', toolCallId: 'tc_7', output: 'three lines' } } },
+        { type: 'message_part', data: { runId: 'r1', chunk: { type: 'text-start', id: 't' } } },
+        { type: 'message_part', data: { runId: 'r1', chunk: { type: 'text-delta', id: 't', delta: 'The file has ' } } },
+        { type: 'message_part', data: { runId: 'r1', chunk: { type: 'text-delta', id: 't', delta: 'three lines.' } } },
+        { type: 'message_part', data: { runId: 'r1', chunk: { type: 'text-end', id: 't' } } },
+        { type: 'run_finished', data: { runId: 'r1', status: 'completed' } },
+      ]);
+      await tail.waitForLine((l) => l.endsWith('bot-tail: The file has three lines.'), 'the joined answer after the restart');
+      await tail.waitForStderr('reconnected');
+      tail.child.kill('SIGINT');
+      expect(await tail.exited).toBe(0);
+      expect(tail.lines).toEqual([
+        '#1 * alice joined as owner (added by alice)',
+        '#2 * bot-tail joined as member (added by alice)',
+        '#4 bot-tail (thinking): checking the file',
+        '#7 bot-tail → tool Read [tc_7] input: {"path":"notes.md"}',
+        '#8 alice approved tool call tc_7',
+        '#9 bot-tail ← tool [tc_7] output: "three lines"',
+        '#10 bot-tail: The file has three lines.',
+      ]);
+    } finally {
+      tail.child.kill('SIGKILL');
+      bot.close();
+    }
+  });
+
+  it('tail exits 5 when the server ends the subscription', async () => {
+    const { thread } = await alice.createThread({ title: 'revoked' });
+    const bobToken = (await server.createHuman('bob-tail')).token.token;
+    await alice.addParticipant(thread.threadId, 'bob-tail');
+    const tail = new TailProcess(spawnBubble(['tail', thread.threadId], { BUBBLE_URL: server.url, BUBBLE_TOKEN: bobToken }));
+    await tail.waitForLine((l) => l.includes('bob-tail joined'), 'bob joining');
+    await alice.removeParticipant(thread.threadId, 'bob-tail');
+    expect(await tail.exited).toBe(5);
+    expect(tail.stderr).toContain('the server ended the subscription: grant_revoked');
+  });
+
+  it('fails clearly with documented exit codes', async () => {
+    const badToken = await runBubble(['threads'], { BUBBLE_URL: server.url, BUBBLE_TOKEN: 'bubble_user_nope' });
+    expect(badToken.code).toBe(3);
+    expect(badToken.stderr).toMatch(/^bubble: not authorized: .+ \(check --token or BUBBLE_TOKEN\)\n$/);
+    expect(badToken.stdout).toBe('');
+
+    const badTail = await runBubble(['tail', 'th_whatever'], { BUBBLE_URL: server.url, BUBBLE_TOKEN: 'bubble_user_nope' });
+    expect(badTail.code).toBe(3);
+
+    const noToken = await runBubble(['threads'], { BUBBLE_URL: server.url });
+    expect(noToken).toMatchObject({ code: 3, stderr: 'bubble: no token: pass --token or set BUBBLE_TOKEN\n' });
+
+    const missing = await runBubble(['say', 'th_missing', 'hi'], env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toBe('bubble: not_found: thread th_missing not found\n');
+
+    const usage = await runBubble(['say'], env);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain('say needs <threadId> <text>');
+
+    const unreachable = await runBubble(['threads'], { BUBBLE_URL: 'http://127.0.0.1:9', BUBBLE_TOKEN: aliceToken });
+    expect(unreachable.code).toBe(4);
+    expect(unreachable.stderr).toContain('cannot reach the server at http://127.0.0.1:9');
+
+    const taken = await runBubble(['bots', 'create', 'alice'], env);
+    expect(taken.code).toBe(1);
+    expect(taken.stderr).toMatch(/^bubble: conflict: /);
+  });
+});
