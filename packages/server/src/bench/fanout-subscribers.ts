@@ -1,6 +1,6 @@
 /**
  * Fan-out receivers (a child process of the benchmark): opens N WebSocket
- * clients, authenticates and subscribes each, then records, for every event
+ * clients (a raw minimal client, see raw-ws-client.ts), authenticates and subscribes each, then records, for every event
  * frame, now minus the send time the publisher wrote into the event (the
  * `delta` of a text-delta chunk). Clocks: `performance.timeOrigin + now()`,
  * the same wall clock in every process on this machine.
@@ -10,8 +10,8 @@
  * a warm-up) and is answered `{reset: true}`; `'stop'` is answered with a
  * `FanoutResult`, then the child exits.
  */
-import WebSocket from 'ws';
 import { wallClockMs } from './bench-clock.js';
+import { RawWsClient } from './raw-ws-client.js';
 
 export interface FanoutJob {
   wsUrl: string;
@@ -30,58 +30,64 @@ export interface FanoutResult {
   minPerClient: number;
   maxPerClient: number;
   unexpectedCloses: number;
+  /** Receipt minus the event's `createdAt` (set by the server as it appends; ms resolution): the server-side share. */
+  fromCreatedAtP50: number;
+  fromCreatedAtP99: number;
 }
 
 const DELTA_MARK = Buffer.from('"delta":"');
+const CREATED_MARK = Buffer.from('"createdAt":"');
 
 async function run(job: FanoutJob): Promise<void> {
   const latencies: number[] = [];
+  const fromCreatedAt: number[] = [];
   const perClient = new Array<number>(job.clients).fill(0);
   let unexpectedCloses = 0;
   let stopping = false;
-  const sockets: WebSocket[] = [];
+  const sockets: RawWsClient[] = [];
 
   const openOne = (index: number): Promise<void> =>
     new Promise((resolve, reject) => {
-      const socket = new WebSocket(job.wsUrl, { perMessageDeflate: false });
-      sockets.push(socket);
       let ready = false;
-      socket.on('open', () => {
-        socket.send(JSON.stringify({ type: 'client.auth', token: job.bubble?.token ?? 'baseline' }));
-      });
-      socket.on('message', (data: Buffer) => {
-        if (ready) {
-          const at = data.indexOf(DELTA_MARK);
-          if (at < 0) return;
-          const sentAt = Number.parseFloat(data.toString('latin1', at + DELTA_MARK.length, at + DELTA_MARK.length + 24));
-          if (Number.isFinite(sentAt)) {
-            latencies.push(wallClockMs() - sentAt);
-            perClient[index] = (perClient[index] ?? 0) + 1;
+      const client: RawWsClient = new RawWsClient(job.wsUrl, {
+        onOpen: () => client.sendText(JSON.stringify({ type: 'client.auth', token: job.bubble?.token ?? 'baseline' })),
+        onText: (data) => {
+          if (ready) {
+            const at = data.indexOf(DELTA_MARK);
+            if (at < 0) return;
+            const sentAt = Number.parseFloat(data.toString('latin1', at + DELTA_MARK.length, at + DELTA_MARK.length + 24));
+            if (Number.isFinite(sentAt)) {
+              const now = wallClockMs();
+              latencies.push(now - sentAt);
+              const created = data.indexOf(CREATED_MARK);
+              if (created >= 0) {
+                const createdAt = Date.parse(data.toString('latin1', created + CREATED_MARK.length, created + CREATED_MARK.length + 24));
+                if (Number.isFinite(createdAt)) fromCreatedAt.push(now - createdAt);
+              }
+              perClient[index] = (perClient[index] ?? 0) + 1;
+            }
+            return;
           }
-          return;
-        }
-        const frame = JSON.parse(data.toString('utf8')) as { type: string };
-        if (job.bubble === undefined && frame.type === 'ready') {
-          ready = true;
-          resolve();
-        } else if (job.bubble !== undefined && frame.type === 'server.ready') {
-          socket.send(JSON.stringify({ type: 'subscribe', id: 's', threadId: job.bubble.threadId, afterSeq: job.bubble.afterSeq }));
-        } else if (frame.type === 'subscribed') {
-          ready = true;
-          resolve();
-        } else if (frame.type === 'error') {
-          reject(new Error(`subscribe refused: ${data.toString('utf8')}`));
-        }
-      });
-      socket.on('close', (code) => {
-        if (!stopping) {
+          const frame = JSON.parse(data.toString('utf8')) as { type: string };
+          if (job.bubble === undefined && frame.type === 'ready') {
+            ready = true;
+            resolve();
+          } else if (job.bubble !== undefined && frame.type === 'server.ready') {
+            client.sendText(JSON.stringify({ type: 'subscribe', id: 's', threadId: job.bubble.threadId, afterSeq: job.bubble.afterSeq }));
+          } else if (frame.type === 'subscribed') {
+            ready = true;
+            resolve();
+          } else if (frame.type === 'error') {
+            reject(new Error(`subscribe refused: ${data.toString('utf8')}`));
+          }
+        },
+        onClose: (code) => {
+          if (stopping) return;
           unexpectedCloses += 1;
           if (!ready) reject(new Error(`socket closed with ${code} before it was ready`));
-        }
+        },
       });
-      socket.on('error', (error) => {
-        if (!ready) reject(error);
-      });
+      sockets.push(client);
     });
 
   for (let i = 0; i < job.clients; i += 10) {
@@ -91,14 +97,18 @@ async function run(job: FanoutJob): Promise<void> {
   process.on('message', (command: string) => {
     if (command === 'reset') {
       latencies.length = 0;
+      fromCreatedAt.length = 0;
       perClient.fill(0);
       process.send?.({ reset: true });
       return;
     }
     stopping = true;
-    for (const socket of sockets) socket.terminate();
+    for (const socket of sockets) socket.destroy();
     const sorted = Float64Array.from(latencies).sort();
-    const at = (q: number): number => (sorted.length === 0 ? Number.NaN : (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number));
+    const created = Float64Array.from(fromCreatedAt).sort();
+    const quantile = (values: Float64Array, q: number): number =>
+      values.length === 0 ? Number.NaN : (values[Math.min(values.length - 1, Math.floor(q * values.length))] as number);
+    const at = (q: number): number => quantile(sorted, q);
     const result: FanoutResult = {
       received: sorted.length,
       p50: at(0.5),
@@ -107,6 +117,8 @@ async function run(job: FanoutJob): Promise<void> {
       minPerClient: Math.min(...perClient),
       maxPerClient: Math.max(...perClient),
       unexpectedCloses,
+      fromCreatedAtP50: quantile(created, 0.5),
+      fromCreatedAtP99: quantile(created, 0.99),
     };
     process.send?.(result, () => process.exit(0));
   });

@@ -55,9 +55,18 @@ async function startBubble(dataDir: string): Promise<Bubble> {
     token: { token: string };
   };
   const port = await freePort();
-  const started = await startServer(process.execPath, [serverBin, 'serve', '--host', '127.0.0.1', '--port', String(port), '--data', dataDir], {
-    env: { ...process.env, LOG_LEVEL: 'warn', NODE_ENV: 'production' },
-  });
+  const started = await startServer(process.execPath, [
+    serverBin,
+    'serve',
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--data',
+    dataDir,
+    '--log-level',
+    'warn',
+  ]);
   return { ...started, token: created.token.token, host: '127.0.0.1', port };
 }
 
@@ -182,7 +191,11 @@ async function fanoutFigures(root: string, notes: string[]): Promise<Figure[]> {
           figure.target = '<= 15 ms';
           figure.meetsTarget = figure.bubble <= 15;
         }
-        if (label === 'p99') figure.note = `bubble: ${delivery(ours)}, max ${ours.max.toFixed(1)} ms; baseline: ${delivery(base)}, max ${base.max.toFixed(1)} ms`;
+        if (label === 'p99') {
+          figure.note =
+            `bubble: ${delivery(ours)}, max ${ours.max.toFixed(1)} ms, from the event's createdAt to receipt p50 ${ours.fromCreatedAtP50.toFixed(0)} / p99 ${ours.fromCreatedAtP99.toFixed(0)} ms; ` +
+            `baseline: ${delivery(base)}, max ${base.max.toFixed(1)} ms`;
+        }
         figures.push(figure);
       }
       log(`fan-out ${clients}: bubble p50 ${ours.p50.toFixed(2)} p99 ${ours.p99.toFixed(2)} ms; baseline p50 ${base.p50.toFixed(2)} p99 ${base.p99.toFixed(2)} ms`);
@@ -255,15 +268,29 @@ async function memoryFigures(root: string, notes: string[]): Promise<Figure[]> {
   ];
 }
 
+const SECTIONS = ['appends', 'fanout', 'memory'] as const;
+type Section = (typeof SECTIONS)[number];
+
+/** `--only fanout,memory` runs some sections and leaves BENCHMARKS.md alone. */
+function sectionsFromArgs(argv: string[]): Section[] {
+  const at = argv.indexOf('--only');
+  if (at < 0) return [...SECTIONS];
+  const wanted = (argv[at + 1] ?? '').split(',');
+  const unknown = wanted.filter((name) => !(SECTIONS as readonly string[]).includes(name));
+  if (unknown.length > 0) throw new Error(`unknown section(s) ${unknown.join(', ')}; expected ${SECTIONS.join(', ')}`);
+  return wanted as Section[];
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
+  const sections = sectionsFromArgs(process.argv.slice(2));
   const root = await mkdtemp(join(tmpdir(), 'bubble-bench-'));
   const notes: string[] = [];
   const figures: Figure[] = [];
   try {
-    figures.push(...(await appendFigures(root, notes)));
-    figures.push(...(await fanoutFigures(root, notes)));
-    figures.push(...(await memoryFigures(root, notes)));
+    if (sections.includes('appends')) figures.push(...(await appendFigures(root, notes)));
+    if (sections.includes('fanout')) figures.push(...(await fanoutFigures(root, notes)));
+    if (sections.includes('memory')) figures.push(...(await memoryFigures(root, notes)));
   } finally {
     await rm(root, { recursive: true, force: true });
   }
@@ -277,6 +304,7 @@ async function main(): Promise<void> {
   };
   notes.push(`Whole run took ${Math.round((Date.now() - started) / 1000)} s.`);
   process.stdout.write(`${consoleTable(figures)}\n`);
+  if (sections.length < SECTIONS.length) return;
   await writeFile(join(repoRoot, 'BENCHMARKS.md'), benchmarksMarkdown(figures, machine, notes));
   process.stdout.write(`wrote ${join(repoRoot, 'BENCHMARKS.md')}\n`);
 }

@@ -9,6 +9,7 @@ import type { WsDeps, WsOptions } from './ws-deps.js';
 
 export const WS_PATH = '/v1/ws';
 const DEFAULT_MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+const DEFAULT_FLUSH_INTERVAL_MS = 0;
 /** A socket's queue is written out early once it holds this much (or a quarter of the limit). */
 const FLUSH_THRESHOLD_BYTES = 256 * 1024;
 /** How long `close()` waits for clients to answer the close handshake before cutting them off. */
@@ -26,7 +27,7 @@ export interface WebSocketLayer {
  * wire contract (protocol.md, "WebSocket").
  */
 export function attachWebSocket(server: Server, deps: WsDeps, options: WsOptions = {}): WebSocketLayer {
-  const hub = new WsHub();
+  const hub = new WsHub(options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS);
   const maxBufferedBytes = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
   const context: ConnectionContext = {
     deps,

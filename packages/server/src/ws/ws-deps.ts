@@ -28,4 +28,10 @@ export interface WsOptions {
    * Default 4 MiB.
    */
   maxBufferedBytes?: number;
+  /**
+   * Least time between two writes to the sockets, in ms. 0 (default) writes at
+   * the end of each turn; a few ms trades that much latency for fewer syscalls
+   * when many events reach many sockets.
+   */
+  flushIntervalMs?: number;
 }

@@ -14,9 +14,18 @@ import type { ThreadSubscription } from './thread-subscription.js';
  * - token revocations close the sockets authenticated with those tokens.
  *
  * Writes are coalesced: sockets that got frames in this turn are flushed
- * together in a microtask, one corked burst each.
+ * together in a microtask (or, within `minFlushIntervalMs` of the last flush,
+ * when that interval is over), one corked burst each.
  */
 export class WsHub {
+  /**
+   * @param minFlushIntervalMs Writes to sockets happen at most this often: a
+   *   frame that comes sooner after the last flush waits for the next one. At
+   *   low rates nothing waits; at high rates several frames share one write
+   *   (one syscall per socket instead of one per frame).
+   */
+  constructor(private readonly minFlushIntervalMs = 0) {}
+
   private readonly threadSubscriptions = new Map<string, Set<ThreadSubscription>>();
   private readonly byPrincipal = new Map<string, Set<Connection>>();
   private readonly byToken = new Map<string, Set<Connection>>();
@@ -24,8 +33,10 @@ export class WsHub {
   readonly authenticating = new Set<Connection>();
   private dirty: Connection[] = [];
   private flushScheduled = false;
+  private lastFlushAt = Number.NEGATIVE_INFINITY;
   private readonly flushAll = (): void => {
     this.flushScheduled = false;
+    this.lastFlushAt = performance.now();
     const dirty = this.dirty;
     this.dirty = [];
     for (const connection of dirty) connection.flush();
@@ -60,10 +71,11 @@ export class WsHub {
 
   scheduleFlush(connection: Connection): void {
     this.dirty.push(connection);
-    if (!this.flushScheduled) {
-      this.flushScheduled = true;
-      queueMicrotask(this.flushAll);
-    }
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    const wait = this.lastFlushAt + this.minFlushIntervalMs - performance.now();
+    if (wait <= 0) queueMicrotask(this.flushAll);
+    else setTimeout(this.flushAll, wait);
   }
 
   addConnection(connection: Connection): void {
