@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BubbleClient } from '../src/client/bubble-client.js';
 import { SqliteCheckpointStore } from '../src/runtime/checkpoint-store.js';
@@ -57,7 +58,9 @@ describe('bot runtime across a kill -9 of the server binary', () => {
       live: { ...FAST_LIVE, onStateChange: (state) => liveStates.push(state) },
       retry: { attempts: 4, baseMs: 50, capMs: 300 },
     });
-    let runtime: BotRuntime = startBotRuntime({ client: botClient, principalId: 'bot-kill9', checkpoints: store, handlerFactory: registry.factory });
+    const logs: Array<{ msg: string }> = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => logs.push(JSON.parse(line) as { msg: string }) });
+    let runtime: BotRuntime = startBotRuntime({ client: botClient, principalId: 'bot-kill9', checkpoints: store, handlerFactory: registry.factory, logger });
     cleanup.push(() => runtime.stop());
     const handler = await registry.handler(threadId);
 
@@ -87,6 +90,9 @@ describe('bot runtime across a kill -9 of the server binary', () => {
     // The bot's live connection really dropped and came back.
     expect(liveStates.filter((state) => state === 'waiting').length).toBeGreaterThanOrEqual(1);
     expect(liveStates.at(-1)).toBe('ready');
+    // Exactly-once came from the live subscription itself: the runtime's own repairs never ran.
+    expect(logs.map((entry) => entry.msg)).not.toContain('gap in the stream; reading the missing events');
+    expect(logs.map((entry) => entry.msg)).not.toContain('event delivered twice by the stream; dropped');
     // The same handler carried on through the outage: the thread was not restarted.
     expect(registry.handlers.get(threadId)).toHaveLength(1);
     expect(await store.get(threadId)).toBe(headSeq);
