@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { BubbleError, invalidRequest } from '../errors/bubble-error.js';
 
 /**
- * Reads and parses a JSON body of at most `limit` bytes. Over the limit it
+ * Reads and parses a JSON body of at most `limit` bytes (`undefined` when empty). Over the limit it
  * stops reading at once (by Content-Length when declared, else as soon as the
  * count passes the limit) and throws 413; the caller closes the connection
  * after answering.
@@ -37,7 +37,8 @@ export function readJsonBody(req: IncomingMessage, limit: number): Promise<unkno
       finish(() => {
         const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
         if (text.trim() === '') {
-          reject(invalidRequest('request body must be a JSON value'));
+          // No body at all: each route's schema decides whether that is acceptable.
+          resolve(undefined);
           return;
         }
         try {

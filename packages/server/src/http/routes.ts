@@ -93,7 +93,8 @@ export function createRoutes(deps: RouteDeps): Router<Handler> {
   // threads and grants
   r.add('POST', '/v1/threads', async (ctx) => {
     const caller = await ctx.caller();
-    const input = parseInput(CreateThreadRequestSchema, await ctx.json(), 'thread');
+    // Every field is optional, so an absent body means `{}`.
+    const input = parseInput(CreateThreadRequestSchema, (await ctx.json()) ?? {}, 'thread');
     const result = await threads.create(caller, input);
     ctx.fields.threadId = result.thread.threadId;
     return { status: result.created ? 201 : 200, body: { thread: result.thread } };

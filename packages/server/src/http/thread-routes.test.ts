@@ -35,6 +35,9 @@ describe('threads', () => {
     ]);
     expect((await w.as['alice']!.get(`/v1/threads/${thread.threadId}`)).body).toEqual({ thread });
     expect((await w.as['alice']!.post('/v1/threads', {})).body.thread.title).toBeNull();
+    const noBody = await w.as['alice']!.call('POST', '/v1/threads');
+    expect(noBody.status).toBe(201);
+    expect(noBody.body.thread.createdBy).toBe('alice');
   });
 
   it('creates nothing new on a retry with the same key (200, same thread)', async () => {
