@@ -27,7 +27,9 @@ export interface WebSocketLayer {
  * wire contract (protocol.md, "WebSocket").
  */
 export function attachWebSocket(server: Server, deps: WsDeps, options: WsOptions = {}): WebSocketLayer {
-  const hub = new WsHub(options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS);
+  const hub = new WsHub(options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS, (error) =>
+    deps.logger.error({ err: error }, 'websocket write failed'),
+  );
   const maxBufferedBytes = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
   const context: ConnectionContext = {
     deps,

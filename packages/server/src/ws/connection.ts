@@ -135,7 +135,7 @@ export class Connection {
     if (this.subscriptions === null) return;
     for (const subscription of [...this.subscriptions.values()]) {
       if (subscription.kind === 'grants') subscription.onChange(change, grant);
-      else if (change === 'revoked') void subscription.recheck();
+      else if (change === 'revoked') this.track(subscription.recheck());
     }
   }
 
@@ -229,7 +229,7 @@ export class Connection {
         this.early = null;
         for (const frame of early) {
           if (this.phase !== 'ready') return;
-          this.handleFrame(frame);
+          this.handleFrameSafely(frame);
         }
       },
       (error: unknown) => {
@@ -238,6 +238,15 @@ export class Connection {
         this.close(1011, 'authentication failed');
       },
     );
+  }
+
+  private handleFrameSafely(text: string): void {
+    try {
+      this.handleFrame(text);
+    } catch (error) {
+      this.context.deps.logger.error({ err: error }, 'websocket frame handling failed');
+      this.sendControl(errorFrame('internal', 'the frame could not be handled'));
+    }
   }
 
   private handleFrame(text: string): void {
@@ -258,14 +267,14 @@ export class Connection {
         if (!this.claimId(frame.id)) return;
         const subscription = new ThreadSubscription(this, frame);
         this.subscriptions?.set(frame.id, subscription);
-        void subscription.start();
+        this.track(subscription.start());
         return;
       }
       case 'subscribe_grants': {
         if (!this.claimId(frame.id)) return;
         const subscription = new GrantsSubscription(this, frame.id);
         this.subscriptions?.set(frame.id, subscription);
-        void subscription.start();
+        this.track(subscription.start());
         return;
       }
       case 'unsubscribe':
@@ -277,6 +286,11 @@ export class Connection {
         throw new Error(`unhandled frame ${JSON.stringify(unreachable)}`);
       }
     }
+  }
+
+  /** Subscriptions catch their own failures; this is the last net, so a bug never becomes an unhandled rejection. */
+  track(work: Promise<void>): void {
+    work.catch((error: unknown) => this.context.deps.logger.error({ err: error }, 'websocket subscription work failed'));
   }
 
   private claimId(id: string): boolean {

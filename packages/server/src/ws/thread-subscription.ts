@@ -123,7 +123,7 @@ export class ThreadSubscription {
       if (seq !== this.lastSeq + 1) {
         // A gap: never skip ahead. Hold the rest and fill the gap from the store.
         this.hold(events, jsons, i);
-        void this.catchUp();
+        this.connection.track(this.catchUp());
         return;
       }
       if (!this.connection.sendLive(this.prefix + (jsons[i] as string) + EVENT_FRAME_SUFFIX)) return;

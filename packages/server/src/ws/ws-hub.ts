@@ -24,7 +24,10 @@ export class WsHub {
    *   low rates nothing waits; at high rates several frames share one write
    *   (one syscall per socket instead of one per frame).
    */
-  constructor(private readonly minFlushIntervalMs = 0) {}
+  constructor(
+    private readonly minFlushIntervalMs = 0,
+    private readonly onError: (error: unknown) => void = () => {},
+  ) {}
 
   private readonly threadSubscriptions = new Map<string, Set<ThreadSubscription>>();
   private readonly byPrincipal = new Map<string, Set<Connection>>();
@@ -39,7 +42,15 @@ export class WsHub {
     this.lastFlushAt = performance.now();
     const dirty = this.dirty;
     this.dirty = [];
-    for (const connection of dirty) connection.flush();
+    for (const connection of dirty) {
+      try {
+        connection.flush();
+      } catch (error) {
+        // One broken socket must not hold back the others.
+        connection.close(1011, 'write failed');
+        this.onError(error);
+      }
+    }
   };
 
   dispatch(message: LiveBusMessage): void {
