@@ -1,0 +1,103 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Script } from '@bubble/model-double';
+import type { EventEnvelope } from '@bubble/protocol';
+import { BubbleClient } from '@bubble/sdk';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startScubaWorld, type ScubaProcess, type ScubaWorld } from './support/scuba-world.js';
+
+/** Tool approvals over the network: the real CLI asks `canUseTool`, a participant answers on the thread. */
+let world: ScubaWorld | undefined;
+afterEach(async () => {
+  await world?.close();
+  world = undefined;
+});
+
+const script: Script = [
+  { name: 'tool', match: { text: 'make a file' }, reply: [{ type: 'tool_use', id: 'toolu_make1', name: 'Bash', input: { command: 'touch made.txt', description: 'Make a file' } }] },
+  { name: 'after', match: { toolResult: { name: 'Bash' } }, reply: [{ type: 'text', text: 'Finished with the file.' }], times: 'always' },
+];
+
+const chunkOf = (e: EventEnvelope) => e.data.chunk as { type: string; toolCallId?: string; toolName?: string; errorText?: string; output?: unknown };
+const botPart = (world: ScubaWorld, type: string) => (e: EventEnvelope) => e.principalId === world.botId && e.type === 'message_part' && chunkOf(e).type === type;
+const botFinished = (world: ScubaWorld) => (all: EventEnvelope[]) => all.some((e) => e.principalId === world.botId && e.type === 'run_finished');
+
+async function waitForLog(bot: ScubaProcess, predicate: (line: Record<string, unknown>) => boolean, what: string): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    const line = bot.logs.find(predicate);
+    if (line) return line;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`no log line: ${what}`);
+}
+
+async function setup(extra: Record<string, unknown> = {}) {
+  world = await startScubaWorld({ script });
+  const bob = await world.server.createHuman('bob', 'Bob');
+  await world.alice.addParticipant(world.threadId, 'bob', 'member');
+  const bobClient = new BubbleClient({ url: world.server.url, token: bob.token.token! });
+  const bot = world.startBot({ configPath: world.writeConfig(extra) });
+  await world.say('make a file');
+  await world.waitFor((all) => all.some(botPart(world!, 'tool-input-available')), { what: 'the Bash tool-input-available' });
+  await waitForLog(bot, (l) => l.msg === 'tool call waits for approval' && l.toolCallId === 'toolu_make1', 'the parked call');
+  return { world, bot, bobClient };
+}
+
+const workspaceFile = (w: ScubaWorld, name: string) => join(w.dir, 'workspaces', w.threadId, name);
+
+describe('tool approvals over the network', () => {
+  it('ignores a member under "owners", runs the tool when the owner allows', async () => {
+    const { world: w, bot, bobClient } = await setup();
+    await bobClient.appendEvent(w.threadId, { type: 'tool_call_approval', data: { toolCallId: 'toolu_make1', decision: 'allow' } });
+    await waitForLog(bot, (l) => l.msg === 'approval from a principal who may not approve; ignored' && l.by === 'bob', "bob's answer ignored");
+    expect(existsSync(workspaceFile(w, 'made.txt'))).toBe(false);
+
+    await w.alice.appendEvent(w.threadId, { type: 'tool_call_approval', data: { toolCallId: 'toolu_make1', decision: 'allow' } });
+    const events = await w.waitFor(botFinished(w), { what: 'the run to finish' });
+    expect(events.filter(botPart(w, 'tool-output-available')).map((e) => chunkOf(e).toolCallId)).toEqual(['toolu_make1']);
+    expect(existsSync(workspaceFile(w, 'made.txt'))).toBe(true);
+    expect(events.find((e) => e.principalId === w.botId && e.type === 'run_finished')!.data.status).toBe('completed');
+    bobClient.close();
+  });
+
+  it('honours updatedInput', async () => {
+    const { world: w, bobClient } = await setup();
+    await w.alice.appendEvent(w.threadId, {
+      type: 'tool_call_approval',
+      data: { toolCallId: 'toolu_make1', decision: 'allow', updatedInput: { command: 'touch rewritten.txt', description: 'Make another file' } },
+    });
+    await w.waitFor(botFinished(w), { what: 'the run to finish' });
+    expect(existsSync(workspaceFile(w, 'rewritten.txt'))).toBe(true);
+    expect(existsSync(workspaceFile(w, 'made.txt'))).toBe(false);
+    bobClient.close();
+  });
+
+  it('a deny with a reason reaches Claude; the tool does not run', async () => {
+    const { world: w, bobClient } = await setup();
+    await w.alice.appendEvent(w.threadId, { type: 'tool_call_approval', data: { toolCallId: 'toolu_make1', decision: 'deny', reason: 'not in this repo' } });
+    const events = await w.waitFor(botFinished(w), { what: 'the run to finish' });
+    const error = events.find(botPart(w, 'tool-output-error'))!;
+    expect(chunkOf(error)).toMatchObject({ toolCallId: 'toolu_make1', errorText: expect.stringContaining('Denied by alice: not in this repo') });
+    expect(existsSync(workspaceFile(w, 'made.txt'))).toBe(false);
+    bobClient.close();
+  });
+
+  it('"participants" lets a member answer', async () => {
+    const { world: w, bobClient } = await setup({ approvals: { approvers: 'participants' } });
+    await bobClient.appendEvent(w.threadId, { type: 'tool_call_approval', data: { toolCallId: 'toolu_make1', decision: 'allow' } });
+    await w.waitFor(botFinished(w), { what: 'the run to finish' });
+    expect(existsSync(workspaceFile(w, 'made.txt'))).toBe(true);
+    bobClient.close();
+  });
+
+  it('no answer in time fails closed, and the denial is on the thread', async () => {
+    const { world: w, bobClient } = await setup({ approvals: { timeoutSeconds: 1 } });
+    const events = await w.waitFor(botFinished(w), { what: 'the run to finish after the timeout' });
+    const denial = events.find((e) => e.principalId === w.botId && e.type === 'tool_call_approval')!;
+    expect(denial.data).toEqual({ toolCallId: 'toolu_make1', decision: 'deny', reason: 'Denied: nobody allowed to approve Bash answered within 1 s.' });
+    expect(chunkOf(events.find(botPart(w, 'tool-output-error'))!).errorText).toContain('nobody allowed to approve Bash answered within 1 s');
+    expect(existsSync(workspaceFile(w, 'made.txt'))).toBe(false);
+    bobClient.close();
+  });
+});
