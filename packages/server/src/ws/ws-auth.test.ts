@@ -117,6 +117,36 @@ describe('frames', () => {
     other.socket.close();
   });
 
+  it('keeps serving through 300 random frames (seeded), answering each one that is not a valid request with an error', async () => {
+    let state = 0x2545f491;
+    const random = (): number => {
+      state ^= state << 13;
+      state ^= state >>> 17;
+      state ^= state << 5;
+      return (state >>> 0) / 0x100000000;
+    };
+    const pick = <T,>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+    const values: unknown[] = [null, true, 0, -1, 1.5, 2 ** 60, '', 'x', 's1', 'th_nope', [], {}, { a: 1 }, '\u0000', 'é'];
+    const types = ['subscribe', 'subscribe_grants', 'unsubscribe', 'nope', '', 7, null]; // no ping: the round trip's pong must be ours
+    const frames: string[] = [];
+    for (let i = 0; i < 300; i += 1) {
+      const frame: Record<string, unknown> = {};
+      if (random() < 0.9) frame.type = pick(types);
+      for (const key of ['id', 'threadId', 'afterSeq', 'token', 'extra']) if (random() < 0.5) frame[key] = pick(values);
+      const text = JSON.stringify(frame);
+      frames.push(random() < 0.1 ? text.slice(0, Math.floor(random() * text.length)) : text);
+    }
+    const { socket } = await TestSocket.authenticated(server.wsUrl, token);
+    for (const frame of frames) socket.send(frame);
+    const answers = await socket.roundTrip(20_000);
+    const allowed = new Set(['error', 'subscribed', 'grants_synced', 'grant', 'subscription_ended']);
+    expect(answers.filter((frame) => !allowed.has(frame.type))).toEqual([]);
+    expect(answers.filter((frame) => frame.type === 'error').length).toBeGreaterThan(100);
+    expect(socket.ws.readyState).toBe(WebSocket.OPEN);
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    socket.close();
+  });
+
   it('closes with 1009 on a frame over 1 MiB', async () => {
     const { socket } = await TestSocket.authenticated(server.wsUrl, token);
     socket.send(JSON.stringify({ type: 'ping', pad: 'x'.repeat(1024 * 1024) }));
