@@ -6,6 +6,7 @@ import { pino, type Logger } from 'pino';
 import { createLiveBus, type LiveBus } from './live/live-bus.js';
 import { createRequestHandler } from './http/create-request-handler.js';
 import { createRoutes } from './http/routes.js';
+import { createRateLimiter, type RateLimitOptions } from './http/rate-limiter.js';
 import { createArtifactService } from './services/artifact-service.js';
 import { createAuthenticator } from './services/authenticator.js';
 import { createEventService } from './services/event-service.js';
@@ -30,6 +31,8 @@ export interface BubbleServerOptions {
   /** Default: a silent logger. */
   logger?: Logger;
   ws?: WsOptions;
+  /** Per-principal request limits (off when absent): over them, 429 with Retry-After. */
+  rateLimit?: RateLimitOptions;
   /** How long shutdown waits for in-flight requests before cutting connections. Default 10 s. */
   shutdownGraceMs?: number;
 }
@@ -72,7 +75,13 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
     artifacts: createArtifactService(store),
     version: SERVER_VERSION,
   });
-  const handle = createRequestHandler({ router, authenticate: authenticator.authenticate, logger, closing: () => closing });
+  const handle = createRequestHandler({
+    router,
+    authenticate: authenticator.authenticate,
+    logger,
+    rateLimiter: options.rateLimit ? createRateLimiter(options.rateLimit) : undefined,
+    closing: () => closing,
+  });
   const httpServer = createServer({ keepAliveTimeout: 5_000 }, (req, res) => {
     const done = new Promise<void>((resolveDone) => res.once('close', resolveDone));
     inFlight.add(done);

@@ -48,7 +48,11 @@ async function serve(command: ServeCommand): Promise<void> {
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
-  server = await createBubbleServer({ dataDir, host: command.host, port: command.port, logger });
+  const rateLimit =
+    command.rateLimit === undefined
+      ? undefined
+      : { perSecond: command.rateLimit, burst: command.rateLimitBurst ?? Math.max(1, Math.ceil(command.rateLimit * 2)) };
+  server = await createBubbleServer({ dataDir, host: command.host, port: command.port, logger, ...(rateLimit ? { rateLimit } : {}) });
   if (stopping) {
     await server.close();
     process.exit(0);

@@ -13,6 +13,11 @@ describe('parseCli', () => {
     });
   });
 
+  it('parses rate limits', () => {
+    const r = parseCli(['serve', '--rate-limit', '20', '--rate-limit-burst', '50']);
+    expect(r.ok && r.value.command === 'serve' && [r.value.rateLimit, r.value.rateLimitBurst]).toEqual([20, 50]);
+  });
+
   it('parses principal create-human', () => {
     expect(parseCli(['principal', 'create-human', 'alice', '--display-name', 'Alice', '--data', './d'])).toEqual({
       ok: true,
@@ -33,7 +38,10 @@ describe('parseCli', () => {
     [['serve', '--data', 'a', '--database', 'postgres://x'], 'use either --data or --database, not both'],
     [['principal', 'create-human'], 'needs exactly one <id>'],
     [['principal', 'create-human', 'Bad Id'], '<id> must match'],
-    [['principal', 'create-human', 'alice', '--port', '1'], '--host and --port belong to "serve"'],
+    [['principal', 'create-human', 'alice', '--port', '1'], '--host, --port and --rate-limit belong to "serve"'],
+    [['serve', '--rate-limit', '0'], '--rate-limit must be above 0'],
+    [['serve', '--rate-limit-burst', '5'], '--rate-limit-burst needs --rate-limit'],
+    [['serve', '--rate-limit', '5', '--rate-limit-burst', '0'], '--rate-limit-burst must be at least 1'],
     [['launch'], 'unknown command "launch"'],
     [['serve', '--log-level', 'loud'], 'Invalid option'],
   ])('rejects %j', (argv, message) => {

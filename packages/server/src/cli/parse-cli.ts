@@ -4,11 +4,14 @@ import { z } from 'zod';
 
 export const USAGE = `usage:
   bubble-server serve [--host 127.0.0.1] [--port 7777] [--data ./data] [--log-level info]
+                      [--rate-limit N [--rate-limit-burst B]]
   bubble-server principal create-human <id> [--display-name NAME] [--data ./data]
 
   --data DIR         folder of the SQLite database (created if missing; default ./data)
   --database URL     postgres://… (not built yet: use --data)
   --log-level LEVEL  fatal, error, warn, info, debug, trace or silent (logs go to stderr)
+  --rate-limit N     at most N requests per second per principal (429 over it; default: no limit)
+  --rate-limit-burst B  requests a principal may make at once (default 2×N, at least 1)
 `;
 
 const LogLevelSchema = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
@@ -31,7 +34,17 @@ const ServeSchema = z.object({
     .max(65535, '--port must be between 0 and 65535')
     .default(7777),
   logLevel: LogLevelSchema.default('info'),
+  rateLimit: z.coerce.number({ error: '--rate-limit must be a number' }).positive('--rate-limit must be above 0').optional(),
+  rateLimitBurst: z.coerce
+    .number({ error: '--rate-limit-burst must be a number' })
+    .int('--rate-limit-burst must be a whole number')
+    .min(1, '--rate-limit-burst must be at least 1')
+    .optional(),
   storage: StorageSchema,
+}).check((ctx) => {
+  if (ctx.value.rateLimitBurst !== undefined && ctx.value.rateLimit === undefined) {
+    ctx.issues.push({ code: 'custom', message: '--rate-limit-burst needs --rate-limit', input: ctx.value });
+  }
 });
 
 const CreateHumanSchema = z.object({
@@ -62,6 +75,8 @@ export function parseCli(argv: string[]): CliParse {
         database: { type: 'string' },
         'display-name': { type: 'string' },
         'log-level': { type: 'string' },
+        'rate-limit': { type: 'string' },
+        'rate-limit-burst': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -76,11 +91,21 @@ export function parseCli(argv: string[]): CliParse {
   let schema: z.ZodType<ServeCommand> | z.ZodType<CreateHumanCommand>;
   if (first === 'serve' && second === undefined) {
     if (values['display-name'] !== undefined) return { ok: false, errors: ['--display-name belongs to "principal create-human"'] };
-    raw = { command: 'serve', host: values.host, port: values.port, logLevel: values['log-level'], storage };
+    raw = {
+      command: 'serve',
+      host: values.host,
+      port: values.port,
+      logLevel: values['log-level'],
+      rateLimit: values['rate-limit'],
+      rateLimitBurst: values['rate-limit-burst'],
+      storage,
+    };
     schema = ServeSchema;
   } else if (first === 'principal' && second === 'create-human') {
     if (rest.length !== 1) return { ok: false, errors: ['"principal create-human" needs exactly one <id>'] };
-    if (values.host !== undefined || values.port !== undefined) return { ok: false, errors: ['--host and --port belong to "serve"'] };
+    if (values.host !== undefined || values.port !== undefined || values['rate-limit'] !== undefined) {
+      return { ok: false, errors: ['--host, --port and --rate-limit belong to "serve"'] };
+    }
     raw = { command: 'create-human', principalId: rest[0], displayName: values['display-name'], logLevel: values['log-level'], storage };
     schema = CreateHumanSchema;
   } else {

@@ -7,12 +7,15 @@ import { authenticateHeader, type Authenticated } from '../services/auth-service
 import { readJsonBody } from './read-json-body.js';
 import type { Handler, LogFields, RequestContext } from './request-context.js';
 import type { Router } from './router.js';
+import type { RateLimiter } from './rate-limiter.js';
 import { notFound } from '../errors/bubble-error.js';
 
 export interface RequestHandlerDeps {
   router: Router<Handler>;
   authenticate: (token: string) => Promise<Authenticated | null>;
   logger: Logger;
+  /** Per-principal limits, checked once a request is authenticated. */
+  rateLimiter?: RateLimiter | undefined;
   /** Whether the server is shutting down (answers then carry `Connection: close`). */
   closing: () => boolean;
 }
@@ -63,6 +66,7 @@ export function createRequestHandler(deps: RequestHandlerDeps) {
         caller: () => {
           caller ??= authenticateHeader(authenticate, req.headers.authorization).then((a) => {
             fields.principalId = a.principal.principalId;
+            deps.rateLimiter?.check(a.principal.principalId);
             return a.principal;
           });
           return caller;

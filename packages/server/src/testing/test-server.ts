@@ -6,10 +6,12 @@ import type { Logger } from 'pino';
 import { createBubbleServer, type BubbleServer } from '../create-bubble-server.js';
 import { createHumanPrincipal } from '../services/principal-service.js';
 import type { WsOptions } from '../ws/ws-deps.js';
+import type { RateLimitOptions } from '../http/rate-limiter.js';
 
 export interface TestServerOptions {
   logger?: Logger;
   ws?: WsOptions;
+  rateLimit?: RateLimitOptions;
   /** Reuse this data folder instead of a fresh temp one (it is then not removed by `stop`). */
   dataDir?: string;
 }
@@ -40,6 +42,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       port,
       ...(options.logger ? { logger: options.logger } : {}),
       ...(options.ws ? { ws: options.ws } : {}),
+      ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
       shutdownGraceMs: 5_000,
     });
   let server = await start(0);

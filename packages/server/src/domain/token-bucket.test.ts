@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { takeToken, type Bucket } from './token-bucket.js';
+
+describe('takeToken', () => {
+  it('allows a burst, then refuses with the wait until the next token', () => {
+    let bucket: Bucket | undefined;
+    const results: Array<boolean | number> = [];
+    for (let i = 0; i < 4; i += 1) {
+      const r = takeToken(bucket, 1000, 2, 3);
+      bucket = r.bucket;
+      results.push(r.ok ? true : r.retryAfterMs);
+    }
+    expect(results).toEqual([true, true, true, 500]);
+  });
+
+  it('refills over time, up to the burst', () => {
+    const empty: Bucket = { tokens: 0, updatedMs: 0 };
+    expect(takeToken(empty, 250, 2, 3).ok).toBe(false);
+    expect(takeToken(empty, 500, 2, 3).ok).toBe(true);
+    const full = takeToken(empty, 60_000, 2, 3);
+    expect(full.ok && full.bucket.tokens).toBe(2);
+  });
+
+  it('does not refill when the clock goes backwards', () => {
+    const r = takeToken({ tokens: 0, updatedMs: 5000 }, 1000, 1, 1);
+    expect(r.ok).toBe(false);
+  });
+});
