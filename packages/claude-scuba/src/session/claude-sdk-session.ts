@@ -157,7 +157,7 @@ export class ClaudeSdkSession {
     this.#turnStarting = true;
     void this.#ensureQuery()
       .then((query) => {
-        query.push(payload.text, { uuid });
+        query.push(this.#promptText(payload.parts), { uuid });
       })
       .catch((error: unknown) => {
         this.#log.error({ err: error, runId }, 'could not start the Claude query');
@@ -175,7 +175,26 @@ export class ClaudeSdkSession {
     this.#turnSeqs.push(...payload.consumedSeqs);
     if (payload.text === '') return;
     this.#log.info({ runId: this.#output.currentRunId, seqs: payload.consumedSeqs }, 'steering the running turn');
-    this.#query!.push(payload.text, { shouldQuery: false });
+    const uuid = randomUUID();
+    this.#output.noteSteer(uuid);
+    this.#query!.push(this.#promptText(payload.parts), { uuid, shouldQuery: false });
+  }
+
+  /**
+   * The words for Claude. With more than one other participant on the thread
+   * every part says who wrote it, even when only one of them spoke this time,
+   * so Claude can tell people apart across turns.
+   */
+  #promptText(parts: ReadonlyArray<{ principalId: string; text: string }>): string {
+    const others = [...this.#roles.keys()].filter((p) => p !== this.#o.selfId).length;
+    const speakers = new Set(parts.map((part) => part.principalId)).size;
+    if (others <= 1 && speakers <= 1) return parts.map((part) => part.text).join('\n\n');
+    return parts
+      .map((part) => {
+        const name = this.#names.get(part.principalId);
+        return `${name && name !== part.principalId ? `${name} (${part.principalId})` : part.principalId}: ${part.text}`;
+      })
+      .join('\n\n');
   }
 
   #interrupt(runId: string, by: string, reason: string | undefined, seq: number): void {

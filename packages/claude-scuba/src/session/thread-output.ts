@@ -54,6 +54,10 @@ export class ThreadOutput {
     return { threadId: this.threadId, events: this.#main.beginRun(begin) };
   }
 
+  noteSteer(uuid: string): void {
+    this.#main.noteSteer(uuid);
+  }
+
   noteInterrupt(runId: string, note: InterruptNote): void {
     this.#main.noteInterrupt(runId, note);
   }

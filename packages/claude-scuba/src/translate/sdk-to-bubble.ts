@@ -26,6 +26,8 @@ export type TranslatorSignal =
   | { kind: 'subagent_tool_result'; runId: string; toolCallId: string; background: boolean; isError: boolean; result: unknown }
   | { kind: 'task'; subtype: 'task_started' | 'task_progress' | 'task_updated' | 'task_notification'; taskId: string; toolUseId?: string; status?: string }
   | { kind: 'run_opened'; runId: string; unsolicited: boolean }
+  /** The result the CLI gives a `shouldQuery: false` push (no model call): no run of its own. */
+  | { kind: 'steer_absorbed'; uuids: string[] }
   | { kind: 'run_finished'; runId: string; outcome: RunOutcome }
   | { kind: 'api_retry'; attempt: number; maxRetries: number; errorStatus: number | null; retryDelayMs: number }
   | { kind: 'permission_denied'; toolName: string; toolUseId: string; message: string }
@@ -81,6 +83,8 @@ export class SdkToBubble {
   /** The run content is flowing into, if any. */
   #active: RunState | undefined;
   readonly #subagents = new Set<string>();
+  /** Uuids of steer pushes (`shouldQuery: false`) not yet seen in a result. */
+  readonly #steers = new Set<string>();
   #totalCostUsd = 0;
   /** The reset time of the last rate_limit_event, for a rate-limited run's error. */
   #rateLimitResetsAt: string | undefined;
@@ -104,6 +108,16 @@ export class SdkToBubble {
     const run = newRun(begin.runId, begin.userMessageUuid);
     this.#pending.push(run);
     return [this.#started(run, begin.replyTo)];
+  }
+
+  /**
+   * Remembers a push made with `shouldQuery: false` (the steer lane). When it
+   * is folded into the running turn its uuid shows up on that turn's result;
+   * when it arrives between turns the CLI answers it with a result of its own
+   * and no model call, which must not become a run.
+   */
+  noteSteer(uuid: string): void {
+    this.#steers.add(uuid);
   }
 
   /** Remembers who asked to interrupt a run, for its `run_finished`. */
@@ -329,6 +343,13 @@ export class SdkToBubble {
   }
 
   #result(message: ResultLike, step: TranslateStep): void {
+    const uuids = uuidsOf(message);
+    const steered = uuids.filter((uuid) => this.#steers.has(uuid));
+    for (const uuid of steered) this.#steers.delete(uuid);
+    if (!this.#active && steered.length > 0 && steered.length === uuids.length) {
+      step.signals.push({ kind: 'steer_absorbed', uuids: steered });
+      return;
+    }
     const run = this.#active ?? this.#matchPending(message) ?? this.#openUnsolicited(step);
     const outcome = outcomeFromResult({
       result: message,

@@ -1,0 +1,164 @@
+import type { Script } from '@bubble/model-double';
+import type { EventEnvelope } from '@bubble/protocol';
+import { BubbleClient } from '@bubble/sdk';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runText, startScubaWorld, type ScubaWorld } from './support/scuba-world.js';
+
+/** Turns: interrupts, wait-for-idle, the steer lane, who said what, respondTo, bot-only limits. */
+let world: ScubaWorld | undefined;
+const clients: BubbleClient[] = [];
+afterEach(async () => {
+  for (const client of clients.splice(0)) client.close();
+  await world?.close();
+  world = undefined;
+});
+
+const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(' ');
+const slow = (match: string, n = 60, delayMs = 100) => ({ name: `slow:${match}`, match: { text: match }, reply: [{ type: 'text' as const, text: words(n), delayMs }] });
+const quick = (match: string, text: string) => ({ name: `quick:${match}`, match: { text: match }, reply: [{ type: 'text' as const, text }] });
+
+const botRuns = (w: ScubaWorld, all: EventEnvelope[]) => all.filter((e) => e.principalId === w.botId && e.type === 'run_started').map((e) => e.data.runId as string);
+const finishedOf = (w: ScubaWorld, all: EventEnvelope[], runId: string) => all.find((e) => e.principalId === w.botId && e.type === 'run_finished' && e.data.runId === runId);
+const firstDeltaOf = (w: ScubaWorld) => (all: EventEnvelope[]) =>
+  all.some((e) => e.principalId === w.botId && e.type === 'message_part' && (e.data.chunk as { type: string }).type === 'text-delta');
+
+async function human(w: ScubaWorld, id: string, name: string, role: 'member' | 'owner' = 'member'): Promise<BubbleClient> {
+  const { token } = await w.server.createHuman(id, name);
+  await w.alice.addParticipant(w.threadId, id, role);
+  const client = new BubbleClient({ url: w.server.url, token: token.token! });
+  clients.push(client);
+  return client;
+}
+
+describe('interrupts', () => {
+  it('any participant interrupts the running turn; run_finished says interrupted and who asked; the query stays usable', async () => {
+    world = await startScubaWorld({ script: [slow('tell a long story'), quick('are you there', 'Still here.')] });
+    const w = world;
+    const bob = await human(w, 'bob', 'Bob');
+    w.startBot();
+    await w.say('tell a long story');
+    const streaming = await w.waitFor(firstDeltaOf(w), { what: 'the first delta' });
+    const runId = botRuns(w, streaming)[0]!;
+    await bob.appendEvent(w.threadId, { type: 'run_interrupt_requested', data: { runId, reason: 'enough' } });
+    const stopped = await w.waitFor((all) => finishedOf(w, all, runId) !== undefined, { what: 'the interrupted run_finished' });
+    expect(finishedOf(w, stopped, runId)!.data).toMatchObject({ runId, status: 'interrupted', interruptedBy: 'bob', interruptReason: 'enough' });
+    expect(runText(stopped, runId).length).toBeLessThan(words(60).length);
+
+    await w.say('are you there');
+    const after = await w.waitFor((all) => botRuns(w, all).length === 2 && finishedOf(w, all, botRuns(w, all)[1]!) !== undefined, { what: 'the next turn' });
+    const second = botRuns(w, after)[1]!;
+    expect(runText(after, second)).toBe('Still here.');
+    expect(finishedOf(w, after, second)!.data.status).toBe('completed');
+  });
+
+  it('an interrupt cancels a parked approval, and says so on the thread', async () => {
+    world = await startScubaWorld({
+      script: [{ name: 'tool', match: { text: 'make a file' }, reply: [{ type: 'tool_use', id: 'toolu_int1', name: 'Bash', input: { command: 'touch x.txt', description: 'x' } }] }],
+    });
+    const w = world;
+    w.startBot();
+    await w.say('make a file');
+    const parked = await w.waitFor(
+      (all) => all.some((e) => e.principalId === w.botId && (e.data.chunk as { type?: string } | undefined)?.type === 'tool-input-available'),
+      { what: 'the tool call' },
+    );
+    const runId = botRuns(w, parked)[0]!;
+    await w.alice.appendEvent(w.threadId, { type: 'run_interrupt_requested', data: { runId } });
+    const events = await w.waitFor((all) => finishedOf(w, all, runId) !== undefined, { what: 'run_finished' });
+    expect(finishedOf(w, events, runId)!.data).toMatchObject({ status: 'interrupted', interruptedBy: 'alice' });
+    const denial = events.find((e) => e.principalId === w.botId && e.type === 'tool_call_approval');
+    expect(denial?.data).toMatchObject({ toolCallId: 'toolu_int1', decision: 'deny', reason: expect.stringContaining('interrupted') });
+  });
+});
+
+describe('the drain rule', () => {
+  it('waits for idle (steer off): what two people said meanwhile drains as one message, attributed by name', async () => {
+    world = await startScubaWorld({ script: [slow('tell a long story', 30, 50), quick('', 'Noted, both of you.')] });
+    const w = world;
+    const bob = await human(w, 'bob', 'Bob');
+    w.startBot({ configPath: w.writeConfig({ turns: { steer: false } }) });
+    await w.say('tell a long story');
+    await w.waitFor(firstDeltaOf(w), { what: 'the first delta' });
+    await w.say('first point from alice');
+    await w.say('second point from bob', undefined, bob);
+    const events = await w.waitFor((all) => botRuns(w, all).length === 2 && finishedOf(w, all, botRuns(w, all)[1]!) !== undefined, { what: 'the second turn' });
+    const started = events.filter((e) => e.principalId === w.botId && e.type === 'run_started');
+    const humanRuns = events.filter((e) => e.principalId !== w.botId && e.type === 'run_started').map((e) => e.seq);
+    expect(started[1]!.data.replyTo).toEqual(humanRuns.slice(1));
+    const request = w.double.requests.filter((r) => r.kind === 'main').at(-1)!;
+    expect(request.lastUserText).toBe('Alice (alice): first point from alice\n\nBob (bob): second point from bob');
+    expect(botRuns(w, events)).toHaveLength(2);
+  });
+
+  it('steers the running turn (steer on): the words reach Claude without a turn of their own', async () => {
+    world = await startScubaWorld({ script: [slow('tell a long story', 30, 50), quick('what next', 'Next then.')] });
+    const w = world;
+    const bob = await human(w, 'bob', 'Bob');
+    const bot = w.startBot();
+    await w.say('tell a long story');
+    const streaming = await w.waitFor(firstDeltaOf(w), { what: 'the first delta' });
+    const first = botRuns(w, streaming)[0]!;
+    await w.say('also mention dragons', undefined, bob);
+    await w.waitFor((all) => finishedOf(w, all, first) !== undefined, { what: 'the first run to finish' });
+    expect(bot.logs.some((l) => l.msg === 'steering the running turn' && l.runId === first)).toBe(true);
+
+    await w.say('what next');
+    const events = await w.waitFor((all) => botRuns(w, all).length >= 2 && finishedOf(w, all, botRuns(w, all)[1]!) !== undefined, { what: 'the second turn' });
+    expect(botRuns(w, events)).toHaveLength(2);
+    expect(runText(events, botRuns(w, events)[1]!)).toBe('Next then.');
+    const main = w.double.requests.filter((r) => r.kind === 'main');
+    expect(main).toHaveLength(2);
+    expect(JSON.stringify(main.at(-1)!.body)).toContain('Bob (bob): also mention dragons');
+  });
+
+  it('runs carrying only tool chunks are consumed silently', async () => {
+    world = await startScubaWorld({ script: [quick('', 'Answered.')] });
+    const w = world;
+    const bot = w.startBot();
+    await w.alice.appendEvents(w.threadId, [
+      { type: 'run_started', data: { runId: 'tools-only' } },
+      { type: 'message_part', data: { runId: 'tools-only', chunk: { type: 'tool-input-available', toolCallId: 'c1', toolName: 'search', input: {} } } },
+      { type: 'run_finished', data: { runId: 'tools-only', status: 'completed' } },
+    ]);
+    await w.say('a real question');
+    const events = await w.waitFor((all) => botRuns(w, all).length === 1 && finishedOf(w, all, botRuns(w, all)[0]!) !== undefined, { what: 'one answer' });
+    const started = events.find((e) => e.principalId === w.botId && e.type === 'run_started')!;
+    expect(started.data.replyTo).toEqual([events.find((e) => e.data.runId !== 'tools-only' && e.principalId === 'alice')!.seq]);
+    expect(w.double.requests.filter((r) => r.kind === 'main')).toHaveLength(1);
+    expect(bot.logs.some((l) => l.msg === 'turn starts')).toBe(true);
+  });
+});
+
+describe('who the bot answers', () => {
+  it('respondTo "mentions" answers only turns that name it', async () => {
+    world = await startScubaWorld({ script: [quick('', 'You called?')] });
+    const w = world;
+    w.startBot({ configPath: w.writeConfig({ turns: { respondTo: 'mentions' } }) });
+    await w.say('just chatting with myself');
+    await w.say('@bot-research are you listening?');
+    const events = await w.waitFor((all) => botRuns(w, all).length === 1 && finishedOf(w, all, botRuns(w, all)[0]!) !== undefined, { what: 'one answer' });
+    const mention = events.filter((e) => e.principalId === 'alice' && e.type === 'run_started')[1]!;
+    expect(events.find((e) => e.principalId === w.botId && e.type === 'run_started')!.data.replyTo).toEqual([mention.seq]);
+    expect(w.double.requests.filter((r) => r.kind === 'main')).toHaveLength(1);
+  });
+
+  it('never answers more than maxBotOnlyTurns bot-only turns in a row', async () => {
+    world = await startScubaWorld({ script: [{ name: 'any', reply: [{ type: 'text', text: 'Reply.' }], times: 'always' }] });
+    const w = world;
+    const { token } = await w.alice.createBot({ principalId: 'bot-other', displayName: 'Other bot' });
+    await w.alice.addParticipant(w.threadId, 'bot-other', 'member');
+    const other = new BubbleClient({ url: w.server.url, token: token.token! });
+    clients.push(other);
+    const bot = w.startBot({ configPath: w.writeConfig({ turns: { maxBotOnlyTurns: 1 } }) });
+    await w.say('ping one', undefined, other);
+    await w.waitFor((all) => botRuns(w, all).length === 1 && finishedOf(w, all, botRuns(w, all)[0]!) !== undefined, { what: 'the first answer' });
+    await w.say('ping two', undefined, other);
+    const deadline = Date.now() + 20_000;
+    while (!bot.logs.some((l) => l.msg === 'turn not answered' && l.reason === 'bot_only_limit') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(bot.logs.some((l) => l.msg === 'turn not answered' && l.reason === 'bot_only_limit')).toBe(true);
+    expect(botRuns(w, await w.events())).toHaveLength(1);
+    await w.say('a human again');
+    const events = await w.waitFor((all) => botRuns(w, all).length === 2, { what: 'an answer to the human' });
+    expect(botRuns(w, events)).toHaveLength(2);
+  });
+});
