@@ -34,7 +34,7 @@ export interface LiveQueryOptions {
 export interface LiveQuery {
   /** The session id from system/init (re-emitted every turn); undefined until the first turn starts. */
   readonly sessionId: string | undefined;
-  /** True once the messages loop has finished (see `ended`). */
+  /** True once the CLI has ended (see `ended`); buffered messages may still be unread. */
   readonly isEnded: boolean;
   /** Pushes a user turn; returns its uuid (echoed as user_message_uuid(s)). Throws live_query_ended after the end. */
   push(content: UserContent, options?: UserMessageOptions): string;
@@ -50,7 +50,7 @@ export interface LiveQuery {
    * rate_limit_event (for the reset time).
    */
   classify(result: ResultLike, now?: Date): EngineErrorClassification;
-  /** Every SDK message as yielded. Iterate it (one reader) to drive the query; it never throws. */
+  /** Every SDK message as yielded, in order (one reader; it never throws; it finishes when the CLI has ended). */
   readonly messages: AsyncIterable<SdkMessageLike>;
   /** How the query ended. Never rejects. */
   readonly ended: Promise<LiveQueryEnd>;
@@ -123,12 +123,27 @@ export function startLiveQuery(params: LiveQueryOptions): LiveQuery {
     return classifyEngineError(input);
   };
 
-  async function* pump(): AsyncGenerator<SdkMessageLike, void> {
+  // The query is driven here, not by the reader: `ended` settles and the session
+  // id is tracked even when nobody is reading (e.g. after close()).
+  const buffer: SdkMessageLike[] = [];
+  let wakeReader: (() => void) | undefined;
+  let readerGone = false;
+  let drained = false;
+  const wake = (): void => {
+    const w = wakeReader;
+    wakeReader = undefined;
+    w?.();
+  };
+
+  const drive = async (): Promise<void> => {
     try {
       for await (const message of sdk) {
         const m = message as unknown as SdkMessageLike;
         observe(m);
-        yield m;
+        if (!readerGone) {
+          buffer.push(m);
+          wake();
+        }
       }
       const end: LiveQueryEnd = { reason: ownerStopped ? 'closed' : 'cli_exit' };
       if (lastResult) end.lastResult = lastResult;
@@ -141,16 +156,34 @@ export function startLiveQuery(params: LiveQueryOptions): LiveQuery {
       if (lastResult) end.lastResult = lastResult;
       if (reason !== 'closed') end.classified = classify(lastWasErrorResult ? lastResult : undefined, error);
       finish(end);
+    } finally {
+      drained = true;
+      wake();
     }
-  }
+  };
+  void drive();
 
   const messages: AsyncIterable<SdkMessageLike> = {
-    [Symbol.asyncIterator]() {
+    [Symbol.asyncIterator](): AsyncIterator<SdkMessageLike> {
       if (iterated) {
         throw new EngineError('live_query_messages_reused', 'the messages of a LiveQuery can be iterated only once');
       }
       iterated = true;
-      return pump();
+      return {
+        async next(): Promise<IteratorResult<SdkMessageLike>> {
+          for (;;) {
+            const m = buffer.shift();
+            if (m !== undefined) return { value: m, done: false };
+            if (drained) return { value: undefined, done: true };
+            await new Promise<void>((resolve) => (wakeReader = resolve));
+          }
+        },
+        async return(): Promise<IteratorResult<SdkMessageLike>> {
+          readerGone = true;
+          buffer.length = 0;
+          return { value: undefined, done: true };
+        },
+      };
     },
   };
 

@@ -86,6 +86,7 @@ export class Session {
   readonly messages: SdkMessageLike[] = [];
   readonly #waiters = new Set<() => void>();
   readonly drained: Promise<void>;
+  #done = false;
 
   constructor(
     readonly live: LiveQuery,
@@ -96,6 +97,7 @@ export class Session {
         this.messages.push(m);
         for (const w of [...this.#waiters]) w();
       }
+      this.#done = true;
       for (const w of [...this.#waiters]) w();
     })();
   }
@@ -112,7 +114,7 @@ export class Session {
           resolve(hit);
           return true;
         }
-        if (this.live.isEnded) {
+        if (this.#done) {
           this.#waiters.delete(check);
           clearTimeout(timer);
           reject(new Error(`query ended before ${what} (#${nth}); saw ${this.summary()}`));
