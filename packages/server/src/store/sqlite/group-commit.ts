@@ -60,15 +60,25 @@ export class GroupCommit {
     this.scheduled = false;
     const batch = this.queue;
     this.queue = [];
+    try {
+      this.commitGroup(batch);
+    } catch (error) {
+      // Only reached when the database itself fails (BEGIN, COMMIT, a savepoint
+      // statement): nothing of this group is committed, every job is refused.
+      try {
+        if (this.db.inTransaction) this.rollback.run();
+      } catch {
+        // The transaction is already gone; nothing more to undo.
+      }
+      for (const job of batch) job.reject(error);
+    }
+    this.notifyIdle();
+  }
+
+  private commitGroup(batch: Pending[]): void {
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     const messages: LiveBusMessage[] = [];
-    try {
-      this.begin.run();
-    } catch (error) {
-      for (const job of batch) job.reject(error);
-      this.notifyIdle();
-      return;
-    }
+    this.begin.run();
     for (const job of batch) {
       const jobMessages: LiveBusMessage[] = [];
       this.savepoint.run();
@@ -83,25 +93,13 @@ export class GroupCommit {
         outcomes.push({ ok: false, error });
       }
     }
-    try {
-      this.commit.run();
-    } catch (error) {
-      try {
-        this.rollback.run();
-      } catch {
-        // The transaction is already gone; nothing more to undo.
-      }
-      for (const job of batch) job.reject(error);
-      this.notifyIdle();
-      return;
-    }
+    this.commit.run();
     if (messages.length > 0) this.onCommit(messages);
     batch.forEach((job, i) => {
       const outcome = outcomes[i];
       if (outcome?.ok) job.resolve(outcome.value);
       else job.reject(outcome?.error);
     });
-    this.notifyIdle();
   }
 
   private notifyIdle(): void {
