@@ -149,6 +149,9 @@ describe('slow consumers', () => {
     socket.send({ type: 'subscribe', id: 's', threadId: thread.threadId, afterSeq: 1 });
     expect(await socket.next()).toMatchObject({ type: 'subscribed', id: 's' });
     socket.ws.pause();
+    // 16 MB: well past what loopback TCP absorbs for a reader that stops
+    // (a paused reader's receive buffer stays near tcp_rmem's default; the
+    // sender's grows to tcp_wmem's max, 4 MiB by default).
     const pad = 'x'.repeat(1000);
     for (let i = 0; i < 80; i += 1) {
       await alice.append(thread.threadId, Array.from({ length: 200 }, () => ({ type: 'test.note', data: { pad } })));
