@@ -50,6 +50,8 @@ describe('model-double CLI', () => {
       body: JSON.stringify({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'ping' }] }),
     });
     expect(await res.json()).toMatchObject({ content: [{ type: 'text', text: 'pong' }] });
+    const recorded = (await (await fetch(`${url}/_double/requests`)).json()) as { requests: Array<{ rule: unknown }> };
+    expect(recorded.requests.map((r) => r.rule)).toEqual([{ index: 0, name: null }]);
     p.child.kill('SIGTERM');
     expect(await p.exit).toBe(0);
   });
@@ -76,6 +78,9 @@ describe('model-double CLI', () => {
     const bad = run(['--port', 'eighty']);
     expect(await bad.exit).toBe(2);
     expect(bad.stderr()).toContain('--port must be an integer');
+    const max = run(['--max-recorded', 'lots']);
+    expect(await max.exit).toBe(2);
+    expect(max.stderr()).toContain('--max-recorded must be a whole number');
     const unknown = run(['--bogus']);
     expect(await unknown.exit).toBe(2);
     expect(unknown.stderr()).toContain('usage: model-double');

@@ -9,10 +9,18 @@ import { parseScriptJson, ScriptError } from './parse-script.js';
 import { startModelDouble } from './model-double.js';
 import type { Script } from './script.js';
 
-const USAGE = 'usage: model-double [--port 8787] [--host 127.0.0.1] [--script file.json] [--log-level warn]';
+const USAGE =
+  'usage: model-double [--port 8787] [--host 127.0.0.1] [--script file.json] [--log-level warn] [--max-recorded 1000]';
 
 async function main(): Promise<number> {
-  let values: { port?: string; host?: string; script?: string; 'log-level'?: string; help?: boolean };
+  let values: {
+    port?: string;
+    host?: string;
+    script?: string;
+    'log-level'?: string;
+    'max-recorded'?: string;
+    help?: boolean;
+  };
   try {
     ({ values } = parseArgs({
       options: {
@@ -20,6 +28,7 @@ async function main(): Promise<number> {
         host: { type: 'string' },
         script: { type: 'string' },
         'log-level': { type: 'string' },
+        'max-recorded': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -36,6 +45,11 @@ async function main(): Promise<number> {
   const port = Number(values.port ?? '8787');
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     process.stderr.write(`--port must be an integer between 0 and 65535, got ${JSON.stringify(values.port)}\n`);
+    return 2;
+  }
+  const maxRecorded = Number(values['max-recorded'] ?? '1000');
+  if (!Number.isInteger(maxRecorded) || maxRecorded < 0) {
+    process.stderr.write(`--max-recorded must be a whole number, got ${JSON.stringify(values['max-recorded'])}\n`);
     return 2;
   }
   const level = values['log-level'] ?? 'warn';
@@ -56,7 +70,7 @@ async function main(): Promise<number> {
   const logger = pino({ level, name: 'model-double' }, pino.destination(2));
   let double;
   try {
-    double = await startModelDouble({ port, host: values.host ?? '127.0.0.1', logger, ...(script ? { script } : {}) });
+    double = await startModelDouble({ port, host: values.host ?? '127.0.0.1', logger, maxRecorded, ...(script ? { script } : {}) });
   } catch (err) {
     process.stderr.write(`model double could not start: ${(err as Error).message}\n`);
     return 1;

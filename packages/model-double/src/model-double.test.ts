@@ -11,8 +11,11 @@ afterEach(async () => {
   double = undefined;
 });
 
-async function start(script?: Script): Promise<ModelDouble> {
-  double = await startModelDouble(script === undefined ? {} : { script });
+async function start(script?: Script, maxRecorded?: number): Promise<ModelDouble> {
+  double = await startModelDouble({
+    ...(script === undefined ? {} : { script }),
+    ...(maxRecorded === undefined ? {} : { maxRecorded }),
+  });
   return double;
 }
 
@@ -335,5 +338,40 @@ describe('slow streams and aborts', () => {
   it('waitForRequest rejects after its timeout', async () => {
     const d = await start();
     await expect(d.waitForRequest(() => true, { timeoutMs: 20 })).rejects.toThrow(/no matching request within 20 ms/);
+  });
+});
+
+describe('control routes and retention', () => {
+  it('serves the recorded requests, clears them, and replaces the script over HTTP', async () => {
+    const d = await start([{ reply: [{ type: 'text', text: 'one' }] }]);
+    await client(d).messages.create(ask('first'));
+    const listed = (await (await fetch(`${d.url}/_double/requests`)).json()) as { requests: Array<{ lastUserText: string; seq: number }> };
+    expect(listed.requests.map((r) => [r.seq, r.lastUserText])).toEqual([[0, 'first']]);
+
+    const bad = await fetch(`${d.url}/_double/script`, { method: 'PUT', body: JSON.stringify([{ reply: [] }]) });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { problems: string[] }).problems[0]).toMatch(/^rule 0\.reply/);
+    const good = await fetch(`${d.url}/_double/script`, {
+      method: 'PUT',
+      body: JSON.stringify([{ times: 'always', reply: [{ type: 'text', text: 'two' }] }]),
+    });
+    expect(await good.json()).toEqual({ rules: 1 });
+    expect((await client(d).messages.create(ask('x'))).content).toEqual([{ type: 'text', text: 'two' }]);
+
+    expect(await (await fetch(`${d.url}/_double/requests`, { method: 'DELETE' })).json()).toEqual({ cleared: 2 });
+    expect(d.requests).toHaveLength(0);
+    await client(d).messages.create(ask('y'));
+    expect(d.requests.map((r) => r.seq)).toEqual([2]);
+    expect((await fetch(`${d.url}/_double/nope`)).status).toBe(404);
+    expect(d.requests).toHaveLength(1);
+  });
+
+  it('keeps only the newest `maxRecorded` requests', async () => {
+    const d = await start([{ times: 'always', reply: [{ type: 'text', text: 'ok' }] }], 2);
+    for (const t of ['a', 'b', 'c']) await client(d).messages.create(ask(t));
+    expect(d.requests.map((r) => [r.seq, r.lastUserText])).toEqual([
+      [1, 'b'],
+      [2, 'c'],
+    ]);
   });
 });

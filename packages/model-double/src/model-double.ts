@@ -14,12 +14,13 @@ import {
   type ToolResultInfo,
 } from './request-info.js';
 import { waitUnlessGone, writeJson, writeSse, type Completion } from './respond.js';
+import { CONTROL_PREFIX, handleControl } from './control-routes.js';
 import { parseScript } from './parse-script.js';
 import type { ErrorStatus, ReplyBlock, Rule, Script } from './script.js';
 import { selectRule } from './select-rule.js';
 
 export interface RecordedRequest {
-  /** 0-based arrival order. */
+  /** 0-based arrival order (control routes are not counted). */
   seq: number;
   requestId: string;
   receivedAt: number;
@@ -55,6 +56,12 @@ export interface ModelDoubleOptions {
   port?: number;
   host?: string;
   logger?: Logger;
+  /**
+   * Keep at most this many recorded requests (the oldest are dropped). Default:
+   * all. A long-running double (the offline demo) should set it: bodies carry
+   * the whole conversation.
+   */
+  maxRecorded?: number;
 }
 
 export interface ModelDouble {
@@ -83,6 +90,12 @@ export async function startModelDouble(options: ModelDoubleOptions = {}): Promis
   const watchers = new Set<() => void>();
   let script: Script | null = options.script === undefined ? null : parseScript(options.script);
   let used: number[] = [];
+  let nextSeq = 0;
+  const maxRecorded = options.maxRecorded ?? Number.POSITIVE_INFINITY;
+  const setScript = (next: Script | null): void => {
+    script = next === null ? null : parseScript(next);
+    used = [];
+  };
 
   const notify = (): void => {
     for (const w of [...watchers]) w();
@@ -101,8 +114,12 @@ export async function startModelDouble(options: ModelDoubleOptions = {}): Promis
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://double.invalid');
+    if (url.pathname.startsWith(CONTROL_PREFIX)) {
+      const raw = await readBody(req);
+      return handleControl(req, res, url.pathname, raw ?? Buffer.alloc(0), { requests, setScript });
+    }
     const record: RecordedRequest = {
-      seq: requests.length,
+      seq: nextSeq++,
       requestId: newId('req_'),
       receivedAt: Date.now(),
       method: req.method ?? 'GET',
@@ -123,6 +140,7 @@ export async function startModelDouble(options: ModelDoubleOptions = {}): Promis
       completion: 'pending',
     };
     requests.push(record);
+    while (requests.length > maxRecorded) requests.shift();
     const headers = { 'request-id': record.requestId };
     const done = (status: number, completion: Completion | 'disconnected'): void => {
       record.status = status;
@@ -250,10 +268,7 @@ export async function startModelDouble(options: ModelDoubleOptions = {}): Promis
   return {
     url,
     requests,
-    setScript(next) {
-      script = next === null ? null : parseScript(next);
-      used = [];
-    },
+    setScript,
     waitForRequest(predicate, { timeoutMs = 10_000 } = {}) {
       return new Promise((resolve, reject) => {
         const check = (): boolean => {
