@@ -59,6 +59,9 @@ describe('bubble-server CLI', () => {
     // the plaintext is never shown again
     const tokens = await httpCall(url, 'GET', '/v1/principals/alice', { token: created.token.token });
     expect(tokens.text).not.toContain(created.token.token);
+    // the operator adds a human while the server runs: the token works at once
+    const bob = JSON.parse((await run(process.execPath, [BIN, 'principal', 'create-human', 'bob', '--data', dataDir])).stdout);
+    expect((await httpCall(url, 'GET', '/v1/auth/whoami', { token: bob.token.token })).body.principal.principalId).toBe('bob');
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);
   });
