@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildChildEnv } from './child-env.js';
+import { buildChildEnv, credentialFromEnv } from './child-env.js';
 import { EngineError } from './engine-error.js';
 
 const base = { path: '/usr/bin:/bin', configDir: '/srv/bot/claude' } as const;
@@ -73,5 +73,13 @@ describe('buildChildEnv', () => {
     expect(error.message).toContain('OAuth token is empty');
     expect(error.message).toContain('baseUrl must be an http(s) URL');
     expect(error.message).toContain('maxRetries must be a non-negative integer');
+  });
+});
+
+describe('credentialFromEnv', () => {
+  it('prefers the OAuth token, then the API key, else none', () => {
+    expect(credentialFromEnv({ CLAUDE_CODE_OAUTH_TOKEN: 'oat', ANTHROPIC_API_KEY: 'key' })).toEqual({ kind: 'oauth', token: 'oat' });
+    expect(credentialFromEnv({ ANTHROPIC_API_KEY: ' key ' })).toEqual({ kind: 'api_key', key: 'key' });
+    expect(credentialFromEnv({ CLAUDE_CODE_OAUTH_TOKEN: '  ', PATH: '/bin' })).toBeUndefined();
   });
 });

@@ -83,3 +83,17 @@ export function buildChildEnv(options: ChildEnvOptions): Record<string, string> 
   else env.ANTHROPIC_API_KEY = options.credential.key;
   return env;
 }
+
+/**
+ * Picks the credential from an environment the caller passes in (main.ts hands
+ * over process.env; nothing here reads it): the OAuth token from `claude
+ * setup-token` wins over an API key. Undefined means no credential: the bot
+ * runs on the model double and says so.
+ */
+export function credentialFromEnv(env: Readonly<Record<string, string | undefined>>): EngineCredential | undefined {
+  const token = env.CLAUDE_CODE_OAUTH_TOKEN?.trim();
+  if (token) return { kind: 'oauth', token };
+  const key = env.ANTHROPIC_API_KEY?.trim();
+  if (key) return { kind: 'api_key', key };
+  return undefined;
+}

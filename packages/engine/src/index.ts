@@ -1,4 +1,4 @@
-export { buildChildEnv, CREDENTIAL_ENV_VARS, DEFAULT_MAX_RETRIES } from './child-env.js';
+export { buildChildEnv, credentialFromEnv, CREDENTIAL_ENV_VARS, DEFAULT_MAX_RETRIES } from './child-env.js';
 export type { ChildEnvOptions, EngineCredential } from './child-env.js';
 export { PromptStream, userMessage } from './prompt-stream.js';
 export type { UserContent, UserMessageOptions } from './prompt-stream.js';
