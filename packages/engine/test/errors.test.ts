@@ -28,11 +28,11 @@ afterAll(async () => {
 });
 
 /** The classifier input as a bot would build it from the stream: the result, the assistant error, the rate-limit event. */
-function inputFrom(messages: SdkMessageLike[], root: string): ClassifyInput {
+function inputFrom(messages: SdkMessageLike[], root: string): Omit<ClassifyInput, 'now'> {
   const result = messages.filter((m) => m.type === 'result').at(-1);
   const failed = messages.filter((m) => m.type === 'assistant' && typeof m.error === 'string').at(-1);
   const rateLimit = messages.filter((m) => m.type === 'rate_limit_event').at(-1);
-  const input: ClassifyInput = {};
+  const input: Omit<ClassifyInput, 'now'> = {};
   if (result) input.result = JSON.parse(JSON.stringify(result).split(root).join(FIXTURE_ROOT)) as ClassifyInput['result'];
   if (failed) {
     input.assistantError = failed.error as string;
