@@ -1,0 +1,87 @@
+import type { Script } from '@bubble/model-double';
+import type { EventEnvelope } from '@bubble/protocol';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runText, startScubaWorld, type ScubaWorld } from './support/scuba-world.js';
+
+/** Sub-agents become subthreads, foreground and background, with the real CLI. */
+let world: ScubaWorld | undefined;
+afterEach(async () => {
+  await world?.close();
+  world = undefined;
+});
+
+const agentCall = (background: boolean) => ({
+  type: 'tool_use' as const,
+  id: background ? 'toolu_bg1' : 'toolu_fg1',
+  name: 'Agent',
+  input: { description: 'Check things', prompt: 'Please check the things', subagent_type: 'general-purpose', run_in_background: background },
+});
+
+const withAgents = (w: ScubaWorld) => w.writeConfig({ claude: { workspaceRoot: './workspaces', configDir: './claude-home', tools: ['Bash', 'Agent'] } });
+const chunk = (e: EventEnvelope) => e.data.chunk as { type: string; toolCallId?: string; toolName?: string; providerMetadata?: { bubble?: { childThreadId?: string } } };
+const finishedRuns = (events: EventEnvelope[], who: string) => events.filter((e) => e.principalId === who && e.type === 'run_finished');
+
+function childOf(w: ScubaWorld, events: EventEnvelope[]): string | undefined {
+  const input = events.find((e) => e.principalId === w.botId && e.type === 'message_part' && chunk(e).type === 'tool-input-available' && chunk(e).toolName === 'Agent');
+  return input ? chunk(input).providerMetadata?.bubble?.childThreadId : undefined;
+}
+
+describe('sub-agents become subthreads', () => {
+  it('foreground: the parent shows the Agent call naming the child; the child carries the sub-agent run', async () => {
+    const script: Script = [
+      { name: 'spawn', match: { text: 'use a helper', subagent: false }, reply: [agentCall(false)] },
+      { name: 'sub', match: { subagent: true }, reply: [{ type: 'text', text: 'Sub-agent report: all good.' }] },
+      { name: 'after', match: { toolResult: { name: 'Agent' } }, reply: [{ type: 'text', text: 'The helper reported back.' }] },
+    ];
+    world = await startScubaWorld({ script });
+    const w = world;
+    const bot = w.startBot({ configPath: withAgents(w) });
+    await w.say('use a helper');
+    const parent = await w.waitFor((all) => finishedRuns(all, w.botId).length === 1, { what: 'the parent run to finish' });
+    const child = childOf(w, parent);
+    expect(child).toMatch(new RegExp(`^${w.threadId}\\.sub-[a-z0-9]{5}-[a-z0-9]{3}$`));
+    const runId = parent.find((e) => e.principalId === w.botId && e.type === 'run_started')!.data.runId as string;
+    expect(parent.filter((e) => e.principalId === w.botId && e.type === 'message_part').map((e) => chunk(e).type)).toEqual([
+      'tool-input-available',
+      'tool-output-available',
+      'text-start',
+      'text-delta',
+      'text-end',
+    ]);
+    expect(runText(parent, runId)).toBe('The helper reported back.');
+
+    const sub = await w.waitFor((all) => finishedRuns(all, w.botId).length === 1, { threadId: child!, what: 'the child run to finish' });
+    const subRun = sub.find((e) => e.principalId === w.botId && e.type === 'run_started')!.data.runId as string;
+    expect(runText(sub, subRun)).toBe('Sub-agent report: all good.');
+    expect(finishedRuns(sub, w.botId)[0]!.data).toMatchObject({ runId: subRun, status: 'completed' });
+    // The bot runs an ordinary session on the subthread it joined.
+    const deadline = Date.now() + 10_000;
+    while (!bot.logs.some((l) => l.msg === 'thread starts' && l.threadId === child) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(bot.logs.some((l) => l.msg === 'thread starts' && l.threadId === child)).toBe(true);
+  });
+
+  it('background: the parent run ends at once; the child run ends at the task notification; the unsolicited turn gets a run of its own', async () => {
+    const script: Script = [
+      { name: 'spawn', match: { text: 'research in the background', subagent: false }, reply: [agentCall(true)] },
+      { name: 'launched', match: { toolResult: { name: 'Agent' } }, reply: [{ type: 'text', text: 'Launched in the background.' }] },
+      { name: 'sub', match: { subagent: true }, delayMs: 300, reply: [{ type: 'text', text: 'Background report: 42.' }] },
+      { name: 'notified', match: { taskNotification: true }, reply: [{ type: 'text', text: 'The background helper finished.' }] },
+    ];
+    world = await startScubaWorld({ script });
+    const w = world;
+    w.startBot({ configPath: withAgents(w) });
+    await w.say('research in the background');
+    const parent = await w.waitFor((all) => finishedRuns(all, w.botId).length === 2, { what: 'the parent run and the unsolicited run' });
+    const [first, second] = parent.filter((e) => e.principalId === w.botId && e.type === 'run_started');
+    expect(first!.data.replyTo).toEqual([parent.find((e) => e.principalId === 'alice' && e.type === 'run_started')!.seq]);
+    expect(second!.data.replyTo).toBeUndefined();
+    expect(runText(parent, first!.data.runId as string)).toBe('Launched in the background.');
+    expect(runText(parent, second!.data.runId as string)).toBe('The background helper finished.');
+
+    const child = childOf(w, parent)!;
+    const sub = await w.waitFor((all) => finishedRuns(all, w.botId).length === 1, { threadId: child, what: 'the child run' });
+    const subRun = sub.find((e) => e.principalId === w.botId && e.type === 'run_started')!.data.runId as string;
+    expect(runText(sub, subRun)).toBe('Background report: 42.');
+    expect(finishedRuns(sub, w.botId)[0]!.data.status).toBe('completed');
+  });
+});
