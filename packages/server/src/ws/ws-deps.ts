@@ -29,9 +29,11 @@ export interface WsOptions {
    */
   maxBufferedBytes?: number;
   /**
-   * Least time between two writes to the sockets, in ms. 0 (default) writes at
-   * the end of each turn; a few ms trades that much latency for fewer syscalls
-   * when many events reach many sockets.
+   * Least time between two flushes of the sockets' queues, in ms (default 2).
+   * A frame queued longer than this after the last flush goes out at the end
+   * of its turn; one queued sooner waits for the interval to pass, so at high
+   * rates several frames share one write per socket (one syscall instead of
+   * one per frame). 0 flushes at the end of every turn.
    */
   flushIntervalMs?: number;
 }
