@@ -183,7 +183,9 @@ describe('ThreadOutput.closeAll', () => {
     output.attached(opened.open[0]!.toolCallId, `${P}.sub-x`);
     const step = output.closeAll({ status: 'error', error: { code: 'cli_exit', message: 'the Claude process stopped' } });
     expect(step.deliveries.flatMap((d) => d.events.map((e) => describeEvent(d.threadId, e)))).toEqual([
+      'sub-x: error',
       'sub-x: run_finished sub-T error',
+      'parent: error',
       'parent: run_finished r1 error',
     ]);
     expect(output.isIdle).toBe(true);

@@ -84,7 +84,8 @@ describe('SdkToBubble', () => {
     t.beginRun({ runId: 'r1' });
     const streamed = feed(t, textStream(undefined, 'half').slice(0, 3));
     const closed = t.finishRun('r1', { status: 'error', error: { code: 'cli_exit', message: 'the Claude process stopped' } });
-    expect(shape([...streamed.events, ...closed])).toEqual(['text-start', 'text-delta:half', 'text-end', 'run_finished(r1,error)']);
+    expect(shape([...streamed.events, ...closed])).toEqual(['text-start', 'text-delta:half', 'text-end', 'error', 'run_finished(r1,error)']);
+    expect((closed.at(-2)!.data as { chunk: unknown }).chunk).toEqual({ type: 'error', errorText: 'the Claude process stopped' });
     expect(closed.at(-1)!.data).toEqual({ runId: 'r1', status: 'error', error: { code: 'cli_exit', message: 'the Claude process stopped' } });
   });
 
@@ -164,8 +165,12 @@ describe('SdkToBubble', () => {
     const out = feed(t, [
       result({ subtype: 'error_during_execution', is_error: true, errors: ['No conversation found with session ID: abc'], result: undefined, terminal_reason: undefined }),
     ]);
-    expect(shape(out.events)).toEqual(['run_started(u1)', 'run_finished(u1,error)']);
-    expect(out.events[1]!.data).toMatchObject({ error: { code: 'session_not_found' } });
+    expect(shape(out.events)).toEqual(['run_started(u1)', 'error', 'run_finished(u1,error)']);
+    expect(out.events[2]!.data).toMatchObject({ error: { code: 'session_not_found' } });
+    expect((out.events[1]!.data as { chunk: unknown }).chunk).toEqual({
+      type: 'error',
+      errorText: 'The saved Claude session was not found, so the conversation cannot be resumed.',
+    });
   });
 
   it('reports per-run cost from the cumulative total, starting again after a new process', () => {

@@ -406,6 +406,8 @@ export class SdkToBubble {
   #finish(run: RunState, outcome: RunOutcome): BubbleEventDraft[] {
     const step: TranslateStep = { events: [], signals: [] };
     this.#endOpenBlocks(run, step);
+    // Said in plain words on the thread, not only in run_finished's data: never a silent failure.
+    if (outcome.status === 'error' && outcome.error) step.events.push(this.#part(run, { type: 'error', errorText: outcome.error.message }));
     const data: Extract<BubbleEventDraft, { type: 'run_finished' }>['data'] = { runId: run.runId, status: outcome.status };
     if (outcome.error) data.error = outcome.error;
     if (outcome.usage && Object.keys(outcome.usage).length > 0) data.usage = outcome.usage;
