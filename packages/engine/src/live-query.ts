@@ -187,8 +187,8 @@ export function startLiveQuery(params: LiveQueryOptions): LiveQuery {
     },
   };
 
-  const ensureOpen = (action: string): void => {
-    if (isEnded || ownerStopped) {
+  const ensureOpen = (action: string, afterEnd: boolean): void => {
+    if (isEnded || ownerClosed || (ownerStopped && !afterEnd)) {
       throw new EngineError('live_query_ended', `cannot ${action}: the Claude query has ended`);
     }
   };
@@ -201,7 +201,7 @@ export function startLiveQuery(params: LiveQueryOptions): LiveQuery {
       return isEnded;
     },
     push(content, options) {
-      ensureOpen('push a message');
+      ensureOpen('push a message', false);
       const message = userMessage(content, options);
       try {
         prompt.push(message);
@@ -213,7 +213,8 @@ export function startLiveQuery(params: LiveQueryOptions): LiveQuery {
       return message.uuid;
     },
     async interrupt() {
-      ensureOpen('interrupt');
+      // Still allowed after end(): the CLI may be finishing a turn the owner wants stopped.
+      ensureOpen('interrupt', true);
       return sdk.interrupt();
     },
     end() {
