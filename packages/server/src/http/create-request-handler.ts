@@ -56,11 +56,15 @@ export function createRequestHandler(deps: RequestHandlerDeps) {
       const match = router.match(req.method ?? 'GET', pathname);
       if (match === null) throw notFound(`no route ${req.method ?? ''} ${pathname}`);
       let caller: Promise<Principal> | undefined;
+      let query: URLSearchParams | undefined;
       const ctx: RequestContext = {
         req,
         requestId,
         params: match.params,
-        query: new URLSearchParams(q === -1 ? '' : rawUrl.slice(q + 1)),
+        get query() {
+          query ??= new URLSearchParams(q === -1 ? '' : rawUrl.slice(q + 1));
+          return query;
+        },
         log,
         fields,
         caller: () => {
