@@ -16,7 +16,7 @@ describe('recorded SDK streams', () => {
     expect(streams.map((s) => s.file).sort()).toEqual(
       expect.arrayContaining([
         'text-streamed.jsonl', 'two-turns.jsonl', 'batched-while-streaming.jsonl', 'folded-while-tool-runs.jsonl',
-        'tool-allowed.jsonl', 'tool-denied.jsonl', 'tool-allowed-updated-input.jsonl', 'mcp-tool.jsonl', 'thinking.jsonl',
+        'tool-allowed.jsonl', 'tool-denied.jsonl', 'tool-allowed-updated-input.jsonl', 'tool-denied-interrupt.jsonl', 'ask-user-question.jsonl', 'mcp-tool.jsonl', 'thinking.jsonl',
         'interrupt-streaming.jsonl', 'interrupt-tool.jsonl', 'subagent-foreground.jsonl', 'subagent-background.jsonl',
         'resume.jsonl', 'resume-unknown-session.jsonl', 'error-auth-api-key-401.jsonl', 'error-rate-limit-subscription-5h.jsonl',
         'error-overloaded-529.jsonl', 'error-network-refused.jsonl', 'error-max-turns.jsonl', 'error-budget.jsonl',

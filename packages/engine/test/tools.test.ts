@@ -135,4 +135,45 @@ describe.concurrent('tools through canUseTool, MCP and thinking (real CLI agains
     expect(replayed?.content).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'thinking', signature: 'c2lnLWRvdWJsZQ==' })]));
     await s.record('thinking');
   });
+
+  it('denies with interrupt: the turn ends aborted_tools and the standard refusal replaces our message', async (ctx) => {
+    const h = await harnessFor(ctx, touchScript('stopped.txt'));
+    const perm = recordingCanUseTool(() => ({ behavior: 'deny', message: 'Stop everything.', interrupt: true }));
+    const s = h.start({ canUseTool: perm.canUseTool });
+    s.live.push('make the file');
+    const result = await s.result();
+    expect(result).toMatchObject({ subtype: 'error_during_execution', is_error: true, terminal_reason: 'aborted_tools' });
+    expect(s.live.classify(result as never).kind).toBe('interrupted');
+    expect(existsSync(join(h.cwd, 'stopped.txt'))).toBe(false);
+    const toolResult = s.of('user').flatMap(blocksOf).find((b) => b.type === 'tool_result');
+    expect(toolResult).toMatchObject({ is_error: true });
+    expect(JSON.stringify(toolResult)).not.toContain('Stop everything.');
+    await s.record('tool-denied-interrupt');
+  });
+
+  it('answers AskUserQuestion through canUseTool with updatedInput answers', async (ctx) => {
+    const question = 'Which color should the bubble be?';
+    const h = await harnessFor(ctx, [
+      {
+        match: { text: 'ask me' },
+        reply: [{
+          type: 'tool_use',
+          name: 'AskUserQuestion',
+          input: { questions: [{ question, header: 'Color', multiSelect: false, options: [{ label: 'Blue', description: 'calm' }, { label: 'Red', description: 'loud' }] }] },
+        }],
+      },
+      { match: { toolResult: { name: 'AskUserQuestion' } }, reply: [{ type: 'text', text: 'Blue it is.' }] },
+    ]);
+    const perm = recordingCanUseTool((call) => ({ behavior: 'allow', updatedInput: { ...call.input, answers: { [question]: 'Blue' } } }));
+    const s = h.start({ canUseTool: perm.canUseTool, tools: ['Bash', 'AskUserQuestion'] });
+    s.live.push('ask me');
+    const result = await s.result();
+    expect(result.result).toBe('Blue it is.');
+    expect(perm.calls.map((c) => c.toolName)).toEqual(['AskUserQuestion']);
+    const toolResult = s.of('user').flatMap(blocksOf).find((b) => b.type === 'tool_result');
+    expect(JSON.stringify(toolResult)).toContain('Blue');
+    const answered = h.double.requests.find((r) => r.toolResults.some((t) => t.toolName === 'AskUserQuestion'))!;
+    expect(JSON.stringify((answered.body as { messages: unknown[] }).messages.at(-1))).toContain(`\\"${question}\\"=\\"Blue\\"`);
+    await s.record('ask-user-question');
+  });
 });
