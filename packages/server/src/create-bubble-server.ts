@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { LIMITS } from '@bubble/protocol';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { pino, type Logger } from 'pino';
@@ -82,11 +83,19 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
     rateLimiter: options.rateLimit ? createRateLimiter(options.rateLimit) : undefined,
     closing: () => closing,
   });
-  const httpServer = createServer({ keepAliveTimeout: 5_000 }, (req, res) => {
+  const serve = (req: IncomingMessage, res: ServerResponse): void => {
     const done = new Promise<void>((resolveDone) => res.once('close', resolveDone));
     inFlight.add(done);
     void done.then(() => inFlight.delete(done));
     handle(req, res);
+  };
+  const httpServer = createServer({ keepAliveTimeout: 5_000 }, serve);
+  // `Expect: 100-continue` (curl sends it for large bodies): invite the body
+  // only when its declared size is within the limit; otherwise the handler
+  // answers 413 at once and the body is never sent.
+  httpServer.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    if (Number(req.headers['content-length'] ?? 0) <= LIMITS.maxRequestBytes) res.writeContinue();
+    serve(req, res);
   });
   httpServer.on('clientError', (err, socket) => {
     logger.debug({ err }, 'malformed HTTP request');

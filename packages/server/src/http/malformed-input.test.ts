@@ -91,6 +91,42 @@ describe('malformed input', () => {
     await expectStillServing();
   });
 
+  it('answers Expect: 100-continue with 413 at once, without inviting an oversize body', async () => {
+    const answer = await new Promise<string>((resolve) => {
+      const socket = connect(w.server.server.port, '127.0.0.1', () =>
+        socket.write(
+          `POST ${events()} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${w.tokens['alice']}\r\n` +
+            `Content-Type: application/json\r\nContent-Length: ${2 * 1024 * 1024}\r\nExpect: 100-continue\r\n\r\n`,
+        ),
+      );
+      let text = '';
+      socket.on('data', (c) => (text += c));
+      socket.on('close', () => resolve(text));
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(answer).not.toContain('100 Continue');
+    expect(answer).toContain('"payload_too_large"');
+    await expectStillServing();
+  });
+
+  it('invites a body within the limit after Expect: 100-continue', async () => {
+    const answer = await new Promise<string>((resolve) => {
+      const socket = connect(w.server.server.port, '127.0.0.1', () =>
+        socket.write(
+          `POST /v1/threads HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${w.tokens['alice']}\r\nConnection: close\r\n` +
+            `Content-Type: application/json\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n`,
+        ),
+      );
+      let text = '';
+      socket.on('data', (c) => {
+        text += c;
+        if (text.startsWith('HTTP/1.1 100 Continue') && !text.includes('201')) socket.write('{}');
+      });
+      socket.on('close', () => resolve(text));
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 201 /);
+  });
+
   it('answers garbage that is not HTTP with 400 and keeps serving', async () => {
     const answer = await new Promise<string>((resolve) => {
       const socket = connect(w.server.server.port, '127.0.0.1', () => socket.write('HELLO THERE\r\n\r\n'));
