@@ -3,37 +3,12 @@ import { pino, type Logger } from 'pino';
 import WebSocket from 'ws';
 import { BubbleApiError } from '../client/bubble-api-error.js';
 import { fullJitterDelay } from '../client/backoff.js';
+import { Heartbeat } from './heartbeat.js';
 import { GrantsSubscription, ThreadSubscription, type AnyLiveSubscription, type SubscriptionHost } from './live-subscription.js';
 
 export { GrantsSubscription, ThreadSubscription } from './live-subscription.js';
-
-export interface BubbleLiveOptions {
-  /** The WebSocket URL; derived from the client's URL (`/v1/ws`) by default. */
-  readonly wsUrl?: string;
-  /** How often to send a `ping` frame, in ms. Default 15 000. */
-  readonly heartbeatIntervalMs?: number;
-  /** How long to wait for any frame after a ping before declaring the socket dead, in ms. Default 10 000. */
-  readonly heartbeatTimeoutMs?: number;
-  /** Time allowed to open a socket and get `server.ready`, in ms. Default 10 000. */
-  readonly connectTimeoutMs?: number;
-  /** Reconnect backoff: full jitter between 0 and min(capMs, baseMs * 2^attempt). Defaults 500 and 30 000. */
-  readonly reconnectBaseMs?: number;
-  readonly reconnectCapMs?: number;
-  /** Most items a subscription buffers for a slow consumer before reading pauses. Default 1 000. */
-  readonly bufferLimit?: number;
-  /** Called on every change of the connection's state (for status lines, not for logic). */
-  readonly onStateChange?: (state: LiveState, detail: { attempt?: number; delayMs?: number; code?: number; reason?: string }) => void;
-  readonly random?: () => number;
-}
-
-export interface BubbleLiveConfig extends BubbleLiveOptions {
-  /** The server's base URL (`http://…`). */
-  readonly url: string;
-  readonly token: string;
-  readonly logger?: Logger;
-}
-
-export type LiveState = 'idle' | 'connecting' | 'ready' | 'waiting' | 'failed' | 'closed';
+export type { BubbleLiveConfig, BubbleLiveOptions, LiveState } from './live-options.js';
+import type { BubbleLiveConfig, LiveState } from './live-options.js';
 
 /**
  * One WebSocket per client, multiplexing every subscription. Reconnects on any drop with
@@ -44,8 +19,6 @@ export type LiveState = 'idle' | 'connecting' | 'ready' | 'waiting' | 'failed' |
 export class BubbleLive implements SubscriptionHost {
   private readonly logger: Logger;
   private readonly wsUrl: string;
-  private readonly heartbeatIntervalMs: number;
-  private readonly heartbeatTimeoutMs: number;
   private readonly connectTimeoutMs: number;
   private readonly reconnectBaseMs: number;
   private readonly reconnectCapMs: number;
@@ -63,24 +36,32 @@ export class BubbleLive implements SubscriptionHost {
   private nextWireId = 0;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private readyTimer: NodeJS.Timeout | undefined;
-  private heartbeatTimer: NodeJS.Timeout | undefined;
-  private pongTimer: NodeJS.Timeout | undefined;
-  private inboundFrames = 0;
+  private readonly heartbeat: Heartbeat;
   private paused = false;
   private terminalError: BubbleApiError | undefined;
+  /** Subscribes refused for a passing reason, by how often in a row. */
+  private readonly refusals = new Map<AnyLiveSubscription, number>();
+  private readonly resubscribeTimers = new Set<NodeJS.Timeout>();
   /** The principal the server confirmed on the last `server.ready`. */
   principal: Principal | undefined;
 
   constructor(private readonly config: BubbleLiveConfig) {
     this.logger = (config.logger ?? pino({ level: 'silent' })).child({ component: 'bubble-live' });
     this.wsUrl = config.wsUrl ?? deriveWsUrl(config.url);
-    this.heartbeatIntervalMs = config.heartbeatIntervalMs ?? 15_000;
-    this.heartbeatTimeoutMs = config.heartbeatTimeoutMs ?? 10_000;
     this.connectTimeoutMs = config.connectTimeoutMs ?? 10_000;
     this.reconnectBaseMs = config.reconnectBaseMs ?? 500;
     this.reconnectCapMs = Math.min(config.reconnectCapMs ?? 30_000, 30_000);
     this.bufferLimit = Math.max(2, config.bufferLimit ?? 1_000);
     this.random = config.random ?? Math.random;
+    this.heartbeat = new Heartbeat(
+      config.heartbeatIntervalMs ?? 15_000,
+      config.heartbeatTimeoutMs ?? 10_000,
+      () => this.send({ type: 'ping' }),
+      () => {
+        this.logger.warn('no answer to ping; the connection is dead, reconnecting');
+        this.socket?.terminate();
+      },
+    );
   }
 
   get connectionState(): LiveState {
@@ -112,6 +93,7 @@ export class BubbleLive implements SubscriptionHost {
 
   release(subscription: AnyLiveSubscription): void {
     if (!this.subscriptions.delete(subscription)) return;
+    this.refusals.delete(subscription);
     const wireId = this.wireIdOf.get(subscription);
     this.forgetWire(subscription);
     if (wireId !== undefined && this.state === 'ready') this.send({ type: 'unsubscribe', id: wireId });
@@ -146,9 +128,18 @@ export class BubbleLive implements SubscriptionHost {
 
   private connect(): void {
     this.setState('connecting', { attempt: this.attempt });
-    const socket = new WebSocket(this.wsUrl, { handshakeTimeout: this.connectTimeoutMs, maxPayload: 2 * 1024 * 1024 });
+    let socket: WebSocket;
+    try {
+      socket = new WebSocket(this.wsUrl, { handshakeTimeout: this.connectTimeoutMs, maxPayload: 2 * 1024 * 1024 });
+    } catch (error) {
+      // Only a malformed URL gets here: nothing a retry would fix.
+      this.terminalError = new BubbleApiError({ code: 'network', status: 0, retryable: false, message: `cannot open ${this.wsUrl}: ${String(error)}`, cause: error });
+      for (const subscription of this.subscriptions) subscription.fail(this.terminalError);
+      this.subscriptions.clear();
+      this.setState('failed', {});
+      return;
+    }
     this.socket = socket;
-    this.inboundFrames = 0;
     this.readyTimer = setTimeout(() => {
       this.logger.warn({ timeoutMs: this.connectTimeoutMs }, 'no server.ready in time; reconnecting');
       socket.terminate();
@@ -158,7 +149,7 @@ export class BubbleLive implements SubscriptionHost {
     });
     socket.on('message', (data, isBinary) => {
       if (socket !== this.socket) return;
-      this.inboundFrames += 1;
+      this.heartbeat.seen();
       if (isBinary) {
         this.logger.warn('binary frame ignored');
         return;
@@ -203,6 +194,7 @@ export class BubbleLive implements SubscriptionHost {
       }
       case 'subscribed': {
         const subscription = this.wire.get(frame.id);
+        if (subscription !== undefined) this.refusals.delete(subscription);
         if (subscription instanceof ThreadSubscription) subscription.onSubscribed(frame.headSeq);
         return;
       }
@@ -226,6 +218,7 @@ export class BubbleLive implements SubscriptionHost {
       }
       case 'grants_synced': {
         const subscription = this.wire.get(frame.id);
+        if (subscription !== undefined) this.refusals.delete(subscription);
         if (subscription instanceof GrantsSubscription) subscription.acceptSynced();
         if (subscription !== undefined) this.checkBackpressure(subscription);
         return;
@@ -254,6 +247,10 @@ export class BubbleLive implements SubscriptionHost {
           return;
         }
         this.forgetWire(subscription);
+        if (ERROR_CATALOGUE[frame.error.code].retryable) {
+          this.resubscribeLater(subscription, frame.error.code);
+          return;
+        }
         this.subscriptions.delete(subscription);
         subscription.fail(error);
         if (this.subscriptions.size === 0) this.goIdle();
@@ -304,6 +301,23 @@ export class BubbleLive implements SubscriptionHost {
     }, delayMs);
   }
 
+  /**
+   * A subscribe the server refused for a passing reason (`internal`, `rate_limited`) is tried
+   * again on the same socket after a backoff of its own; a reconnect in between re-subscribes it
+   * anyway.
+   */
+  private resubscribeLater(subscription: AnyLiveSubscription, code: string): void {
+    const attempt = this.refusals.get(subscription) ?? 0;
+    this.refusals.set(subscription, attempt + 1);
+    const delayMs = fullJitterDelay(attempt, { baseMs: this.reconnectBaseMs, capMs: this.reconnectCapMs }, this.random);
+    this.logger.warn({ subscription: subscription.localId, code, attempt: attempt + 1, delayMs }, 'subscribe refused for now; trying again');
+    const timer = setTimeout(() => {
+      this.resubscribeTimers.delete(timer);
+      if (this.state === 'ready' && this.subscriptions.has(subscription) && !this.wireIdOf.has(subscription)) this.subscribeOnWire(subscription);
+    }, delayMs);
+    this.resubscribeTimers.add(timer);
+  }
+
   private subscribeOnWire(subscription: AnyLiveSubscription): void {
     if (subscription.isOver) return;
     const wireId = `s${(this.nextWireId += 1)}`;
@@ -329,29 +343,17 @@ export class BubbleLive implements SubscriptionHost {
   }
 
   private startHeartbeat(): void {
-    this.stopHeartbeat();
-    this.heartbeatTimer = setInterval(() => {
-      if (this.socket === undefined || this.paused || this.pongTimer !== undefined) return;
-      const seenAtPing = this.inboundFrames;
-      this.send({ type: 'ping' });
-      this.pongTimer = setTimeout(() => {
-        this.pongTimer = undefined;
-        if (this.inboundFrames !== seenAtPing || this.paused) return;
-        this.logger.warn({ timeoutMs: this.heartbeatTimeoutMs }, 'no answer to ping; the connection is dead, reconnecting');
-        this.socket?.terminate();
-      }, this.heartbeatTimeoutMs);
-    }, this.heartbeatIntervalMs);
+    this.heartbeat.start();
   }
 
   private stopHeartbeat(): void {
-    clearInterval(this.heartbeatTimer);
-    clearTimeout(this.pongTimer);
-    this.heartbeatTimer = undefined;
-    this.pongTimer = undefined;
+    this.heartbeat.stop();
   }
 
   private stopTimers(): void {
     this.stopHeartbeat();
+    for (const timer of this.resubscribeTimers) clearTimeout(timer);
+    this.resubscribeTimers.clear();
     clearTimeout(this.readyTimer);
     clearTimeout(this.reconnectTimer);
     this.readyTimer = undefined;

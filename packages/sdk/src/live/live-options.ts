@@ -1,0 +1,29 @@
+import type { Logger } from 'pino';
+
+export interface BubbleLiveOptions {
+  /** The WebSocket URL; derived from the client's URL (`/v1/ws`) by default. */
+  readonly wsUrl?: string;
+  /** How often to send a `ping` frame, in ms. Default 15 000. */
+  readonly heartbeatIntervalMs?: number;
+  /** How long to wait for any frame after a ping before declaring the socket dead, in ms. Default 10 000. */
+  readonly heartbeatTimeoutMs?: number;
+  /** Time allowed to open a socket and get `server.ready`, in ms. Default 10 000. */
+  readonly connectTimeoutMs?: number;
+  /** Reconnect backoff: full jitter between 0 and min(capMs, baseMs * 2^attempt). Defaults 500 and 30 000. */
+  readonly reconnectBaseMs?: number;
+  readonly reconnectCapMs?: number;
+  /** Most items a subscription buffers for a slow consumer before reading pauses. Default 1 000. */
+  readonly bufferLimit?: number;
+  /** Called on every change of the connection's state (for status lines, not for logic). */
+  readonly onStateChange?: (state: LiveState, detail: { attempt?: number; delayMs?: number; code?: number; reason?: string }) => void;
+  readonly random?: () => number;
+}
+
+export interface BubbleLiveConfig extends BubbleLiveOptions {
+  /** The server's base URL (`http://…`). */
+  readonly url: string;
+  readonly token: string;
+  readonly logger?: Logger;
+}
+
+export type LiveState = 'idle' | 'connecting' | 'ready' | 'waiting' | 'failed' | 'closed';
