@@ -60,7 +60,9 @@ export class ClaudeSdkSession {
   readonly #outbound: Outbound;
   readonly #approvals: ApprovalRegistry;
   #query: LiveQuery | undefined;
-  #release: Release | undefined;
+  /** The RunQueue slot of each query, released when it closes (idempotent). */
+  readonly #slots = new WeakMap<LiveQuery, Release>();
+  #queries = 0;
   #opening: Promise<LiveQuery> | undefined;
   #turnStarting = false;
   #turnSeqs: number[] = [];
@@ -118,12 +120,13 @@ export class ClaudeSdkSession {
     this.#approvals.cancelAll('closed');
     const query = this.#query;
     this.#query = undefined;
-    query?.close();
+    if (query) {
+      query.close();
+      this.#slots.get(query)?.();
+    }
     this.#emit(this.#output.closeAll({ status: 'interrupted', error: { code: 'bot_stopped', message: `The bot stopped (${reason}).` } }));
     await this.#outbound.flush();
     this.#outbound.dispose();
-    this.#release?.();
-    this.#release = undefined;
   }
 
   #tryStartTurn(): void {
@@ -214,7 +217,7 @@ export class ClaudeSdkSession {
   }
 
   async #openQuery(): Promise<LiveQuery> {
-    this.#release = await this.#o.runQueue.acquire({ id: this.threadId });
+    const release = await this.#o.runQueue.acquire({ id: `${this.threadId}#${++this.#queries}` });
     const { config } = this.#o;
     const record = this.#o.store.fixWorkspace(this.threadId, join(config.claude.workspaceRoot, safeDirName(this.threadId)));
     mkdirSync(record.workspace, { recursive: true });
@@ -228,7 +231,14 @@ export class ClaudeSdkSession {
       ...(record.claudeSessionId ? { resume: record.claudeSessionId } : {}),
     });
     this.#log.info({ cwd: record.workspace, resume: record.claudeSessionId ?? undefined }, 'opening the Claude query');
-    const query = this.#o.startQuery({ options, logger: this.#log });
+    let query: LiveQuery;
+    try {
+      query = this.#o.startQuery({ options, logger: this.#log });
+    } catch (error) {
+      release();
+      throw error;
+    }
+    this.#slots.set(query, release);
     this.#query = query;
     void this.#pump(query);
     return query;
@@ -246,8 +256,7 @@ export class ClaudeSdkSession {
     }
     const end = await query.ended;
     if (this.#query === query) this.#query = undefined;
-    this.#release?.();
-    this.#release = undefined;
+    this.#slots.get(query)?.();
     if (end.reason !== 'closed') {
       this.#log.error({ reason: end.reason, err: end.error, kind: end.classified?.kind }, 'the Claude query ended');
       const message = end.classified?.message ?? 'The Claude process stopped unexpectedly.';
@@ -357,6 +366,7 @@ export class ClaudeSdkSession {
       const query = this.#query;
       this.#query = undefined;
       query.close();
+      this.#slots.get(query)?.();
     }, this.#o.config.limits.idleQueryTimeoutSeconds * 1000);
   }
 
