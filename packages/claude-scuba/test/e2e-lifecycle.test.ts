@@ -124,3 +124,24 @@ describe('errors are said on the thread in plain words', () => {
     expect((chunk.data.chunk as { errorText: string }).errorText).toContain(words);
   });
 });
+
+describe('reconnects', () => {
+  it('a parked approval and the live query survive the server restarting under the bot', async () => {
+    world = await startScubaWorld({
+      script: [
+        { name: 'tool', match: { text: 'make a file' }, reply: [{ type: 'tool_use', id: 'toolu_rc1', name: 'Bash', input: { command: 'touch rc.txt', description: 'rc' } }] },
+        { name: 'after', match: { toolResult: { name: 'Bash' } }, reply: [{ type: 'text', text: 'Made it.' }] },
+      ],
+    });
+    const w = world;
+    const bot = w.startBot();
+    await w.say('make a file');
+    await waitForLog(bot, (l) => l.msg === 'tool call waits for approval' && l.toolCallId === 'toolu_rc1', 'the parked call');
+    await w.server.restart();
+    await w.alice.appendEvent(w.threadId, { type: 'tool_call_approval', data: { toolCallId: 'toolu_rc1', decision: 'allow' } });
+    const events = await w.waitFor((all) => botFinishes(w, all).length === 1, { what: 'the run to finish after the reconnect' });
+    expect(botFinishes(w, events)[0]!.data.status).toBe('completed');
+    expect(runText(events, botStarts(w, events)[0]!.data.runId as string)).toBe('Made it.');
+    expect(bot.logs.filter((l) => l.msg === 'opening the Claude query')).toHaveLength(1);
+  });
+});
