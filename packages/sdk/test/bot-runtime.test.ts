@@ -3,11 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryCheckpointStore, SqliteCheckpointStore } from '../src/runtime/checkpoint-store.js';
-import { startBotRuntime, type BotRuntime } from '../src/runtime/bot-runtime.js';
+import { startBotRuntime, type BotRuntime, type BotRuntimeOptions } from '../src/runtime/bot-runtime.js';
 import type { BotRuntimeLive } from '../src/runtime/thread-runner.js';
 import type { EventEnvelope } from '@bubble/protocol';
 import { pino } from 'pino';
 import { BubbleClient } from '../src/client/bubble-client.js';
+import { DrainBuffer } from '../src/drain/drain-buffer.js';
 import { appendFiller, FAST_LIVE, HandlerRegistry, sayRun, startRuntimeWorld, type RuntimeWorld } from './support/runtime-world.js';
 
 let world: RuntimeWorld;
@@ -31,7 +32,7 @@ function storePath(): string {
   return join(dir, 'checkpoints.db');
 }
 
-function start(options: Omit<Parameters<typeof startBotRuntime>[0], 'client' | 'principalId'>): BotRuntime {
+function start(options: Omit<BotRuntimeOptions<BubbleClient>, 'client' | 'principalId'>): BotRuntime {
   const runtime = startBotRuntime({ client: world.botClient(), principalId: world.botId, ...options });
   runtimes.push(runtime);
   return runtime;
@@ -303,5 +304,48 @@ describe('bot runtime against the real server', () => {
     expect(['failed', 'runtime_stopped']).toContain(handler.stopReason);
     expect(runtime.threads()).toEqual([]);
     client.close();
+  });
+
+  it('an echo bot: drains finished runs, replies through ctx.client, never answers itself, settles what it drained', async () => {
+    const { threadId } = await newThreadWithBot('echo');
+    const checkpoints = new MemoryCheckpointStore();
+    let replies = 0;
+    start({
+      checkpoints,
+      handlerFactory: (ctx) => {
+        const buffer = new DrainBuffer({ selfPrincipalId: ctx.principalId });
+        return {
+          async onEvent(event) {
+            if (ctx.threadId !== threadId) return;
+            buffer.observe(event);
+            const payload = buffer.drain();
+            if (payload.text !== '') {
+              replies += 1;
+              const runId = `echo-${replies}`;
+              await ctx.client.appendEvents(ctx.threadId, [
+                { type: 'run_started', data: { runId, replyTo: [...payload.replyTo] } },
+                { type: 'message_part', data: { runId, chunk: { type: 'text-delta', id: 't', delta: `echo: ${payload.text}` } } },
+                { type: 'run_finished', data: { runId, status: 'completed' } },
+              ]);
+            }
+            await ctx.settle(buffer.drainedThrough);
+          },
+        };
+      },
+    });
+    // A run that streams in three appends: nothing is drained until it finishes.
+    await world.alice.appendEvents(threadId, [{ type: 'run_started', data: { runId: 'q' } }]);
+    await world.alice.appendEvents(threadId, [{ type: 'message_part', data: { runId: 'q', chunk: { type: 'text-delta', id: 't', delta: 'ping ' } } }]);
+    await world.alice.appendEvents(threadId, [
+      { type: 'message_part', data: { runId: 'q', chunk: { type: 'text-delta', id: 't', delta: 'pong' } } },
+      { type: 'run_finished', data: { runId: 'q', status: 'completed' } },
+    ]);
+    const reply = async () => (await world.alice.readEvents(threadId, { after: 0 })).events.filter((event) => event.principalId === world.botId && event.type === 'message_part');
+    await expect.poll(async () => (await reply()).length, { timeout: 20_000 }).toBe(1);
+    expect((await reply())[0]?.data['chunk']).toMatchObject({ delta: 'echo: ping pong' });
+    // The bot's own reply came back through its stream and was settled, not answered.
+    const { headSeq } = await world.alice.getThread(threadId);
+    await expect.poll(() => checkpoints.get(threadId), { timeout: 20_000 }).toBe(headSeq);
+    expect(replies).toBe(1);
   });
 });

@@ -4,9 +4,9 @@ import type { CheckpointStore } from './checkpoint-store.js';
 import { BacklogPolicySchema, type BacklogPolicyInput } from './replay-window.js';
 import { ThreadRunner, type BotRuntimeClient, type BotRuntimeLive, type ThreadHandlerFactory } from './thread-runner.js';
 
-export interface BotRuntimeOptions {
+export interface BotRuntimeOptions<C extends BotRuntimeClient = BotRuntimeClient> {
   /** The bot's client (HTTP). */
-  readonly client: BotRuntimeClient;
+  readonly client: C;
   /** The live connection; a `BubbleClient` serves as both. Default: `client`, when it has one. */
   readonly live?: BotRuntimeLive;
   /** The bot's principal id (the grants stream is the caller's own; this labels logs and checks grants). */
@@ -15,7 +15,7 @@ export interface BotRuntimeOptions {
   /** Where each thread starts reading; see `selectReplayWindow`. Defaults: since_joined, catch_up, 50. */
   readonly backlog?: BacklogPolicyInput;
   /** Makes the handler of one thread. Called once per granted thread, after the start is chosen. */
-  readonly handlerFactory: ThreadHandlerFactory;
+  readonly handlerFactory: ThreadHandlerFactory<C>;
   readonly logger?: Logger;
   /** Store each settled seq as the server's consumer cursor (a receipt for unread counts). Default true. */
   readonly cursorReceipts?: boolean;
@@ -49,7 +49,7 @@ export interface BotRuntime {
  * replay policy says (from the local checkpoint, never from the server's cursor), then follows
  * the thread live; its handler gets every event once, in order, and settles explicitly.
  */
-export function startBotRuntime(options: BotRuntimeOptions): BotRuntime {
+export function startBotRuntime<C extends BotRuntimeClient>(options: BotRuntimeOptions<C>): BotRuntime {
   const logger = (options.logger ?? pino({ level: 'silent' })).child({ principalId: options.principalId, component: 'bot-runtime' });
   const policy = BacklogPolicySchema.parse(options.backlog ?? {});
   const live = options.live ?? (options.client as unknown as Partial<BotRuntimeLive>);
@@ -57,7 +57,7 @@ export function startBotRuntime(options: BotRuntimeOptions): BotRuntime {
     throw new TypeError('startBotRuntime needs a live connection: pass `live`, or a client that has subscribeThread and subscribeGrantsAsIterable');
   }
   const liveConnection = live as BotRuntimeLive;
-  const runners = new Map<string, ThreadRunner>();
+  const runners = new Map<string, ThreadRunner<C>>();
   const abort = new AbortController();
   const forgetOnRevoke = options.forgetOnRevoke ?? false;
 

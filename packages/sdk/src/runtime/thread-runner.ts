@@ -24,12 +24,13 @@ export type ThreadStopReason =
   | 'failed';
 
 /** What a handler is given about its thread. */
-export interface ThreadContext {
+export interface ThreadContext<C extends BotRuntimeClient = BotRuntimeClient> {
   readonly threadId: string;
   /** The grant that started the thread. */
   readonly grant: Grant;
   readonly principalId: string;
-  readonly client: BotRuntimeClient;
+  /** The client the runtime was given (a full `BubbleClient` when that is what it got). */
+  readonly client: C;
   /** A child logger carrying `threadId`. */
   readonly logger: Logger;
   /** Aborted when the thread stops. */
@@ -52,22 +53,22 @@ export interface ThreadHandler {
   stop?(reason: ThreadStopReason): Promise<void> | void;
 }
 
-export type ThreadHandlerFactory = (context: ThreadContext) => ThreadHandler | Promise<ThreadHandler>;
+export type ThreadHandlerFactory<C extends BotRuntimeClient = BotRuntimeClient> = (context: ThreadContext<C>) => ThreadHandler | Promise<ThreadHandler>;
 
-export interface ThreadRunnerConfig {
+export interface ThreadRunnerConfig<C extends BotRuntimeClient = BotRuntimeClient> {
   readonly grant: Grant;
   readonly principalId: string;
-  readonly client: BotRuntimeClient;
+  readonly client: C;
   readonly live: BotRuntimeLive;
   readonly checkpoints: CheckpointStore;
   readonly policy: BacklogPolicy;
-  readonly handlerFactory: ThreadHandlerFactory;
+  readonly handlerFactory: ThreadHandlerFactory<C>;
   readonly logger: Logger;
   readonly cursorReceipts: boolean;
   readonly retryBaseMs: number;
   readonly retryCapMs: number;
   /** Called once the runner has ended, whatever the reason. */
-  readonly onEnded?: (runner: ThreadRunner, reason: ThreadStopReason) => void;
+  readonly onEnded?: (runner: ThreadRunner<C>, reason: ThreadStopReason) => void;
 }
 
 const RECEIPT_GRACE_MS = 2_000;
@@ -82,7 +83,7 @@ function isPermanent(error: unknown): boolean {
  * Runs one thread: picks the replay start, then follows the thread (backlog then live) and hands
  * events to its handler exactly once and in order, until stopped.
  */
-export class ThreadRunner {
+export class ThreadRunner<C extends BotRuntimeClient = BotRuntimeClient> {
   readonly threadId: string;
   private readonly abort = new AbortController();
   /** Receipts get a short grace at stop, then are abandoned: they are only receipts. */
@@ -96,7 +97,7 @@ export class ThreadRunner {
   private running: Promise<void> | undefined;
   private handler: ThreadHandler | undefined;
 
-  constructor(private readonly config: ThreadRunnerConfig) {
+  constructor(private readonly config: ThreadRunnerConfig<C>) {
     this.threadId = config.grant.threadId;
     this.logger = config.logger.child({ threadId: this.threadId });
   }
@@ -239,7 +240,7 @@ export class ThreadRunner {
     return stored;
   }
 
-  private context(checkpoint: number | null, startAfterSeq: number): ThreadContext {
+  private context(checkpoint: number | null, startAfterSeq: number): ThreadContext<C> {
     return {
       threadId: this.threadId,
       grant: this.config.grant,
