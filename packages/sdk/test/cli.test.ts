@@ -41,6 +41,13 @@ describe('bubble CLI against the real server', () => {
     expect(threadId).toMatch(/^th_/);
     expect((await alice.getThread(threadId)).title).toBe('Planning');
     expect((await alice.listParticipants(threadId)).map((g) => `${g.principalId}:${g.role}`).sort()).toEqual(['alice:owner', 'bob:member']);
+
+    // A failed invitation still reports the thread it created.
+    const partly = await runBubble(['new', '--invite', 'nobody-known'], env);
+    expect(partly.code).toBe(1);
+    const created = partly.stdout.trim();
+    expect(created).toMatch(/^th_/);
+    expect(partly.stderr).toContain(`thread ${created} was created, but inviting nobody-known failed`);
   });
 
   it('say appends one complete run and prints its id; tail --once renders it', async () => {

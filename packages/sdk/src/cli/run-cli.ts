@@ -90,11 +90,18 @@ async function execute(client: BubbleClient, command: Exclude<CliCommand, { name
     case 'new': {
       // A key makes the creation safe to retry after an uncertain failure.
       const { thread } = await client.createThread({ ...(command.title !== undefined ? { title: command.title } : {}), key: `cli_${randomUUID()}` });
+      // The id first: if an invitation fails, the thread exists all the same and the caller
+      // needs its id.
+      io.out(thread.threadId);
       for (const principalId of command.invite) {
-        await client.addParticipant(thread.threadId, principalId, 'member');
+        try {
+          await client.addParticipant(thread.threadId, principalId, 'member');
+        } catch (error) {
+          io.err(`bubble: thread ${thread.threadId} was created, but inviting ${principalId} failed`);
+          throw error;
+        }
         io.err(`bubble: invited ${principalId}`);
       }
-      io.out(thread.threadId);
       return EXIT_CODES.ok;
     }
     case 'say': {
