@@ -1,14 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LIMITS, type Principal } from '@bubble/protocol';
 import type { Logger } from 'pino';
-import { toErrorResponse } from '../errors/bubble-error.js';
+import { notFound, toErrorResponse } from '../errors/bubble-error.js';
 import { newRequestId } from '../domain/ids.js';
 import { authenticateHeader, type Authenticated } from '../services/auth-service.js';
 import { readJsonBody } from './read-json-body.js';
 import type { Handler, LogFields, RequestContext } from './request-context.js';
 import type { Router } from './router.js';
 import type { RateLimiter } from './rate-limiter.js';
-import { notFound } from '../errors/bubble-error.js';
 
 export interface RequestHandlerDeps {
   router: Router<Handler>;
