@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { buildChildEnv, RunQueue, startLiveQuery, type LiveQuery, type LiveQueryOptions } from '@bubble/engine';
-import { BubbleClient, MemoryCheckpointStore, SqliteCheckpointStore, startBotRuntime, type BotRuntime, type BotRuntimeEnd, type CheckpointStore } from '@bubble/sdk';
+import { BubbleClient, buildToolCatalog, MemoryCheckpointStore, SqliteCheckpointStore, startBotRuntime, type BotRuntime, type BotRuntimeEnd, type CheckpointStore } from '@bubble/sdk';
 import type { Logger } from 'pino';
 import type { ScubaConfig } from './config/resolve-config.js';
 import { ScubaError } from './errors.js';
@@ -45,6 +45,8 @@ export async function startBot(options: BotOptions): Promise<Bot> {
     );
   }
   logger.info({ principalId, url: config.bubble.url }, 'authenticated');
+  const catalog = await buildToolCatalog(client);
+  logger.info({ tools: catalog.tools.map((t) => t.name), artifacts: catalog.extensions.artifacts }, 'local bubble tools');
 
   const credential = config.claude.credential;
   mkdirSync(config.claude.configDir, { recursive: true });
@@ -84,6 +86,7 @@ export async function startBot(options: BotOptions): Promise<Bot> {
         childEnv,
         logger,
         settle: (seq) => context.settle(seq),
+        tools: { catalog, client },
       });
       await session.init();
       sessions.set(context.threadId, session);

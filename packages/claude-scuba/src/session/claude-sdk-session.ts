@@ -9,6 +9,8 @@ import { BubbleToSdkDrain } from '../bridge/bubble-to-sdk.js';
 import type { ScubaConfig } from '../config/resolve-config.js';
 import type { Clock } from '../translate/delta-coalescer.js';
 import { systemClock } from '../translate/delta-coalescer.js';
+import type { ToolCatalog, ToolClient } from '@bubble/sdk';
+import { BUBBLE_MCP_NAME, BUBBLE_MCP_PREFIX, buildBubbleMcpServer, McpCallBroker } from './bubble-mcp.js';
 import { ApprovalRegistry, isAllowedApprover, type ApprovalDecision, type ParkedCall } from './approval-registry.js';
 import { Outbound, type AppendFn } from './outbound.js';
 import { buildQueryOptions } from './query-options.js';
@@ -39,6 +41,8 @@ export interface SessionOptions {
   /** Records that every event up to seq is handled (the sdk runtime's `settle`). */
   settle: (seq: number) => Promise<void>;
   clock?: Clock;
+  /** The local `bubble` tools (sdk catalog) and the client they call Bubble with. */
+  tools?: { catalog: ToolCatalog; client: ToolClient };
 }
 
 /**
@@ -59,6 +63,7 @@ export class ClaudeSdkSession {
   readonly #output: ThreadOutput;
   readonly #outbound: Outbound;
   readonly #approvals: ApprovalRegistry;
+  readonly #mcpCalls = new McpCallBroker();
   #query: LiveQuery | undefined;
   /** The RunQueue slot of each query, released when it closes (idempotent). */
   readonly #slots = new WeakMap<LiveQuery, Release>();
@@ -229,6 +234,7 @@ export class ClaudeSdkSession {
       env: this.#o.childEnv,
       canUseTool: this.#canUseTool,
       ...(record.claudeSessionId ? { resume: record.claudeSessionId } : {}),
+      ...(this.#o.tools ? { mcpServers: { [BUBBLE_MCP_NAME]: this.#mcpServer(this.#o.tools) } } : {}),
     });
     this.#log.info({ cwd: record.workspace, resume: record.claudeSessionId ?? undefined }, 'opening the Claude query');
     let query: LiveQuery;
@@ -309,8 +315,21 @@ export class ClaudeSdkSession {
     await this.#outbound.flush();
     this.#log.info({ toolCallId: options.toolUseID, toolName, agentId: options.agentID }, 'tool call waits for approval');
     const decision = await this.#approvals.park({ toolCallId: options.toolUseID, toolName, input, signal: options.signal });
+    if (decision.behavior === 'allow' && toolName.startsWith(BUBBLE_MCP_PREFIX)) {
+      this.#mcpCalls.approved(toolName, { threadId: this.threadId, runId: this.#output.currentRunId ?? 'unknown', toolCallId: options.toolUseID });
+    }
     return toPermission(decision);
   };
+
+  #mcpServer(tools: { catalog: ToolCatalog; client: ToolClient }) {
+    return buildBubbleMcpServer({
+      catalog: tools.catalog,
+      client: tools.client,
+      principalId: this.#o.selfId,
+      broker: this.#mcpCalls,
+      fallback: () => ({ threadId: this.threadId, runId: this.#output.currentRunId ?? 'unknown', toolCallId: `mcp-${randomUUID()}` }),
+    });
+  }
 
   #onApprovalSettled(call: ParkedCall, decision: ApprovalDecision): void {
     if (decision.source === 'approval' || decision.source === 'result') return;
