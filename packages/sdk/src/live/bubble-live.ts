@@ -186,7 +186,8 @@ export class BubbleLive implements SubscriptionHost {
       case 'server.ready': {
         clearTimeout(this.readyTimer);
         this.principal = frame.principal;
-        this.attempt = 0;
+        // The backoff is reset only once a subscription is served (below), so a server that
+        // accepts and then drops every connection still sees the delays grow.
         this.setState('ready', {});
         this.startHeartbeat();
         for (const subscription of this.subscriptions) this.subscribeOnWire(subscription);
@@ -194,7 +195,7 @@ export class BubbleLive implements SubscriptionHost {
       }
       case 'subscribed': {
         const subscription = this.wire.get(frame.id);
-        if (subscription !== undefined) this.refusals.delete(subscription);
+        if (subscription !== undefined) this.served(subscription);
         if (subscription instanceof ThreadSubscription) subscription.onSubscribed(frame.headSeq);
         return;
       }
@@ -218,7 +219,7 @@ export class BubbleLive implements SubscriptionHost {
       }
       case 'grants_synced': {
         const subscription = this.wire.get(frame.id);
-        if (subscription !== undefined) this.refusals.delete(subscription);
+        if (subscription !== undefined) this.served(subscription);
         if (subscription instanceof GrantsSubscription) subscription.acceptSynced();
         if (subscription !== undefined) this.checkBackpressure(subscription);
         return;
@@ -299,6 +300,12 @@ export class BubbleLive implements SubscriptionHost {
       if (this.subscriptions.size > 0 && this.state === 'waiting') this.connect();
       else if (this.state === 'waiting') this.setState('idle', {});
     }, delayMs);
+  }
+
+  /** The server confirmed a subscription: the connection works, so the backoff starts over. */
+  private served(subscription: AnyLiveSubscription): void {
+    this.refusals.delete(subscription);
+    this.attempt = 0;
   }
 
   /**

@@ -42,9 +42,15 @@ export abstract class LiveSubscription<T> implements AsyncIterableIterator<T> {
   ) {
     if (signal !== undefined) {
       if (signal.aborted) queueMicrotask(() => this.stop({ kind: 'aborted' }));
-      else signal.addEventListener('abort', () => this.stop({ kind: 'aborted' }), { once: true });
+      else {
+        const onAbort = (): void => this.stop({ kind: 'aborted' });
+        signal.addEventListener('abort', onAbort, { once: true });
+        this.detachSignal = () => signal.removeEventListener('abort', onAbort);
+      }
     }
   }
+
+  private detachSignal: (() => void) | undefined;
 
   /** The frame that (re)creates this subscription on a fresh socket, under a new wire id. */
   abstract subscribeFrame(wireId: string): Record<string, unknown>;
@@ -97,6 +103,7 @@ export abstract class LiveSubscription<T> implements AsyncIterableIterator<T> {
     if (this.isOver) return;
     this.finished = true;
     this.endReason = reason;
+    this.detachSignal?.();
     this.flushWaiter();
   }
 
@@ -104,6 +111,7 @@ export abstract class LiveSubscription<T> implements AsyncIterableIterator<T> {
   fail(error: unknown): void {
     if (this.isOver) return;
     this.failure = { error };
+    this.detachSignal?.();
     this.flushWaiter();
   }
 
