@@ -73,10 +73,15 @@ export interface ThreadRunnerConfig<C extends BotRuntimeClient = BotRuntimeClien
 
 const RECEIPT_GRACE_MS = 2_000;
 
-/** Errors after which reading the thread again cannot succeed. */
+/**
+ * Errors after which reading the thread again cannot succeed: the server refused the bot or the
+ * request. Judged by code, not by `retryable` (a WebSocket error frame is never marked retryable,
+ * yet an `internal` one is worth another try).
+ */
+const PERMANENT_CODES: ReadonlySet<string> = new Set(['unauthorized', 'forbidden', 'not_found', 'invalid_request', 'conflict', 'payload_too_large']);
+
 function isPermanent(error: unknown): boolean {
-  if (!isBubbleApiError(error)) return false;
-  return !error.retryable && error.code !== 'timeout' && error.code !== 'network';
+  return isBubbleApiError(error) && PERMANENT_CODES.has(error.code);
 }
 
 /**
