@@ -122,6 +122,7 @@ describe('the real Agent SDK against the double', () => {
       ['main', 'hi', 0, 'completed'],
     ]);
     expect(mine[0]!.headers['x-claude-code-session-id']).toBe(result.session_id);
+    expect(mine[0]!.sessionId).toBe(result.session_id);
   });
 
   it('runs a scripted tool call and matches the tool result by tool name', async () => {
@@ -139,6 +140,18 @@ describe('the real Agent SDK against the double', () => {
     const mine = double.requests.slice(before);
     expect(mine.map((r) => r.rule?.index ?? null)).toEqual([0, 1]);
     expect(mine[1]!.toolResults).toEqual([expect.objectContaining({ toolName: 'Bash', isError: false })]);
+  });
+
+  it('scripts one session apart from another by the SDK sessionId option', async () => {
+    const sessionId = '6f1c3a52-8d0e-4b7a-9c1e-2f4d5b6a7c8d';
+    double.setScript([
+      { match: { sessionId }, reply: [{ type: 'text', text: 'Reply for that session.' }] },
+      { reply: [{ type: 'text', text: 'Reply for anyone.' }] },
+    ]);
+    const { messages } = await collect('hi', options({ sessionId }));
+    const result = lastResult(messages);
+    expect(result.session_id).toBe(sessionId);
+    expect(result.subtype === 'success' ? result.result : null).toBe('Reply for that session.');
   });
 
   it('surfaces a 429 as an error result once retries run out', async () => {

@@ -39,6 +39,8 @@ export interface RecordedRequest {
   lastUserText: string;
   toolResults: ToolResultInfo[];
   subagent: boolean;
+  /** The CLI session id (`x-claude-code-session-id`, else `metadata.user_id`), if the request carries one. */
+  sessionId: string | null;
   taskNotification: TaskNotificationInfo | null;
   /** The script rule that answered, if any. */
   rule: { index: number; name: string | null } | null;
@@ -133,6 +135,7 @@ export async function startModelDouble(options: ModelDoubleOptions = {}): Promis
       lastUserText: '',
       toolResults: [],
       subagent: false,
+      sessionId: null,
       taskNotification: null,
       rule: null,
       unmatched: false,
@@ -182,7 +185,8 @@ export async function startModelDouble(options: ModelDoubleOptions = {}): Promis
       notify();
       return fail(400, 'messages: Field required');
     }
-    const info = describeMessagesRequest(body);
+    const sessionHeader = req.headers['x-claude-code-session-id'];
+    const info = describeMessagesRequest(body, typeof sessionHeader === 'string' ? sessionHeader : undefined);
     Object.assign(record, {
       kind: info.kind,
       stream: info.stream,
@@ -190,6 +194,7 @@ export async function startModelDouble(options: ModelDoubleOptions = {}): Promis
       lastUserText: info.lastUserText,
       toolResults: info.toolResults,
       subagent: info.subagent,
+      sessionId: info.sessionId,
       taskNotification: info.taskNotification,
     });
 

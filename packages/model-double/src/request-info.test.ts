@@ -29,8 +29,19 @@ describe('describeMessagesRequest', () => {
       lastUserText: 'what is the weather?',
       toolResults: [],
       subagent: false,
+      sessionId: null,
       taskNotification: null,
     });
+  });
+
+  it('takes the session id from the header, else from metadata.user_id', () => {
+    const body = {
+      metadata: { user_id: JSON.stringify({ device_id: 'd', session_id: 'from-metadata' }) },
+      messages: [{ role: 'user', content: 'x' }],
+    };
+    expect(describeMessagesRequest(body, 'from-header').sessionId).toBe('from-header');
+    expect(describeMessagesRequest(body).sessionId).toBe('from-metadata');
+    expect(describeMessagesRequest({ metadata: { user_id: 'not json' }, messages: [] }).sessionId).toBeNull();
   });
 
   it('strips reminders embedded inside a text block and in string content', () => {

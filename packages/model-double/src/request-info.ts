@@ -30,6 +30,8 @@ export interface RequestInfo {
   toolResults: ToolResultInfo[];
   /** Whether the system prompt marks a sub-agent. */
   subagent: boolean;
+  /** The CLI session: the `x-claude-code-session-id` header, else `metadata.user_id`'s `session_id`. */
+  sessionId: string | null;
   /** The task notification carried by the last user message (the unsolicited turn after a background agent). */
   taskNotification: TaskNotificationInfo | null;
 }
@@ -43,8 +45,8 @@ export function stripReminders(text: string): string {
   return text.replace(REMINDER, '').trim();
 }
 
-/** Classifies a parsed `/v1/messages` body. */
-export function describeMessagesRequest(body: Record<string, unknown>): RequestInfo {
+/** Classifies a parsed `/v1/messages` body; `sessionHeader` is the `x-claude-code-session-id` header. */
+export function describeMessagesRequest(body: Record<string, unknown>, sessionHeader?: string): RequestInfo {
   const messages = Array.isArray(body['messages']) ? (body['messages'] as unknown[]) : [];
   const lastUser = findLast(messages, (m) => isRecord(m) && m['role'] === 'user');
   const lastUserText = lastUser === undefined ? '' : userText(lastUser);
@@ -57,7 +59,8 @@ export function describeMessagesRequest(body: Record<string, unknown>): RequestI
   if (isTitleRequest(body)) kind = 'title';
   else if (lastUserText.startsWith(SUGGESTION_MARK)) kind = 'suggestion';
   else kind = subagent ? 'subagent' : 'main';
-  return { kind, stream, model, lastUserText, toolResults, subagent, taskNotification };
+  const sessionId = sessionHeader !== undefined && sessionHeader !== '' ? sessionHeader : sessionFromMetadata(body);
+  return { kind, stream, model, lastUserText, toolResults, subagent, sessionId, taskNotification };
 }
 
 /** Session-title generation: no tools, and a JSON-schema output format with a `title` property. */
@@ -83,6 +86,18 @@ function userText(message: unknown): string {
     }
   }
   return '';
+}
+
+/** The CLI sends `metadata.user_id` as a JSON string carrying `session_id`. */
+function sessionFromMetadata(body: Record<string, unknown>): string | null {
+  const userId = getPath(body, ['metadata', 'user_id']);
+  if (typeof userId !== 'string') return null;
+  try {
+    const parsed: unknown = JSON.parse(userId);
+    return isRecord(parsed) && typeof parsed['session_id'] === 'string' ? parsed['session_id'] : null;
+  } catch {
+    return null;
+  }
 }
 
 function taskNotificationOf(message: unknown): TaskNotificationInfo | null {

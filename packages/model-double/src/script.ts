@@ -31,6 +31,8 @@ export const MatchSchema = z.strictObject({
   toolResult: ToolResultMatchSchema.optional(),
   /** `true`: only sub-agent requests; `false`: only main-loop requests. */
   subagent: z.boolean().optional(),
+  /** Only requests of this CLI session (set it with the SDK's `sessionId` option). */
+  sessionId: z.string().min(1).optional(),
   /**
    * `true`: the last user message carries a `<task-notification>` (the turn the CLI
    * starts by itself after a background agent ends); `false`: it does not.

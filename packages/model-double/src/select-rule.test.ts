@@ -10,6 +10,7 @@ const info = (over: Partial<RequestInfo>): RequestInfo => ({
   lastUserText: '',
   toolResults: [],
   subagent: false,
+  sessionId: null,
   taskNotification: null,
   ...over,
 });
@@ -60,6 +61,13 @@ describe('selectRule', () => {
     expect(selectRule(s, [], info({ taskNotification: note }))).toBe(0);
     expect(selectRule(s, [], info({}))).toBe(1);
     expect(selectRule(s, [1], info({ taskNotification: note }))).toBeNull();
+  });
+
+  it('matches a session id', () => {
+    const s = parseScript([{ match: { sessionId: 's-1' }, times: 'always', reply: say('one') }, { reply: say('other') }]);
+    expect(selectRule(s, [], info({ sessionId: 's-1' }))).toBe(0);
+    expect(selectRule(s, [], info({ sessionId: 's-2' }))).toBe(1);
+    expect(selectRule(s, [], info({}))).toBe(1);
   });
 
   it('a rule without match answers anything, in order', () => {

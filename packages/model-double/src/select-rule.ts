@@ -23,6 +23,7 @@ export function isUsedUp(rule: Rule, used: number): boolean {
 export function matches(match: Match | undefined, info: RequestInfo): boolean {
   if (match === undefined) return true;
   if (match.subagent !== undefined && match.subagent !== info.subagent) return false;
+  if (match.sessionId !== undefined && match.sessionId !== info.sessionId) return false;
   if (match.taskNotification !== undefined && match.taskNotification !== (info.taskNotification !== null)) return false;
   if (match.text !== undefined && !textMatches(match.text, info.lastUserText)) return false;
   if (match.toolResult !== undefined) {
