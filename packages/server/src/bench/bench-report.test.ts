@@ -13,12 +13,13 @@ describe('bench report', () => {
   });
 
   it('writes every figure, its ratio and whether it met its target into the markdown', () => {
-    const md = benchmarksMarkdown(figures, { cpus: 2, cpuModel: 'cpu', node: 'v20.20.2', platform: 'linux x64', date: '2026-11-29' }, ['one note']);
+    const md = benchmarksMarkdown(figures, { cpus: 2, cpuModel: 'cpu', node: 'v20.20.2', platform: 'linux x64', date: '2026-11-29', loadAverage: { start: 0.5, end: 3.25 } }, ['one note']);
     expect(md).toContain('| 50 connections | 12,000 /s | 20,000 /s | 0.60x (higher is better) | >= 10,000/s | met |');
     expect(md).toContain('| p99, 100 subscribers | 20.0 ms | 31.0 ms | 0.65x (lower is better) | <= 15 ms | **missed** |');
     expect(md).toContain('- p99, 100 subscribers: noisy');
     expect(md).toContain('2 CPUs (nproc)');
     expect(md).toContain('- one note');
+    expect(md).toContain('0.50 / 3.25 (**busy machine');
   });
 
   it('prints one console row per figure', () => {

@@ -22,6 +22,8 @@ export interface Machine {
   node: string;
   platform: string;
   date: string;
+  /** 1-minute load averages at the start and the end of the run: other work on the machine skews every figure. */
+  loadAverage: { start: number; end: number };
 }
 
 export function ratio(figure: Figure): number {
@@ -65,6 +67,8 @@ export function benchmarksMarkdown(figures: readonly Figure[], machine: Machine,
     `- Date: ${machine.date}`,
     `- Machine: ${machine.cpus} CPUs (nproc), ${machine.cpuModel}, ${machine.platform}`,
     `- Node: ${machine.node}`,
+    `- Load average (1 min) at start / end: ${machine.loadAverage.start.toFixed(2)} / ${machine.loadAverage.end.toFixed(2)}` +
+      (Math.max(machine.loadAverage.start, machine.loadAverage.end) > machine.cpus ? ' (**busy machine: other work shared the CPUs; figures are pessimistic**)' : ''),
     '',
     '## Reproduce',
     '',

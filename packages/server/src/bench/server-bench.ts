@@ -14,7 +14,7 @@
  * Every loop is bounded in count and time; the whole run takes about two minutes.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FanoutJob, FanoutResult } from './fanout-subscribers.js';
@@ -283,6 +283,7 @@ function sectionsFromArgs(argv: string[]): Section[] {
 
 async function main(): Promise<void> {
   const started = Date.now();
+  const loadAtStart = loadavg()[0] ?? 0;
   const sections = sectionsFromArgs(process.argv.slice(2));
   const root = await mkdtemp(join(tmpdir(), 'bubble-bench-'));
   const notes: string[] = [];
@@ -301,9 +302,11 @@ async function main(): Promise<void> {
     node: process.version,
     platform: `${process.platform} ${process.arch}`,
     date: new Date().toISOString(),
+    loadAverage: { start: loadAtStart, end: loadavg()[0] ?? 0 },
   };
   notes.push(`Whole run took ${Math.round((Date.now() - started) / 1000)} s.`);
   process.stdout.write(`${consoleTable(figures)}\n`);
+  process.stdout.write(`load average (1 min) at start / end: ${machine.loadAverage.start.toFixed(2)} / ${machine.loadAverage.end.toFixed(2)} on ${machine.cpus} CPUs\n`);
   if (sections.length < SECTIONS.length) return;
   await writeFile(join(repoRoot, 'BENCHMARKS.md'), benchmarksMarkdown(figures, machine, notes));
   process.stdout.write(`wrote ${join(repoRoot, 'BENCHMARKS.md')}\n`);
