@@ -8,6 +8,7 @@ import { createLiveBus, type LiveBus } from './live/live-bus.js';
 import { createRequestHandler } from './http/create-request-handler.js';
 import { createRoutes } from './http/routes.js';
 import { createRateLimiter, type RateLimitOptions } from './http/rate-limiter.js';
+import { createStaticWebRoot } from './http/static-web-root.js';
 import { createArtifactService } from './services/artifact-service.js';
 import { createAuthenticator } from './services/authenticator.js';
 import { createEventService } from './services/event-service.js';
@@ -36,6 +37,8 @@ export interface BubbleServerOptions {
   rateLimit?: RateLimitOptions;
   /** How long shutdown waits for in-flight requests before cutting connections. Default 10 s. */
   shutdownGraceMs?: number;
+  /** A built web app to serve at `/` (never shadowing `/v1/*` or `/healthz`); see `http/static-web-root.ts`. */
+  webRoot?: string;
 }
 
 export interface BubbleServer {
@@ -83,11 +86,24 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
     rateLimiter: options.rateLimit ? createRateLimiter(options.rateLimit) : undefined,
     closing: () => closing,
   });
+  const webRoot = options.webRoot === undefined ? undefined : createStaticWebRoot(options.webRoot);
   const serve = (req: IncomingMessage, res: ServerResponse): void => {
     const done = new Promise<void>((resolveDone) => res.once('close', resolveDone));
     inFlight.add(done);
     void done.then(() => inFlight.delete(done));
-    handle(req, res);
+    if (webRoot === undefined) {
+      handle(req, res);
+      return;
+    }
+    webRoot(req, res).then(
+      (served) => {
+        if (!served) handle(req, res);
+      },
+      (error: unknown) => {
+        logger.error({ err: error }, 'static file failed');
+        res.destroy();
+      },
+    );
   };
   const httpServer = createServer({ keepAliveTimeout: 5_000 }, serve);
   // `Expect: 100-continue` (curl sends it for large bodies): invite the body

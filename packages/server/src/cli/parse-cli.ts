@@ -4,7 +4,7 @@ import { z } from 'zod';
 
 export const USAGE = `usage:
   bubble-server serve [--host 127.0.0.1] [--port 7777] [--data ./data] [--log-level info]
-                      [--rate-limit N [--rate-limit-burst B]]
+                      [--rate-limit N [--rate-limit-burst B]] [--web-root DIR]
   bubble-server principal create-human <id> [--display-name NAME] [--data ./data]
 
   --data DIR         folder of the SQLite database (created if missing; default ./data)
@@ -12,6 +12,7 @@ export const USAGE = `usage:
   --log-level LEVEL  fatal, error, warn, info, debug, trace or silent (logs go to stderr)
   --rate-limit N     at most N requests per second per principal (429 over it; default: no limit)
   --rate-limit-burst B  requests a principal may make at once (default 2×N, at least 1)
+  --web-root DIR     serve a built web app from DIR at / (the API under /v1 always wins)
 `;
 
 const LogLevelSchema = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
@@ -40,6 +41,7 @@ const ServeSchema = z.object({
     .int('--rate-limit-burst must be a whole number')
     .min(1, '--rate-limit-burst must be at least 1')
     .optional(),
+  webRoot: z.string().min(1, '--web-root must not be empty').optional(),
   storage: StorageSchema,
 }).check((ctx) => {
   if (ctx.value.rateLimitBurst !== undefined && ctx.value.rateLimit === undefined) {
@@ -77,6 +79,7 @@ export function parseCli(argv: string[]): CliParse {
         'log-level': { type: 'string' },
         'rate-limit': { type: 'string' },
         'rate-limit-burst': { type: 'string' },
+        'web-root': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -98,6 +101,7 @@ export function parseCli(argv: string[]): CliParse {
       logLevel: values['log-level'],
       rateLimit: values['rate-limit'],
       rateLimitBurst: values['rate-limit-burst'],
+      webRoot: values['web-root'],
       storage,
     };
     schema = ServeSchema;
@@ -105,6 +109,9 @@ export function parseCli(argv: string[]): CliParse {
     if (rest.length !== 1) return { ok: false, errors: ['"principal create-human" needs exactly one <id>'] };
     if (values.host !== undefined || values.port !== undefined || values['rate-limit'] !== undefined) {
       return { ok: false, errors: ['--host, --port and --rate-limit belong to "serve"'] };
+    }
+    if (values['web-root'] !== undefined) {
+      return { ok: false, errors: ['--web-root belongs to "serve"'] };
     }
     raw = { command: 'create-human', principalId: rest[0], displayName: values['display-name'], logLevel: values['log-level'], storage };
     schema = CreateHumanSchema;
