@@ -41,7 +41,9 @@ describe('sub-agents become subthreads', () => {
     const child = childOf(w, parent);
     expect(child).toMatch(new RegExp(`^${w.threadId}\\.sub-[a-z0-9]{5}-[a-z0-9]{3}$`));
     const runId = parent.find((e) => e.principalId === w.botId && e.type === 'run_started')!.data.runId as string;
-    expect(parent.filter((e) => e.principalId === w.botId && e.type === 'message_part').map((e) => chunk(e).type)).toEqual([
+    // How many deltas the text takes depends on timing (coalescing); the order of chunk kinds does not.
+    const kinds = parent.filter((e) => e.principalId === w.botId && e.type === 'message_part').map((e) => chunk(e).type);
+    expect(kinds.filter((kind, i) => kind !== kinds[i - 1])).toEqual([
       'tool-input-available',
       'tool-output-available',
       'text-start',

@@ -76,6 +76,9 @@ export class ClaudeSdkSession {
   #idleTimer: unknown;
   #stopped = false;
   #sessionStored = false;
+  #settleTarget = 0;
+  #settled = 0;
+  #settling: Promise<void> | undefined;
 
   constructor(options: SessionOptions) {
     this.threadId = options.threadId;
@@ -105,7 +108,7 @@ export class ClaudeSdkSession {
     return this.#outbound.appendCounts();
   }
 
-  async onEvent(event: EventEnvelope): Promise<void> {
+  onEvent(event: EventEnvelope): void {
     this.#lastSeq = event.seq;
     if (event.type === 'participant_added' || event.type === 'participant_removed') this.#participant(event);
     const answer = this.#approvals.observe(event);
@@ -114,7 +117,7 @@ export class ClaudeSdkSession {
     const seen = this.#drain.observe(event);
     if (seen.kind === 'interrupt') this.#interrupt(seen.runId, seen.by, seen.reason, event.seq);
     this.#tryStartTurn();
-    await this.#settle();
+    this.#settle();
   }
 
   async stop(reason: string): Promise<void> {
@@ -130,7 +133,7 @@ export class ClaudeSdkSession {
       this.#slots.get(query)?.();
     }
     this.#emit(this.#output.closeAll({ status: 'interrupted', error: { code: 'bot_stopped', message: `The bot stopped (${reason}).` } }));
-    await this.#outbound.flush();
+    await Promise.all([this.#outbound.flush(), this.settled()]);
     this.#outbound.dispose();
   }
 
@@ -269,7 +272,7 @@ export class ClaudeSdkSession {
       this.#emit(this.#output.closeAll({ status: 'error', error: { code: end.classified?.kind ?? 'cli_exit', message } }));
       if (end.classified?.kind === 'session_not_found') this.#o.store.setClaudeSession(this.threadId, null);
       this.#turnSeqs = [];
-      await this.#settle();
+      this.#settle();
     }
   }
 
@@ -282,7 +285,7 @@ export class ClaudeSdkSession {
     }
     if (this.#output.isIdle) {
       this.#turnSeqs = [];
-      void this.#settle();
+      this.#settle();
       this.#tryStartTurn();
       if (this.#output.isIdle) this.#armIdle();
     }
@@ -363,16 +366,36 @@ export class ClaudeSdkSession {
     }
   }
 
-  /** Settles up to just below the oldest event still waiting (buffered or in the running turn). */
-  async #settle(): Promise<void> {
+  /**
+   * Settles up to just below the oldest event still waiting (buffered or in
+   * the running turn). Never awaited on the event path: a checkpoint write is
+   * an fsync, and the next event (often the one that completes a turn) must
+   * not wait for it. One write in flight; later targets coalesce.
+   */
+  #settle(): void {
     const waiting = [...this.#drain.bufferedSeqs, ...this.#turnSeqs];
     const upTo = waiting.length > 0 ? Math.min(...waiting) - 1 : this.#lastSeq;
     if (upTo <= 0) return;
-    try {
-      await this.#o.settle(upTo);
-    } catch (error) {
-      this.#log.warn({ err: error, seq: upTo }, 'settle failed');
-    }
+    this.#settleTarget = Math.max(this.#settleTarget, upTo);
+    this.#settling ??= (async () => {
+      while (this.#settleTarget > this.#settled) {
+        const target = this.#settleTarget;
+        try {
+          await this.#o.settle(target);
+          this.#settled = target;
+        } catch (error) {
+          this.#log.warn({ err: error, seq: target }, 'settle failed');
+          break;
+        }
+      }
+    })().finally(() => {
+      this.#settling = undefined;
+    });
+  }
+
+  /** Resolves once the checkpoint writes started so far are done. */
+  async settled(): Promise<void> {
+    while (this.#settling) await this.#settling;
   }
 
   #armIdle(): void {

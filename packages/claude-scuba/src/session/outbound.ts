@@ -21,6 +21,8 @@ export class ThreadAppender {
   #running: Promise<void> | undefined;
   #appends = 0;
   #failed = 0;
+  /** HTTP appends that carried events of each open run. */
+  readonly #perRun = new Map<string, number>();
 
   constructor(threadId: string, append: AppendFn, logger: Logger) {
     this.threadId = threadId;
@@ -55,6 +57,7 @@ export class ThreadAppender {
     while (this.#pending.length > 0) {
       const batch = mergeDeltas(this.#pending.splice(0, MAX_BATCH));
       this.#appends += 1;
+      for (const runId of new Set(batch.map((draft) => draft.data.runId))) this.#perRun.set(runId, (this.#perRun.get(runId) ?? 0) + 1);
       try {
         await this.#append(
           this.threadId,
@@ -64,6 +67,12 @@ export class ThreadAppender {
         // The client has already retried what may be retried; what is left is a refusal (a closed run, a revoked grant).
         this.#failed += 1;
         this.#logger.error({ err: error, threadId: this.threadId, events: batch.length, first: batch[0]?.clientEventId }, 'append failed; batch dropped');
+      }
+      for (const draft of batch) {
+        if (draft.type !== 'run_finished') continue;
+        // One line per run: how many HTTP appends its events took (the figure the benchmark reads).
+        this.#logger.info({ threadId: this.threadId, runId: draft.data.runId, appends: this.#perRun.get(draft.data.runId) ?? 0 }, 'run appended');
+        this.#perRun.delete(draft.data.runId);
       }
     }
   }

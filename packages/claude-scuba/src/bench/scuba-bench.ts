@@ -1,0 +1,321 @@
+/**
+ * `npm run bench:scuba`: claude-scuba's figures beside the raw Agent SDK's,
+ * measured in the same run against the same model double (issue 5, "Tests
+ * and figures"). Writes packages/claude-scuba/BENCHMARKS.md, and with
+ * BENCH_ROOT=1 a marked claude-scuba section of the root BENCHMARKS.md.
+ *
+ * - time from a human's append to the bot's first text delta on the thread,
+ *   cold (first turn of a thread: the CLI starts) and warm, beside the raw
+ *   SDK's own push → first delta, cold (query() start) and warm;
+ * - HTTP appends for a 2,000-word reply;
+ * - resident memory of the bot process per joined idle thread (100 threads).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { buildChildEnv, narrowSdkMessage, startLiveQuery } from '@bubble/engine';
+import { startModelDouble, type Script } from '@bubble/model-double';
+import type { EventEnvelope, NewEvent } from '@bubble/protocol';
+import { BubbleClient } from '@bubble/sdk';
+import { startTestServer } from '@bubble/server';
+import { resolveConfig } from '../config/resolve-config.js';
+import { buildQueryOptions } from '../session/query-options.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const pkg = join(here, '../..');
+const BIN = join(pkg, 'bin/claude-scuba.js');
+const COLD_N = Number(process.env.BENCH_COLD_N ?? 3);
+const WARM_N = Number(process.env.BENCH_WARM_N ?? 7);
+const IDLE_THREADS = Number(process.env.BENCH_IDLE_THREADS ?? 100);
+const ESSAY_WORDS = 2_000;
+
+const script: Script = [
+  { name: 'essay', match: { text: 'write the essay' }, reply: [{ type: 'text', text: Array.from({ length: ESSAY_WORDS }, (_, i) => `word${i}`).join(' ') }], times: 'always' },
+  { name: 'short', reply: [{ type: 'text', text: 'Short answer here.' }], times: 'always' },
+];
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function rawSdk(doubleUrl: string, dir: string): Promise<{ cold: number[]; warm: number[] }> {
+  const config = resolveConfig(
+    { bubble: { url: 'http://127.0.0.1:1', principalId: 'bot-bench', token: 'unused' }, claude: { tools: ['Bash'] } },
+    { env: { ANTHROPIC_API_KEY: 'sk-bench' }, baseDir: dir, readFile: () => '' },
+  );
+  if (!config.ok) throw new Error(config.problems.join('; '));
+  const env = buildChildEnv({ path: process.env.PATH ?? '/usr/bin:/bin', configDir: join(dir, 'raw-claude'), credential: { kind: 'api_key', key: 'sk-bench' }, baseUrl: doubleUrl, maxRetries: 0 });
+  const cold: number[] = [];
+  const warm: number[] = [];
+  for (let i = 0; i < COLD_N; i++) {
+    const cwd = join(dir, 'raw-ws', String(i));
+    mkdirSync(cwd, { recursive: true });
+    const options = buildQueryOptions({ config: config.config, threadId: `raw-${i}`, cwd, env, canUseTool: async () => ({ behavior: 'allow' }) });
+    const started = performance.now();
+    const query = startLiveQuery({ options });
+    const messages = query.messages[Symbol.asyncIterator]();
+    const untilDelta = async (): Promise<void> => {
+      for (;;) {
+        const next = await messages.next();
+        if (next.done) throw new Error('the raw query ended early');
+        const n = narrowSdkMessage(next.value);
+        if (n.kind === 'stream_event' && n.message.event.delta?.type === 'text_delta') return;
+      }
+    };
+    const untilResult = async (): Promise<void> => {
+      for (;;) {
+        const next = await messages.next();
+        if (next.done) throw new Error('the raw query ended early');
+        if (next.value.type === 'result') return;
+      }
+    };
+    query.push('bench hello');
+    await untilDelta();
+    cold.push(performance.now() - started);
+    await untilResult();
+    if (i === 0) {
+      for (let j = 0; j < WARM_N; j++) {
+        const pushed = performance.now();
+        query.push(`bench again ${j}`);
+        await untilDelta();
+        warm.push(performance.now() - pushed);
+        await untilResult();
+      }
+    }
+    query.close();
+    await query.ended;
+  }
+  return { cold, warm };
+}
+
+interface BotProcess {
+  child: ChildProcess;
+  logs: Array<Record<string, unknown>>;
+  waitLog(predicate: (l: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
+  count(predicate: (l: Record<string, unknown>) => boolean): number;
+  rssKb(): number;
+  stop(): Promise<void>;
+}
+
+function startBotProcess(configPath: string, env: Record<string, string>): BotProcess {
+  const child = spawn(process.execPath, [BIN, '--config', configPath], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const logs: Array<Record<string, unknown>> = [];
+  let buffered = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    buffered += chunk;
+    const lines = buffered.split('\n');
+    buffered = lines.pop() ?? '';
+    for (const line of lines) {
+      try {
+        logs.push(JSON.parse(line) as Record<string, unknown>);
+      } catch {
+        /* not JSON */
+      }
+    }
+  });
+  return {
+    child,
+    logs,
+    async waitLog(predicate, timeoutMs = 60_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (Date.now() < deadline) {
+        const line = logs.find(predicate);
+        if (line) return line;
+        await sleep(20);
+      }
+      throw new Error('timed out waiting for a bot log line');
+    },
+    count: (predicate) => logs.filter(predicate).length,
+    rssKb() {
+      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+      return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
+    },
+    async stop() {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+    },
+  };
+}
+
+/** Follows a thread over the WebSocket, timestamping the first text delta of each bot run. */
+function follow(client: BubbleClient, threadId: string, botId: string) {
+  const firstDelta = new Map<string, number>();
+  const replyTo = new Map<number, string>();
+  const finished = new Set<string>();
+  const parts = new Map<string, number>();
+  const controller = new AbortController();
+  void (async () => {
+    for await (const event of client.subscribeThread(threadId, { afterSeq: 0, signal: controller.signal }) as AsyncIterable<EventEnvelope>) {
+      if (event.principalId !== botId) continue;
+      const runId = String(event.data.runId);
+      if (event.type === 'run_started') for (const seq of (event.data.replyTo as number[] | undefined) ?? []) replyTo.set(seq, runId);
+      if (event.type === 'message_part') {
+        parts.set(runId, (parts.get(runId) ?? 0) + 1);
+        if ((event.data.chunk as { type: string }).type === 'text-delta' && !firstDelta.has(runId)) firstDelta.set(runId, performance.now());
+      }
+      if (event.type === 'run_finished') finished.add(runId);
+    }
+  })().catch(() => undefined);
+  return {
+    async answerTo(seq: number, timeoutMs = 60_000): Promise<{ runId: string; firstDeltaAt: number }> {
+      const deadline = Date.now() + timeoutMs;
+      while (Date.now() < deadline) {
+        const runId = replyTo.get(seq);
+        if (runId && firstDelta.has(runId)) return { runId, firstDeltaAt: firstDelta.get(runId)! };
+        await sleep(1);
+      }
+      throw new Error(`no answer to seq ${seq}`);
+    },
+    async finishedRun(runId: string): Promise<void> {
+      while (!finished.has(runId)) await sleep(5);
+    },
+    parts: (runId: string) => parts.get(runId) ?? 0,
+    stop: () => controller.abort(),
+  };
+}
+
+const say = (text: string, runId: string): NewEvent[] => [
+  { type: 'run_started', data: { runId } },
+  { type: 'message_part', data: { runId, chunk: { type: 'text-delta', id: 't', delta: text } } },
+  { type: 'run_finished', data: { runId, status: 'completed' } },
+];
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'scuba-bench-'));
+  const server = await startTestServer();
+  const double = await startModelDouble({ script });
+  const results: string[] = [];
+  try {
+    const raw = await rawSdk(double.url, dir);
+
+    const human = await server.createHuman('alice', 'Alice');
+    const alice = new BubbleClient({ url: server.url, token: human.token.token! });
+    const bots = ['bot-bench', 'bot-mem'];
+    const tokens: Record<string, string> = {};
+    for (const id of bots) tokens[id] = (await alice.createBot({ principalId: id })).token.token!;
+    const configFor = (id: string) => {
+      const path = join(dir, `${id}.json`);
+      writeFileSync(path, JSON.stringify({
+        bubble: { url: server.url, principalId: id, token: { env: 'BOT_TOKEN' } },
+        claude: { workspaceRoot: `./${id}-ws`, configDir: `./${id}-claude`, tools: ['Bash'], maxRetries: 0 },
+        store: { path: `./${id}.db` },
+        logger: { level: 'info' },
+      }));
+      return path;
+    };
+    const envFor = (id: string) => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', BOT_TOKEN: tokens[id]!, ANTHROPIC_API_KEY: 'sk-bench', ANTHROPIC_BASE_URL: double.url });
+
+    // Turn latency and appends.
+    const bot = startBotProcess(configFor('bot-bench'), envFor('bot-bench'));
+    await bot.waitLog((l) => l.msg === 'claude-scuba running');
+    const cold: number[] = [];
+    const warm: number[] = [];
+    let appends = 0;
+    let parts = 0;
+    for (let i = 0; i < COLD_N; i++) {
+      const { thread } = await alice.createThread({ title: `bench ${i}` });
+      await alice.addParticipant(thread.threadId, 'bot-bench', 'member');
+      await bot.waitLog((l) => l.msg === 'thread starts' && l.threadId === thread.threadId);
+      const watch = follow(alice, thread.threadId, 'bot-bench');
+      await sleep(200);
+      const asked = performance.now();
+      const { events } = await alice.appendEvents(thread.threadId, say('bench hello', `c${i}`));
+      const answer = await watch.answerTo(events[0]!.seq);
+      cold.push(answer.firstDeltaAt - asked);
+      await watch.finishedRun(answer.runId);
+      if (i === 0) {
+        for (let j = 0; j < WARM_N; j++) {
+          const pushed = performance.now();
+          const appended = await alice.appendEvents(thread.threadId, say(`bench again ${j}`, `w${j}`));
+          const next = await watch.answerTo(appended.events[0]!.seq);
+          warm.push(next.firstDeltaAt - pushed);
+          await watch.finishedRun(next.runId);
+        }
+        const essay = await alice.appendEvents(thread.threadId, say('write the essay', 'essay'));
+        const long = await watch.answerTo(essay.events[0]!.seq);
+        await watch.finishedRun(long.runId);
+        const line = await bot.waitLog((l) => l.msg === 'run appended' && l.runId === long.runId);
+        appends = Number(line.appends);
+        parts = watch.parts(long.runId);
+      }
+      watch.stop();
+    }
+    await bot.stop();
+
+    // Memory per joined idle thread, in a fresh bot process.
+    const mem = startBotProcess(configFor('bot-mem'), envFor('bot-mem'));
+    await mem.waitLog((l) => l.msg === 'claude-scuba running');
+    await sleep(2_000);
+    const rss0 = mem.rssKb();
+    for (let i = 0; i < IDLE_THREADS; i++) {
+      const { thread } = await alice.createThread({ title: `idle ${i}` });
+      await alice.addParticipant(thread.threadId, 'bot-mem', 'member');
+    }
+    const deadline = Date.now() + 120_000;
+    while (mem.count((l) => l.msg === 'thread starts') < IDLE_THREADS && Date.now() < deadline) await sleep(100);
+    const joined = mem.count((l) => l.msg === 'thread starts');
+    await sleep(3_000);
+    const rss100 = mem.rssKb();
+    await mem.stop();
+    alice.close();
+
+    const perThreadKiB = (rss100 - rss0) / joined;
+    const row = (figure: string, bot: string, base: string, diff: string, target: string, ok: boolean) =>
+      `| ${figure} | ${bot} | ${base} | ${diff} | ${target} | ${ok ? 'met' : '**missed**'} |`;
+    const ms = (x: number) => `${x.toFixed(0)} ms`;
+    const warmDiff = median(warm) - median(raw.warm);
+    const coldDiff = median(cold) - median(raw.cold);
+    results.push(
+      '| figure | claude-scuba | raw SDK, same run | difference | target | |',
+      '|---|---:|---:|---:|---|---|',
+      row(`warm turn: append → first delta on the thread (median of ${warm.length})`, ms(median(warm)), ms(median(raw.warm)), `${warmDiff >= 0 ? '+' : ''}${ms(warmDiff)} (${(median(warm) / median(raw.warm)).toFixed(2)}x)`, 'within 30 ms of raw', warmDiff <= 30),
+      row(`cold first turn: append → first delta (median of ${cold.length})`, ms(median(cold)), ms(median(raw.cold)), `${coldDiff >= 0 ? '+' : ''}${ms(coldDiff)} (${(median(cold) / median(raw.cold)).toFixed(2)}x)`, 'within 150 ms of raw', coldDiff <= 150),
+      row(`appends for a ${ESSAY_WORDS.toLocaleString('en-US')}-word reply`, `${appends} appends (${parts} message parts)`, `${ESSAY_WORDS} deltas from the SDK`, '', 'under 30', appends < 30),
+      row(`resident memory per joined idle thread (${joined} threads)`, `${perThreadKiB.toFixed(0)} KiB`, `${(rss0 / 1024).toFixed(1)} MiB with no thread`, `${((rss100 - rss0) / 1024).toFixed(1)} MiB for all`, 'under 1 MiB', perThreadKiB < 1024),
+      '',
+      `Samples (ms): warm ${warm.map((x) => x.toFixed(0)).join(', ')}; raw warm ${raw.warm.map((x) => x.toFixed(0)).join(', ')}; cold ${cold.map((x) => x.toFixed(0)).join(', ')}; raw cold ${raw.cold.map((x) => x.toFixed(0)).join(', ')}.`,
+    );
+  } finally {
+    await double.close();
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  const section = [
+    '## claude-scuba',
+    '',
+    `Written by \`npm run bench:scuba\` (packages/claude-scuba/src/bench/scuba-bench.ts) on ${new Date().toISOString()}, ${cpus().length} CPUs, Node ${process.version}.`,
+    'The bot is the real `claude-scuba` process with the real CLI; the raw SDK baseline runs the same query options in the bench process;',
+    'both talk to the same model double on loopback in the same run. Bot latency is measured by a WebSocket subscriber from the HTTP append',
+    "of a human's message to the arrival of the bot's first text-delta event; raw latency from push (cold: from query()) to the first",
+    'text_delta stream event.',
+    '',
+    ...results,
+    '',
+  ].join('\n');
+  writeFileSync(join(pkg, 'BENCHMARKS.md'), `# claude-scuba benchmarks\n\n${section}`);
+  process.stdout.write(`${section}\n`);
+  // The root BENCHMARKS.md belongs to bench:server (which rewrites it whole); add a marked section only when asked.
+  if (process.env.BENCH_ROOT !== '1') return;
+  const root = join(pkg, '../../BENCHMARKS.md');
+  const begin = '<!-- bench:scuba -->';
+  const end = '<!-- /bench:scuba -->';
+  const marked = `${begin}\n${section}${end}\n`;
+  const current = existsSync(root) ? readFileSync(root, 'utf8') : '# Benchmarks\n\n';
+  const at = current.indexOf(begin);
+  const next = at === -1 ? `${current.trimEnd()}\n\n${marked}` : `${current.slice(0, at)}${marked}${current.slice(current.indexOf(end) + end.length + 1)}`;
+  writeFileSync(root, next);
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`bench:scuba failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  },
+);
