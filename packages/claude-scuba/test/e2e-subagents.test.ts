@@ -87,3 +87,34 @@ describe('sub-agents become subthreads', () => {
     expect(finishedRuns(sub, w.botId)[0]!.data.status).toBe('completed');
   });
 });
+
+describe('sub-agent tool approvals', () => {
+  it("a sub-agent's tool call shows on its subthread and is approved on the parent thread", async () => {
+    const script: Script = [
+      { name: 'spawn', match: { text: 'delegate the file', subagent: false }, reply: [agentCall(false)] },
+      { name: 'sub-tool', match: { subagent: true, text: 'Please check the things' }, reply: [{ type: 'tool_use', id: 'toolu_subw1', name: 'Bash', input: { command: 'touch sub.txt', description: 'sub file' } }] },
+      { name: 'sub-done', match: { subagent: true, toolResult: { name: 'Bash' } }, reply: [{ type: 'text', text: 'Made sub.txt.' }] },
+      { name: 'after', match: { toolResult: { name: 'Agent' } }, reply: [{ type: 'text', text: 'Delegated and done.' }] },
+    ];
+    world = await startScubaWorld({ script });
+    const w = world;
+    const bot = w.startBot({ configPath: withAgents(w) });
+    await w.say('delegate the file');
+    const parent = await w.waitFor((all) => childOf(w, all) !== undefined, { what: 'the subthread' });
+    const child = childOf(w, parent)!;
+    await w.waitFor((all) => all.some((e) => e.principalId === w.botId && e.type === 'message_part' && chunk(e).toolCallId === 'toolu_subw1'), {
+      threadId: child,
+      what: "the sub-agent's tool call on the subthread",
+    });
+    const deadline = Date.now() + 15_000;
+    const parked = () => bot.logs.find((l) => l.msg === 'tool call waits for approval' && l.toolCallId === 'toolu_subw1');
+    while (!parked() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(parked()?.agentId).toEqual(expect.any(String));
+    await w.alice.appendEvent(w.threadId, { type: 'tool_call_approval', data: { toolCallId: 'toolu_subw1', decision: 'allow' } });
+    const done = await w.waitFor((all) => finishedRuns(all, w.botId).length === 1, { what: 'the parent run' });
+    expect(runText(done, done.find((e) => e.principalId === w.botId && e.type === 'run_started')!.data.runId as string)).toBe('Delegated and done.');
+    const sub = await w.waitFor((all) => finishedRuns(all, w.botId).length === 1, { threadId: child, what: 'the child run' });
+    expect(sub.filter((e) => e.principalId === w.botId && e.type === 'message_part').map((e) => chunk(e).type)).toContain('tool-output-available');
+    expect(bot.logs.some((l) => l.msg === 'tool call answered' && l.toolCallId === 'toolu_subw1' && l.by === 'alice')).toBe(true);
+  });
+});
