@@ -1,0 +1,250 @@
+import type { EventEnvelope } from '@bubble/protocol';
+import { readUIMessageStream, type UIMessage, type UIMessageChunk } from 'ai';
+
+/**
+ * One thread's events folded into what the thread view shows. Events must be
+ * applied in seq order (the sdk's live subscription guarantees it); a seq at or
+ * below the last applied one is ignored, so a replay after a reconnect can
+ * never duplicate anything.
+ *
+ * A run's chunks are assembled into one UI message by the `ai` package's own
+ * `readUIMessageStream`: each run gets a ReadableStream that its chunks are
+ * written to as they land, and every snapshot the reader yields replaces the
+ * run's message.
+ */
+export type RunStatus = 'streaming' | 'completed' | 'interrupted' | 'error';
+
+export interface RunView {
+  readonly runId: string;
+  readonly principalId: string;
+  readonly firstSeq: number;
+  readonly createdAt: string;
+  status: RunStatus;
+  error?: { code: string; message: string };
+  /** Who asked to stop it, once someone did. */
+  interruptRequestedBy?: string;
+  message: UIMessage;
+  /** Tool calls that run in a subthread: toolCallId → child thread id. */
+  readonly childThreads: Record<string, string>;
+}
+
+export interface ApprovalView {
+  readonly toolCallId: string;
+  readonly decision: 'allow' | 'deny';
+  readonly reason?: string;
+  readonly by: string;
+  readonly seq: number;
+}
+
+export type TimelineItem =
+  | { readonly kind: 'run'; readonly runId: string; readonly seq: number }
+  | { readonly kind: 'notice'; readonly seq: number; readonly text: string; readonly principalId: string };
+
+interface RunState {
+  view: RunView;
+  controller: ReadableStreamDefaultController<UIMessageChunk> | undefined;
+  closed: boolean;
+  done: Promise<void>;
+}
+
+export class ThreadModel {
+  readonly threadId: string;
+  lastSeq = 0;
+  readonly items: TimelineItem[] = [];
+  readonly approvals = new Map<string, ApprovalView>();
+  /** Tool calls answered by a participant with `tool_call_result`. */
+  readonly suppliedResults = new Map<string, { by: string; isError: boolean }>();
+  /** Bumped on every `artifact_updated`, so the artifacts panel knows to reload. */
+  artifactsVersion = 0;
+  /** Bumped on every participant change. */
+  participantsVersion = 0;
+  readonly #runs = new Map<string, RunState>();
+  readonly #listeners = new Set<() => void>();
+  #notifyScheduled = false;
+
+  constructor(threadId: string) {
+    this.threadId = threadId;
+  }
+
+  run(runId: string): RunView | undefined {
+    return this.#runs.get(runId)?.view;
+  }
+
+  get runs(): RunView[] {
+    return [...this.#runs.values()].map((r) => r.view);
+  }
+
+  subscribe(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Resolves once every closed run's message is fully assembled (for tests and final renders). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.#runs.values()].filter((r) => r.closed).map((r) => r.done));
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  }
+
+  apply(event: EventEnvelope): void {
+    if (event.seq <= this.lastSeq) return;
+    this.lastSeq = event.seq;
+    const data = event.data as Record<string, unknown>;
+    switch (event.type) {
+      case 'run_started': {
+        const runId = String(data.runId);
+        this.#openRun(runId, event);
+        break;
+      }
+      case 'message_part': {
+        const runId = String(data.runId);
+        const run = this.#runs.get(runId) ?? this.#openRun(runId, event);
+        const chunk = data.chunk as UIMessageChunk & { providerMetadata?: { bubble?: { childThreadId?: unknown } } };
+        if (chunk.type === 'tool-input-available') {
+          const child = chunk.providerMetadata?.bubble?.childThreadId;
+          if (typeof child === 'string') run.view.childThreads[chunk.toolCallId] = child;
+        }
+        if (!run.closed) run.controller?.enqueue(chunk);
+        break;
+      }
+      case 'run_finished': {
+        const runId = String(data.runId);
+        const run = this.#runs.get(runId) ?? this.#openRun(runId, event);
+        const status = data.status;
+        run.view.status = status === 'completed' || status === 'interrupted' || status === 'error' ? status : 'completed';
+        const error = data.error as { code?: unknown; message?: unknown } | undefined;
+        if (error) run.view.error = { code: String(error.code ?? 'error'), message: String(error.message ?? '') };
+        this.#closeRun(run);
+        break;
+      }
+      case 'run_interrupt_requested': {
+        const run = this.#runs.get(String(data.runId));
+        if (run && run.view.interruptRequestedBy === undefined) run.view.interruptRequestedBy = event.principalId;
+        break;
+      }
+      case 'tool_call_approval': {
+        const toolCallId = String(data.toolCallId);
+        if (!this.approvals.has(toolCallId)) {
+          const decision = data.decision === 'allow' ? 'allow' : 'deny';
+          const reason = typeof data.reason === 'string' && data.reason !== '' ? data.reason : undefined;
+          this.approvals.set(toolCallId, { toolCallId, decision, by: event.principalId, seq: event.seq, ...(reason ? { reason } : {}) });
+        }
+        break;
+      }
+      case 'tool_call_result':
+        this.suppliedResults.set(String(data.toolCallId), { by: event.principalId, isError: data.isError === true });
+        break;
+      case 'participant_added':
+        this.participantsVersion += 1;
+        this.items.push({ kind: 'notice', seq: event.seq, principalId: String(data.principalId), text: `${String(data.principalId)} joined as ${String(data.role)}` });
+        break;
+      case 'participant_removed':
+        this.participantsVersion += 1;
+        this.items.push({ kind: 'notice', seq: event.seq, principalId: String(data.principalId), text: `${String(data.principalId)} left` });
+        break;
+      case 'artifact_updated':
+        this.artifactsVersion += 1;
+        this.items.push({ kind: 'notice', seq: event.seq, principalId: String(data.by), text: `${String(data.by)} wrote ${String(data.name)} (version ${String(data.version)})` });
+        break;
+      default:
+        // Extension types (`acme.poll_created`) are not shown.
+        break;
+    }
+    this.#notify();
+  }
+
+  /** Tool calls of open runs that have neither output, nor an answer, nor a supplied result. */
+  waitingToolCalls(): Array<{ runId: string; toolCallId: string; toolName: string }> {
+    const waiting: Array<{ runId: string; toolCallId: string; toolName: string }> = [];
+    for (const { view } of this.#runs.values()) {
+      if (view.status !== 'streaming') continue;
+      for (const part of view.message.parts) {
+        const tool = toolPartOf(part);
+        if (tool === null || tool.state !== 'input-available') continue;
+        if (this.approvals.has(tool.toolCallId) || this.suppliedResults.has(tool.toolCallId)) continue;
+        waiting.push({ runId: view.runId, toolCallId: tool.toolCallId, toolName: tool.toolName });
+      }
+    }
+    return waiting;
+  }
+
+  /** Ends every run's reader (the view is gone). */
+  dispose(): void {
+    for (const run of this.#runs.values()) this.#closeRun(run);
+    this.#listeners.clear();
+  }
+
+  #openRun(runId: string, event: EventEnvelope): RunState {
+    const existing = this.#runs.get(runId);
+    if (existing) return existing;
+    let controller: ReadableStreamDefaultController<UIMessageChunk> | undefined;
+    const stream = new ReadableStream<UIMessageChunk>({
+      start(c) {
+        controller = c;
+      },
+    });
+    const view: RunView = {
+      runId,
+      principalId: event.principalId,
+      firstSeq: event.seq,
+      createdAt: event.createdAt,
+      status: 'streaming',
+      message: { id: runId, role: 'assistant', parts: [] },
+      childThreads: {},
+    };
+    const state: RunState = { view, controller, closed: false, done: Promise.resolve() };
+    state.done = (async () => {
+      const messages = readUIMessageStream<UIMessage>({
+        message: view.message,
+        stream,
+        terminateOnError: false,
+        onError: () => undefined,
+      });
+      for await (const message of messages) {
+        view.message = message;
+        this.#notify();
+      }
+    })().catch(() => undefined);
+    this.#runs.set(runId, state);
+    this.items.push({ kind: 'run', runId, seq: event.seq });
+    return state;
+  }
+
+  #closeRun(run: RunState): void {
+    if (run.closed) return;
+    run.closed = true;
+    try {
+      run.controller?.close();
+    } catch {
+      // already closed
+    }
+  }
+
+  #notify(): void {
+    if (this.#notifyScheduled) return;
+    this.#notifyScheduled = true;
+    queueMicrotask(() => {
+      this.#notifyScheduled = false;
+      for (const listener of this.#listeners) listener();
+    });
+  }
+}
+
+export interface ToolPartView {
+  toolCallId: string;
+  toolName: string;
+  state: string;
+  input: unknown;
+  output: unknown;
+  errorText: string | undefined;
+}
+
+/** A tool part of a UI message (static `tool-NAME` or `dynamic-tool`), or null. */
+export function toolPartOf(part: UIMessage['parts'][number]): ToolPartView | null {
+  const p = part as { type: string; toolCallId?: string; toolName?: string; state?: string; input?: unknown; output?: unknown; errorText?: string };
+  if (p.type === 'dynamic-tool' || p.type.startsWith('tool-')) {
+    if (typeof p.toolCallId !== 'string') return null;
+    const toolName = p.type === 'dynamic-tool' ? (p.toolName ?? 'tool') : p.type.slice('tool-'.length);
+    return { toolCallId: p.toolCallId, toolName, state: p.state ?? 'input-available', input: p.input, output: p.output, errorText: p.errorText };
+  }
+  return null;
+}

@@ -1,0 +1,174 @@
+import { useState } from 'preact/hooks';
+import { renderMarkdown } from '../markdown';
+import { toolPartOf, type ApprovalView, type RunView, type ToolPartView } from '../model/thread-model';
+import { navigate, threadPath } from './router';
+
+export interface RunActions {
+  /** Whether the signed-in person may answer this thread's parked tool calls. */
+  canApprove: boolean;
+  /** Whether the signed-in person may append here (own grant): Stop needs it. */
+  canWrite: boolean;
+  approval(toolCallId: string): ApprovalView | undefined;
+  isWaiting(toolCallId: string): boolean;
+  answer(toolCallId: string, decision: 'allow' | 'deny', reason?: string): Promise<void>;
+  stop(runId: string): Promise<void>;
+  nameOf(principalId: string): string;
+}
+
+const STATUS_LABEL: Record<RunView['status'], string> = {
+  streaming: 'writing…',
+  completed: '',
+  interrupted: 'stopped',
+  error: 'failed',
+};
+
+export function RunMessage(props: { run: RunView; mine: boolean; actions: RunActions }) {
+  const { run, actions } = props;
+  const author = actions.nameOf(run.principalId);
+  return (
+    <article class={`run ${props.mine ? 'mine' : ''} status-${run.status}`} aria-label={`Message from ${author}`} data-run-id={run.runId} data-status={run.status}>
+      <header>
+        <strong class="author">{author}</strong>
+        <time dateTime={run.createdAt}>{new Date(run.createdAt).toLocaleTimeString()}</time>
+        {STATUS_LABEL[run.status] !== '' && <span class="status">{STATUS_LABEL[run.status]}</span>}
+        {run.status === 'streaming' && actions.canWrite && (
+          <button type="button" class="stop" disabled={run.interruptRequestedBy !== undefined} onClick={() => void actions.stop(run.runId)} aria-label={`Stop ${author}'s run`}>
+            {run.interruptRequestedBy !== undefined ? 'Stopping…' : 'Stop'}
+          </button>
+        )}
+      </header>
+      {run.interruptRequestedBy !== undefined && <p class="meta">{actions.nameOf(run.interruptRequestedBy)} asked to stop this run.</p>}
+      <div class="parts">
+        {run.message.parts.map((part, i) => {
+          if (part.type === 'text') return <div key={i} class="markdown" dangerouslySetInnerHTML={{ __html: renderMarkdown(part.text) }} />;
+          if (part.type === 'reasoning') {
+            return (
+              <details key={i} class="reasoning">
+                <summary>Reasoning</summary>
+                <p class="reasoning-text">{part.text}</p>
+              </details>
+            );
+          }
+          if (part.type === 'file') {
+            return (
+              <p key={i}>
+                <a href={part.url} target="_blank" rel="noreferrer noopener">
+                  {part.filename ?? `File (${part.mediaType})`}
+                </a>
+              </p>
+            );
+          }
+          const tool = toolPartOf(part);
+          if (tool !== null) return <ToolCall key={tool.toolCallId} tool={tool} run={run} actions={actions} />;
+          return null;
+        })}
+      </div>
+      {run.error && (
+        <p class="error" role="alert">
+          {run.error.message || run.error.code}
+        </p>
+      )}
+    </article>
+  );
+}
+
+function formatValue(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value) && value.every((v) => typeof v === 'object' && v !== null && (v as { type?: unknown }).type === 'text')) {
+    return value.map((v) => String((v as { text?: unknown }).text ?? '')).join('\n');
+  }
+  return JSON.stringify(value, null, 2) ?? '';
+}
+
+function ToolCall(props: { tool: ToolPartView; run: RunView; actions: RunActions }) {
+  const { tool, run, actions } = props;
+  const approval = actions.approval(tool.toolCallId);
+  const waiting = actions.isWaiting(tool.toolCallId);
+  const child = run.childThreads[tool.toolCallId];
+  const [reason, setReason] = useState('');
+  const [busy, setBusy] = useState(false);
+  const state =
+    tool.state === 'output-available'
+      ? 'done'
+      : tool.state === 'output-error'
+        ? 'failed'
+        : tool.state === 'output-denied'
+          ? 'denied'
+          : waiting
+            ? 'waiting for approval'
+            : run.status === 'streaming'
+              ? 'running'
+              : 'no result';
+  const act = async (decision: 'allow' | 'deny') => {
+    setBusy(true);
+    try {
+      await actions.answer(tool.toolCallId, decision, decision === 'deny' ? reason.trim() : undefined);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const reasonId = `deny-reason-${tool.toolCallId}`;
+  return (
+    <details class={`tool tool-${state.replace(/ /g, '-')}`} open={waiting || child !== undefined} data-tool-call-id={tool.toolCallId}>
+      <summary>
+        <span class="tool-name">{tool.toolName}</span> <span class="tool-state">{state}</span>
+      </summary>
+      <div class="tool-body">
+        <h4>Input</h4>
+        <pre class="tool-input">{formatValue(tool.input)}</pre>
+        {tool.state === 'output-available' && (
+          <>
+            <h4>Output</h4>
+            <pre class="tool-output">{formatValue(tool.output)}</pre>
+          </>
+        )}
+        {tool.state === 'output-error' && (
+          <>
+            <h4>Error</h4>
+            <pre class="tool-output tool-error">{tool.errorText}</pre>
+          </>
+        )}
+        {child !== undefined && (
+          <p>
+            <a
+              href={threadPath(child)}
+              class="subthread-link"
+              onClick={(e) => {
+                e.preventDefault();
+                navigate(threadPath(child));
+              }}
+            >
+              Open the sub-agent's subthread
+            </a>
+          </p>
+        )}
+        {approval && (
+          <p class={`approval approval-${approval.decision}`} role="status">
+            {approval.decision === 'allow' ? 'Approved' : 'Denied'} by {actions.nameOf(approval.by)}
+            {approval.reason ? `: ${approval.reason}` : ''}
+          </p>
+        )}
+        {waiting && actions.canApprove && (
+          <form
+            class="approve-form"
+            aria-label={`Answer the ${tool.toolName} call`}
+            onSubmit={(e) => {
+              e.preventDefault();
+              void act('deny');
+            }}
+          >
+            <button type="button" class="approve" disabled={busy} onClick={() => void act('allow')}>
+              Approve
+            </button>
+            <label for={reasonId}>Reason to deny (optional)</label>
+            <input id={reasonId} value={reason} onInput={(e) => setReason(e.currentTarget.value)} />
+            <button type="submit" class="deny" disabled={busy}>
+              Deny
+            </button>
+          </form>
+        )}
+        {waiting && !actions.canApprove && <p class="meta">Waiting for an owner of this thread to approve or deny.</p>}
+      </div>
+    </details>
+  );
+}

@@ -1,0 +1,145 @@
+import type { Grant, Principal, Thread } from '@bubble/protocol';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import type { BubbleClient } from '../api';
+import { ThreadModel } from '../model/thread-model';
+import { ArtifactsPanel } from './artifacts-panel';
+import { Composer } from './composer';
+import { ParticipantsPanel } from './participants-panel';
+import { navigate, threadPath } from './router';
+import { RunMessage, type RunActions } from './run-message';
+
+export function ThreadView(props: { client: BubbleClient; me: Principal; threadId: string }) {
+  const { client, me, threadId } = props;
+  const model = useMemo(() => new ThreadModel(threadId), [threadId]);
+  const [, setTick] = useState(0);
+  const [thread, setThread] = useState<Thread | null>(null);
+  const [grants, setGrants] = useState<Grant[]>([]);
+  const [error, setError] = useState<string | null>(null);
+  const [panel, setPanel] = useState<'none' | 'people' | 'artifacts'>('none');
+  const timeline = useRef<HTMLDivElement>(null);
+  const stick = useRef(true);
+
+  useEffect(() => {
+    const unsubscribe = model.subscribe(() => setTick((t) => t + 1));
+    const controller = new AbortController();
+    void (async () => {
+      try {
+        for await (const event of client.subscribeThread(threadId, { afterSeq: 0, signal: controller.signal })) model.apply(event);
+      } catch (err) {
+        if (!controller.signal.aborted) setError(`This thread cannot be followed: ${(err as Error).message}`);
+      }
+    })();
+    client.getThread(threadId).then(setThread, (err: unknown) => setError(`This thread cannot be opened: ${(err as Error).message}`));
+    return () => {
+      controller.abort();
+      unsubscribe();
+      model.dispose();
+    };
+  }, [client, model, threadId]);
+
+  const participantsVersion = model.participantsVersion;
+  useEffect(() => {
+    client.listParticipants(threadId).then(setGrants, () => undefined);
+  }, [client, threadId, participantsVersion]);
+
+  // The cursor is a receipt of what was shown; unread counts in the list come from it.
+  const lastSeq = model.lastSeq;
+  useEffect(() => {
+    if (lastSeq === 0) return;
+    const timer = setTimeout(() => void client.putCursor(threadId, lastSeq).catch(() => undefined), 400);
+    return () => clearTimeout(timer);
+  }, [client, threadId, lastSeq]);
+
+  useEffect(() => {
+    const el = timeline.current;
+    if (el && stick.current) el.scrollTop = el.scrollHeight;
+  });
+
+  const myGrant = grants.find((g) => g.principalId === me.principalId);
+  const names = new Map<string, string>();
+  const actions: RunActions = {
+    canApprove: myGrant?.role === 'owner',
+    canWrite: myGrant !== undefined,
+    approval: (id) => model.approvals.get(id),
+    isWaiting: (id) => model.waitingToolCalls().some((w) => w.toolCallId === id),
+    answer: async (toolCallId, decision, reason) => {
+      try {
+        await client.appendEvent(threadId, { type: 'tool_call_approval', data: { toolCallId, decision, ...(reason ? { reason } : {}) } });
+      } catch (err) {
+        setError(`Your answer was not recorded: ${(err as Error).message}`);
+      }
+    },
+    stop: async (runId) => {
+      try {
+        await client.appendEvent(threadId, { type: 'run_interrupt_requested', data: { runId, reason: `${me.principalId} pressed Stop` } });
+      } catch (err) {
+        setError(`Stop was not recorded: ${(err as Error).message}`);
+      }
+    },
+    nameOf: (id) => names.get(id) ?? id,
+  };
+  names.set(me.principalId, me.displayName);
+
+  return (
+    <section class="thread" aria-labelledby="thread-title">
+      <header class="thread-head">
+        {thread?.parentThreadId && (
+          <a
+            href={threadPath(thread.parentThreadId)}
+            onClick={(e) => {
+              e.preventDefault();
+              navigate(threadPath(thread.parentThreadId!));
+            }}
+          >
+            ← Parent thread
+          </a>
+        )}
+        <h1 id="thread-title">{thread?.title ?? threadId}</h1>
+        <div class="thread-tools">
+          <button type="button" aria-expanded={panel === 'people'} onClick={() => setPanel(panel === 'people' ? 'none' : 'people')}>
+            People ({grants.length})
+          </button>
+          <button type="button" aria-expanded={panel === 'artifacts'} onClick={() => setPanel(panel === 'artifacts' ? 'none' : 'artifacts')}>
+            Artifacts
+          </button>
+        </div>
+      </header>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      <div class="thread-body">
+        <div
+          class="timeline"
+          ref={timeline}
+          role="log"
+          aria-live="polite"
+          aria-label="Messages"
+          tabIndex={0}
+          onScroll={(e) => {
+            const el = e.currentTarget;
+            stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+          }}
+        >
+          {model.items.map((item) =>
+            item.kind === 'notice' ? (
+              <p key={`n${item.seq}`} class="notice">
+                {item.text}
+              </p>
+            ) : (
+              <RunMessage key={item.runId} run={model.run(item.runId)!} mine={model.run(item.runId)!.principalId === me.principalId} actions={actions} />
+            ),
+          )}
+        </div>
+        {panel === 'people' && <ParticipantsPanel client={client} me={me} threadId={threadId} grants={grants} onChanged={() => client.listParticipants(threadId).then(setGrants, () => undefined)} />}
+        {panel === 'artifacts' && <ArtifactsPanel client={client} threadId={threadId} version={model.artifactsVersion} />}
+      </div>
+      {myGrant ? (
+        <Composer client={client} threadId={threadId} onError={setError} />
+      ) : (
+        <p class="meta composer-note">You can read this thread through its parent; only its participants write here.</p>
+      )}
+    </section>
+  );
+}
