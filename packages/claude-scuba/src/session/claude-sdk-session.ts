@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CanUseTool, PermissionResult } from '@anthropic-ai/claude-agent-sdk';
 import { narrowSdkMessage, type LiveQuery, type LiveQueryOptions, type Release, type RunQueue } from '@bubble/engine';
-import { ParticipantChangeDataSchema, type EventEnvelope, type Role } from '@bubble/protocol';
+import type { EventEnvelope, Role } from '@bubble/protocol';
 import type { Logger } from 'pino';
 import { BubbleToSdkDrain } from '../bridge/bubble-to-sdk.js';
 import type { ScubaConfig } from '../config/resolve-config.js';
@@ -16,6 +16,7 @@ import { Outbound, type AppendFn } from './outbound.js';
 import { buildQueryOptions } from './query-options.js';
 import type { SessionStore } from './session-store.js';
 import { ThreadOutput, type ThreadOutputStep } from './thread-output.js';
+import { ThreadPeople } from './thread-people.js';
 import { decideTurn, nextBotOnlyStreak } from './turn-policy.js';
 
 /** What a session needs of Bubble (the sdk's BubbleClient has all of it). */
@@ -56,9 +57,7 @@ export class ClaudeSdkSession {
   readonly #o: SessionOptions;
   readonly #log: Logger;
   readonly #clock: Clock;
-  readonly #roles = new Map<string, Role>();
-  readonly #names = new Map<string, string>();
-  readonly #kinds = new Map<string, string>();
+  readonly #people: ThreadPeople;
   readonly #drain: BubbleToSdkDrain;
   readonly #output: ThreadOutput;
   readonly #outbound: Outbound;
@@ -85,22 +84,21 @@ export class ClaudeSdkSession {
     this.#o = options;
     this.#clock = options.clock ?? systemClock;
     this.#log = options.logger.child({ threadId: options.threadId, principalId: options.selfId });
-    this.#drain = new BubbleToSdkDrain({ selfId: options.selfId, displayNames: this.#names });
+    this.#people = new ThreadPeople({ threadId: options.threadId, selfId: options.selfId, client: options.client, logger: this.#log });
+    this.#drain = new BubbleToSdkDrain({ selfId: options.selfId, displayNames: this.#people.names });
     this.#output = new ThreadOutput({ threadId: options.threadId, newRunId: () => `run-${randomUUID()}`, now: () => new Date(this.#clock.now()) });
     this.#outbound = new Outbound({ append: options.client.appendEvents, logger: this.#log, clock: this.#clock });
     this.#approvals = new ApprovalRegistry({
       clock: this.#clock,
       timeoutMs: options.config.approvals.timeoutSeconds * 1000,
-      isApprover: (p) => isAllowedApprover(options.config.approvals.approvers, p, { selfId: options.selfId, roles: this.#roles }),
+      isApprover: (p) => isAllowedApprover(options.config.approvals.approvers, p, { selfId: options.selfId, roles: this.#people.roles }),
       onSettled: (call, decision) => this.#onApprovalSettled(call, decision),
     });
   }
 
   /** Reads who is on the thread (roles for approvals, names for attribution). */
   async init(): Promise<void> {
-    const grants = await this.#o.client.listParticipants(this.threadId);
-    for (const grant of grants) this.#roles.set(grant.principalId, grant.role);
-    await Promise.all(grants.map((grant) => this.#learn(grant.principalId)));
+    await this.#people.load();
   }
 
   /** HTTP appends per thread so far (for the benchmark). */
@@ -110,7 +108,7 @@ export class ClaudeSdkSession {
 
   onEvent(event: EventEnvelope): void {
     this.#lastSeq = event.seq;
-    if (event.type === 'participant_added' || event.type === 'participant_removed') this.#participant(event);
+    this.#people.observe(event);
     const answer = this.#approvals.observe(event);
     if (answer.kind === 'not_allowed') this.#log.warn({ seq: event.seq, toolCallId: answer.toolCallId, by: answer.principalId }, 'approval from a principal who may not approve; ignored');
     else if (answer.kind === 'resolved') this.#log.info({ seq: event.seq, toolCallId: answer.toolCallId, decision: answer.decision.behavior, by: event.principalId }, 'tool call answered');
@@ -149,8 +147,8 @@ export class ClaudeSdkSession {
       parts: payload.parts,
       respondTo: this.#o.config.turns.respondTo,
       selfId: this.#o.selfId,
-      ...(this.#names.get(this.#o.selfId) ? { selfDisplayName: this.#names.get(this.#o.selfId)! } : {}),
-      isBot: (p) => this.#kinds.get(p) === 'bot',
+      ...(this.#people.selfDisplayName ? { selfDisplayName: this.#people.selfDisplayName } : {}),
+      isBot: (p) => this.#people.isBot(p),
       botOnlyStreak: this.#botOnlyStreak,
       maxBotOnlyTurns: this.#o.config.turns.maxBotOnlyTurns,
     });
@@ -168,7 +166,7 @@ export class ClaudeSdkSession {
     this.#turnStarting = true;
     void this.#ensureQuery()
       .then((query) => {
-        query.push(this.#promptText(payload.parts), { uuid });
+        query.push(this.#people.promptText(payload.parts), { uuid });
       })
       .catch((error: unknown) => {
         this.#log.error({ err: error, runId }, 'could not start the Claude query');
@@ -188,24 +186,7 @@ export class ClaudeSdkSession {
     this.#log.info({ runId: this.#output.currentRunId, seqs: payload.consumedSeqs }, 'steering the running turn');
     const uuid = randomUUID();
     this.#output.noteSteer(uuid);
-    this.#query!.push(this.#promptText(payload.parts), { uuid, shouldQuery: false });
-  }
-
-  /**
-   * The words for Claude. With more than one other participant on the thread
-   * every part says who wrote it, even when only one of them spoke this time,
-   * so Claude can tell people apart across turns.
-   */
-  #promptText(parts: ReadonlyArray<{ principalId: string; text: string }>): string {
-    const others = [...this.#roles.keys()].filter((p) => p !== this.#o.selfId).length;
-    const speakers = new Set(parts.map((part) => part.principalId)).size;
-    if (others <= 1 && speakers <= 1) return parts.map((part) => part.text).join('\n\n');
-    return parts
-      .map((part) => {
-        const name = this.#names.get(part.principalId);
-        return `${name && name !== part.principalId ? `${name} (${part.principalId})` : part.principalId}: ${part.text}`;
-      })
-      .join('\n\n');
+    this.#query!.push(this.#people.promptText(payload.parts), { uuid, shouldQuery: false });
   }
 
   #interrupt(runId: string, by: string, reason: string | undefined, seq: number): void {
@@ -342,28 +323,6 @@ export class ClaudeSdkSession {
     this.#o.client
       .appendEvents(this.threadId, [{ type: 'tool_call_approval', data: { toolCallId: call.toolCallId, decision: 'deny', reason }, clientEventId: `approval:${call.toolCallId}` }])
       .catch((error: unknown) => this.#log.error({ err: error, toolCallId: call.toolCallId }, 'automatic denial not recorded on the thread'));
-  }
-
-  #participant(event: EventEnvelope): void {
-    const parsed = ParticipantChangeDataSchema.safeParse(event.data);
-    if (!parsed.success) return;
-    if (event.type === 'participant_added') {
-      this.#roles.set(parsed.data.principalId, parsed.data.role);
-      void this.#learn(parsed.data.principalId);
-    } else {
-      this.#roles.delete(parsed.data.principalId);
-    }
-  }
-
-  async #learn(principalId: string): Promise<void> {
-    if (this.#kinds.has(principalId)) return;
-    try {
-      const principal = await this.#o.client.getPrincipal(principalId);
-      this.#kinds.set(principalId, principal.kind);
-      if (principal.displayName) this.#names.set(principalId, principal.displayName);
-    } catch (error) {
-      this.#log.debug({ err: error, principalId }, 'principal not readable');
-    }
   }
 
   /**

@@ -1,0 +1,86 @@
+import { ParticipantChangeDataSchema, type EventEnvelope, type Role } from '@bubble/protocol';
+import type { Logger } from 'pino';
+
+/** What the people on a thread need of Bubble. */
+export interface PeopleClient {
+  listParticipants(threadId: string): Promise<Array<{ principalId: string; role: Role }>>;
+  getPrincipal(principalId: string): Promise<{ principalId: string; kind: string; displayName?: string | null | undefined }>;
+}
+
+/**
+ * Who is on a thread: roles (for approvals), display names (for
+ * attribution) and kinds (bots vs humans, for the turn policy), kept current
+ * from participant events.
+ */
+export class ThreadPeople {
+  readonly roles = new Map<string, Role>();
+  /** Display names by principal id; shared with the drain for attribution. */
+  readonly names = new Map<string, string>();
+  readonly #kinds = new Map<string, string>();
+  readonly #threadId: string;
+  readonly #selfId: string;
+  readonly #client: PeopleClient;
+  readonly #log: Logger;
+
+  constructor(options: { threadId: string; selfId: string; client: PeopleClient; logger: Logger }) {
+    this.#threadId = options.threadId;
+    this.#selfId = options.selfId;
+    this.#client = options.client;
+    this.#log = options.logger;
+  }
+
+  async load(): Promise<void> {
+    const grants = await this.#client.listParticipants(this.#threadId);
+    for (const grant of grants) this.roles.set(grant.principalId, grant.role);
+    await Promise.all(grants.map((grant) => this.#learn(grant.principalId)));
+  }
+
+  /** Follows `participant_added` / `participant_removed`. */
+  observe(event: EventEnvelope): void {
+    if (event.type !== 'participant_added' && event.type !== 'participant_removed') return;
+    const parsed = ParticipantChangeDataSchema.safeParse(event.data);
+    if (!parsed.success) return;
+    if (event.type === 'participant_added') {
+      this.roles.set(parsed.data.principalId, parsed.data.role);
+      void this.#learn(parsed.data.principalId);
+    } else {
+      this.roles.delete(parsed.data.principalId);
+    }
+  }
+
+  isBot(principalId: string): boolean {
+    return this.#kinds.get(principalId) === 'bot';
+  }
+
+  get selfDisplayName(): string | undefined {
+    return this.names.get(this.#selfId);
+  }
+
+  /**
+   * The words for Claude. With more than one other participant on the thread
+   * every part says who wrote it, even when only one of them spoke this time,
+   * so Claude can tell people apart across turns.
+   */
+  promptText(parts: ReadonlyArray<{ principalId: string; text: string }>): string {
+    const others = [...this.roles.keys()].filter((p) => p !== this.#selfId).length;
+    const speakers = new Set(parts.map((part) => part.principalId)).size;
+    if (others <= 1 && speakers <= 1) return parts.map((part) => part.text).join('\n\n');
+    return parts
+      .map((part) => {
+        const name = this.names.get(part.principalId);
+        return `${name && name !== part.principalId ? `${name} (${part.principalId})` : part.principalId}: ${part.text}`;
+      })
+      .join('\n\n');
+  }
+
+  async #learn(principalId: string): Promise<void> {
+    if (this.#kinds.has(principalId)) return;
+    try {
+      const principal = await this.#client.getPrincipal(principalId);
+      this.#kinds.set(principalId, principal.kind);
+      if (principal.displayName) this.names.set(principalId, principal.displayName);
+    } catch (error) {
+      this.#log.debug({ err: error, principalId }, 'principal not readable');
+    }
+  }
+}
