@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { modelModeOf, parseLaunchCli } from './launch-options.js';
+
+describe('parseLaunchCli', () => {
+  it('has defaults and takes --port, --data, --host', () => {
+    expect(parseLaunchCli([])).toEqual({ ok: true, value: { port: 7777, host: '127.0.0.1', data: './data' } });
+    expect(parseLaunchCli(['--port', '0', '--data', '/tmp/x'])).toEqual({ ok: true, value: { port: 0, host: '127.0.0.1', data: '/tmp/x' } });
+    expect(parseLaunchCli(['--help'])).toEqual({ ok: true, help: true });
+  });
+  it.each([
+    [['--port', 'x'], '--port must be a number'],
+    [['--port', '99999'], '--port must be between 0 and 65535'],
+    [['--bogus'], "Unknown option '--bogus'"],
+  ])('%j is refused', (argv, message) => {
+    const r = parseLaunchCli(argv);
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.errors.join(' ')).toContain(message);
+  });
+});
+
+describe('modelModeOf', () => {
+  it.each([
+    [{}, 'double'],
+    [{ ANTHROPIC_API_KEY: '' }, 'double'],
+    [{ ANTHROPIC_API_KEY: 'sk-x' }, 'claude'],
+    [{ CLAUDE_CODE_OAUTH_TOKEN: 'oat' }, 'claude'],
+  ])('%j → %s', (env, mode) => expect(modelModeOf(env)).toBe(mode));
+});
