@@ -3,7 +3,11 @@ import { LIMITS, SUBSCRIPTION_END_REASONS } from '@bubble/protocol';
 import { EVENT_FRAME_SUFFIX, errorFrame, eventFramePrefix, serializeFrame } from './frame-codec.js';
 import type { Connection } from './connection.js';
 
-/** Live events held while the backlog is read; past this the buffer is dropped and the store re-read. */
+/**
+ * Live events held while the backlog is read (or access is re-checked): at
+ * most this many, and at most the socket's `maxBufferedBytes` of JSON. Past
+ * either, the held events are dropped and read from the store instead.
+ */
 const MAX_PENDING_EVENTS = 4096;
 const PAGE_LIMIT = LIMITS.maxPageLimit;
 
@@ -30,6 +34,7 @@ export class ThreadSubscription {
   /** Access re-checks in flight; while any is, live events are held, not sent. */
   private holds = 0;
   private pending: Array<{ seq: number; json: string }> = [];
+  private pendingBytes = 0;
   private overflowed = false;
 
   constructor(
@@ -87,6 +92,7 @@ export class ThreadSubscription {
     if (this.mode === 'live') {
       this.mode = 'buffering';
       this.pending = [];
+      this.pendingBytes = 0;
     }
     let readable: boolean;
     try {
@@ -109,6 +115,7 @@ export class ThreadSubscription {
     if (this.ended) return;
     this.mode = 'ended';
     this.pending = [];
+    this.pendingBytes = 0;
     this.connection.context.hub.removeThreadSubscription(this);
     this.connection.forgetSubscription(this);
     if (reason !== undefined) {
@@ -136,11 +143,14 @@ export class ThreadSubscription {
     for (let i = from; i < events.length; i += 1) {
       const seq = (events[i] as EventEnvelope).seq;
       if (seq <= this.lastSeq) continue;
-      if (this.pending.length >= MAX_PENDING_EVENTS) {
+      const json = jsons[i] as string;
+      if (this.pending.length >= MAX_PENDING_EVENTS || this.pendingBytes + json.length > this.connection.context.maxBufferedBytes) {
         this.pending = [];
+        this.pendingBytes = 0;
         this.overflowed = true;
       }
-      this.pending.push({ seq, json: jsons[i] as string });
+      this.pending.push({ seq, json });
+      this.pendingBytes += json.length;
     }
   }
 
@@ -192,6 +202,7 @@ export class ThreadSubscription {
         // Caught up with the store as of that read: join the live stream through what was held.
         const held = this.pending;
         this.pending = [];
+        this.pendingBytes = 0;
         if (this.overflowed) {
           this.overflowed = false;
           continue;

@@ -29,7 +29,7 @@ let wsUrl: string;
 let token: string;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function setUp(slow: Slow): Promise<void> {
+async function setUp(slow: Slow, maxBufferedBytes?: number): Promise<void> {
   dir = await mkdtemp(join(tmpdir(), 'bubble-ws-seam-'));
   const bus = createLiveBus();
   store = await openSqliteStore(join(dir, 'bubble.db'), { onCommit: (messages) => messages.forEach((m) => bus.publish(m)) });
@@ -53,7 +53,7 @@ async function setUp(slow: Slow): Promise<void> {
     listLiveGrants: (principalId) => delayed(() => store.listLiveGrantsOfPrincipal(principalId)),
     bus,
     logger: pino({ level: 'silent' }),
-  });
+  }, maxBufferedBytes === undefined ? {} : { maxBufferedBytes });
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const address = http.address();
   wsUrl = `ws://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/v1/ws`;
@@ -127,6 +127,40 @@ describe.each<Slow>(['before', 'after'])('with reads slowed %s the store answers
     const live = await store.listLiveGrantsOfPrincipal('alice');
     expect(Object.fromEntries(view)).toEqual(Object.fromEntries(live.map((grant) => [grant.threadId, grant.role])));
     expect(await socket.roundTrip()).toEqual([]);
+    socket.close();
+  });
+});
+
+describe('with more live events during a slow read than a socket may hold', () => {
+  beforeEach(() => setUp('after', 64 * 1024));
+
+  it('drops the held events and reads them from the store, still exactly once and in order', async () => {
+    const { thread } = await store.createThread({ threadId: 'th_flood', parentThreadId: null, title: null, createdBy: 'alice', key: null });
+    const pad = 'x'.repeat(1000);
+    let writing = true;
+    let appended = 0;
+    const writer = (async () => {
+      while (writing) {
+        await store.appendEvents({
+          threadId: thread.threadId,
+          principalId: 'alice',
+          events: Array.from({ length: 20 }, () => ({ type: 'test.note', data: { pad } })),
+        });
+        appended += 20;
+        await sleep(2);
+      }
+    })();
+    const { socket } = await TestSocket.authenticated(wsUrl, token);
+    socket.send({ type: 'subscribe', id: 's', threadId: thread.threadId, afterSeq: 0 });
+    expect(await socket.next()).toMatchObject({ type: 'subscribed', id: 's' });
+    await sleep(200);
+    writing = false;
+    await writer;
+    // Well over 64 KiB of events landed while each 40 ms read was held up.
+    expect(appended * 1000).toBeGreaterThan(4 * 64 * 1024);
+    const last = 1 + appended;
+    const frames = await socket.until((frame) => frame.type === 'event' && (frame.event as EventEnvelope).seq === last, 20_000);
+    expect(frames.map((frame) => (frame.event as EventEnvelope).seq)).toEqual(Array.from({ length: last }, (_, i) => i + 1));
     socket.close();
   });
 });
