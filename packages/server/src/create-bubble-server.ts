@@ -70,7 +70,13 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
 
   const authenticator = createAuthenticator(store, bus);
   let closing = false;
-  const inFlight = new Set<Promise<void>>();
+  // Requests not yet answered, and who waits for that count to reach zero.
+  let inFlight = 0;
+  let onDrained: (() => void) | undefined;
+  const requestDone = (): void => {
+    inFlight -= 1;
+    if (inFlight === 0) onDrained?.();
+  };
   const router = createRoutes({
     store,
     principals: createPrincipalService(store),
@@ -88,9 +94,8 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
   });
   const webRoot = options.webRoot === undefined ? undefined : createStaticWebRoot(options.webRoot);
   const serve = (req: IncomingMessage, res: ServerResponse): void => {
-    const done = new Promise<void>((resolveDone) => res.once('close', resolveDone));
-    inFlight.add(done);
-    void done.then(() => inFlight.delete(done));
+    inFlight += 1;
+    res.once('close', requestDone);
     if (webRoot === undefined) {
       handle(req, res);
       return;
@@ -160,7 +165,10 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
       httpServer.closeIdleConnections();
       await ws.close(1001, 'server shutting down');
       const grace = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), options.shutdownGraceMs ?? 10_000).unref());
-      const drained = Promise.all([...inFlight]).then(() => 'drained' as const);
+      const drained = new Promise<'drained'>((r) => {
+        if (inFlight === 0) r('drained');
+        else onDrained = () => r('drained');
+      });
       if ((await Promise.race([drained, grace])) === 'timeout') logger.warn('shutdown grace period over; cutting connections');
       httpServer.closeAllConnections();
       await stopped;

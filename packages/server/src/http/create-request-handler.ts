@@ -32,7 +32,9 @@ export function createRequestHandler(deps: RequestHandlerDeps) {
     const q = rawUrl.indexOf('?');
     const pathname = q === -1 ? rawUrl : rawUrl.slice(0, q);
     const fields: LogFields = {};
-    const log = logger.child({ reqId: requestId });
+    // A child logger per request only when a handler asks for one: most requests log one line.
+    let child: Logger | undefined;
+    const log = (): Logger => (child ??= logger.child({ reqId: requestId }));
 
     const finish = (status: number, body: unknown, headers: Record<string, string> = {}): void => {
       const payload = body === undefined ? '' : JSON.stringify(body);
@@ -47,8 +49,8 @@ export function createRequestHandler(deps: RequestHandlerDeps) {
       res.end(payload);
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       const line = { method: req.method, path: pathname, status, ms: Math.round(ms * 100) / 100, ...fields };
-      if (status >= 500) log.error(line, 'request failed');
-      else log.info(line, 'request');
+      if (status >= 500) logger.error({ reqId: requestId, ...line }, 'request failed');
+      else if (logger.isLevelEnabled('info')) logger.info({ reqId: requestId, ...line }, 'request');
     };
 
     const run = async (): Promise<void> => {
@@ -64,7 +66,9 @@ export function createRequestHandler(deps: RequestHandlerDeps) {
           query ??= new URLSearchParams(q === -1 ? '' : rawUrl.slice(q + 1));
           return query;
         },
-        log,
+        get log() {
+          return log();
+        },
         fields,
         caller: () => {
           caller ??= authenticateHeader(authenticate, req.headers.authorization).then((a) => {
@@ -82,7 +86,7 @@ export function createRequestHandler(deps: RequestHandlerDeps) {
 
     run().catch((error: unknown) => {
       const response = toErrorResponse(error);
-      if (response.status >= 500) log.error({ err: error, ...fields }, 'unhandled error');
+      if (response.status >= 500) logger.error({ reqId: requestId, err: error, ...fields }, 'unhandled error');
       if (res.headersSent) {
         res.destroy();
         return;

@@ -43,6 +43,9 @@ const SQL = {
     insertThread: s(`INSERT INTO threads (thread_id, parent_thread_id, title, created_by, created_at, head_seq, create_key)
       VALUES (?, ?, ?, ?, ?, 0, ?)`),
     headSeq: s('SELECT head_seq FROM threads WHERE thread_id = ?'),
+  headSeqAndGrant: s(`SELECT t.head_seq, EXISTS (SELECT 1 FROM grants g
+      WHERE g.thread_id = t.thread_id AND g.principal_id = ? AND g.revoked_at IS NULL) AS granted
+    FROM threads t WHERE t.thread_id = ?`),
     setHeadSeq: s('UPDATE threads SET head_seq = ? WHERE thread_id = ?'),
     threadsWithLiveGrant: s(`SELECT ${THREAD_COLUMNS.split(', ').map((c) => `t.${c}`).join(', ')}
       FROM threads t JOIN grants g ON g.thread_id = t.thread_id

@@ -67,15 +67,14 @@ export async function openSqliteStore(path: string, options: StoreOpenOptions = 
 
   const appendJob = (input: AppendInput, emit: (m: LiveBusMessage) => void, nowIso: string): AppendResult => {
     const { threadId, principalId } = input;
-    const headRow = st.headSeq.get(threadId) as { head_seq: number } | undefined;
+    const headRow = st.headSeqAndGrant.get(principalId, threadId) as { head_seq: number; granted: number } | undefined;
     if (!headRow) throw notFound(`thread ${threadId} not found`);
-    if (!st.liveGrant.get(threadId, principalId)) {
-      throw forbidden(`${principalId} holds no grant on thread ${threadId}`);
-    }
+    if (headRow.granted !== 1) throw forbidden(`${principalId} holds no grant on thread ${threadId}`);
     let head = headRow.head_seq;
     const out: EventEnvelope[] = [];
     const fresh: EventEnvelope[] = [];
-    const runs = new Map<string, RunState>();
+    // Run states touched by this request; `changed` ones are written back once at the end.
+    const runs = new Map<string, { state: RunState; changed: boolean }>();
     for (const [index, event] of input.events.entries()) {
       const clientEventId = event.clientEventId ?? null;
       if (clientEventId !== null) {
@@ -95,11 +94,14 @@ export async function openSqliteStore(path: string, options: StoreOpenOptions = 
       }
       if (RUN_BOUND_TYPES.has(event.type)) {
         const runId = event.data['runId'] as string;
-        let state = runs.get(runId) ?? null;
-        if (state === null) {
+        let entry = runs.get(runId);
+        if (entry === undefined) {
           const row = st.runById.get(threadId, runId) as { principal_id: string; started: number; finished: number } | undefined;
-          if (row) state = { ownerPrincipalId: row.principal_id, started: row.started === 1, finished: row.finished === 1 };
+          entry = row
+            ? { state: { ownerPrincipalId: row.principal_id, started: row.started === 1, finished: row.finished === 1 }, changed: false }
+            : undefined;
         }
+        const state = entry?.state ?? null;
         const decision = decideRunEvent(
           event.type as 'run_started' | 'message_part' | 'run_finished',
           runId,
@@ -109,7 +111,12 @@ export async function openSqliteStore(path: string, options: StoreOpenOptions = 
         if (!decision.ok) {
           throw decision.code === 'forbidden' ? forbidden(decision.message, { index, runId }) : conflict(decision.message, { index, runId });
         }
-        runs.set(runId, decision.next);
+        const changed =
+          (entry?.changed ?? false) ||
+          state === null ||
+          state.started !== decision.next.started ||
+          state.finished !== decision.next.finished;
+        runs.set(runId, { state: decision.next, changed });
       }
       head += 1;
       const id = newEventId();
@@ -129,8 +136,8 @@ export async function openSqliteStore(path: string, options: StoreOpenOptions = 
     }
     if (fresh.length > 0) {
       st.setHeadSeq.run(head, threadId);
-      for (const [runId, state] of runs) {
-        st.upsertRun.run(threadId, runId, state.ownerPrincipalId, state.started ? 1 : 0, state.finished ? 1 : 0);
+      for (const [runId, { state, changed }] of runs) {
+        if (changed) st.upsertRun.run(threadId, runId, state.ownerPrincipalId, state.started ? 1 : 0, state.finished ? 1 : 0);
       }
       emit({ kind: 'events', threadId, events: fresh });
     }
