@@ -22,6 +22,8 @@ type Phase = 'awaiting_auth' | 'authenticating' | 'ready' | 'closed';
 
 /** Frames a client may send between `client.auth` and `server.ready`; they are answered after it. */
 const MAX_EARLY_FRAMES = 64;
+/** Live subscriptions one socket may hold (each costs memory and a store read to start). */
+export const MAX_SUBSCRIPTIONS_PER_SOCKET = 1000;
 const PONG = serializeFrame({ type: 'pong' });
 
 /**
@@ -296,6 +298,14 @@ export class Connection {
   private claimId(id: string): boolean {
     if (this.subscriptions?.has(id)) {
       this.sendControl(errorFrame('conflict', `subscription id ${JSON.stringify(id)} is already in use on this socket`, id));
+      return false;
+    }
+    if ((this.subscriptions?.size ?? 0) >= MAX_SUBSCRIPTIONS_PER_SOCKET) {
+      this.sendControl(
+        errorFrame('invalid_request', `at most ${MAX_SUBSCRIPTIONS_PER_SOCKET} subscriptions per socket; unsubscribe first`, id, {
+          limit: MAX_SUBSCRIPTIONS_PER_SOCKET,
+        }),
+      );
       return false;
     }
     this.subscriptions ??= new Map();

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EventEnvelope } from '@bubble/protocol';
 import { startTestServer, type TestServer } from '../testing/test-server.js';
 import { TestApi } from './ws-test-api.js';
+import { MAX_SUBSCRIPTIONS_PER_SOCKET } from './connection.js';
 import { TestSocket, type Frame } from './ws-test-client.js';
 
 let server: TestServer;
@@ -118,6 +119,23 @@ describe('subscribe', () => {
     expect(await socket.next()).toMatchObject({ type: 'error', id: 's', error: { code: 'conflict' } });
     const event = await alice.note(thread.threadId, 'hello');
     expect(await socket.next()).toEqual({ type: 'event', id: 's', event });
+    socket.close();
+  });
+
+  it(`refuses more than ${MAX_SUBSCRIPTIONS_PER_SOCKET} subscriptions on one socket, and accepts one again after an unsubscribe`, async () => {
+    const { socket } = await TestSocket.authenticated(server.wsUrl, alice.token);
+    for (let i = 0; i < MAX_SUBSCRIPTIONS_PER_SOCKET; i += 1) socket.send({ type: 'subscribe_grants', id: `g${i}` });
+    socket.send({ type: 'subscribe_grants', id: 'one-too-many' });
+    let synced = 0;
+    const frames = await socket.until((frame) => frame.type === 'grants_synced' && ++synced === MAX_SUBSCRIPTIONS_PER_SOCKET, 30_000);
+    frames.push(...(await socket.roundTrip()));
+    expect(frames.filter((frame) => frame.type === 'grants_synced')).toHaveLength(MAX_SUBSCRIPTIONS_PER_SOCKET);
+    expect(frames.filter((frame) => frame.type === 'error')).toEqual([
+      expect.objectContaining({ id: 'one-too-many', error: expect.objectContaining({ code: 'invalid_request' }) }),
+    ]);
+    socket.send({ type: 'unsubscribe', id: 'g0' });
+    socket.send({ type: 'subscribe_grants', id: 'one-too-many' });
+    expect(await socket.next()).toEqual({ type: 'grants_synced', id: 'one-too-many' });
     socket.close();
   });
 
