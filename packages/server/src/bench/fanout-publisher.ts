@@ -2,7 +2,8 @@
  * Offered-rate publisher (a child process of the benchmark): sends one event
  * per request at a fixed rate, each carrying its send time, over keep-alive
  * HTTP. Open loop: the schedule does not wait for answers, so a slow server
- * shows up as latency, not as a lower rate.
+ * shows up as latency, not as a lower rate. Up to 256 requests in flight, so
+ * the client's connection pool is not what queues them.
  */
 import { Agent, request } from 'node:http';
 import { wallClockMs } from './bench-clock.js';
@@ -46,7 +47,7 @@ function body(mode: PublishJob['mode'], sentAt: number): string {
 }
 
 export function publish(job: PublishJob): Promise<PublishResult> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 32 });
+  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
   const target = new URL(job.url);
   const result: PublishResult = { sent: 0, ok: 0, failed: 0, firstFailure: null };
   const total = Math.floor((job.ratePerSecond * job.durationMs) / 1000);

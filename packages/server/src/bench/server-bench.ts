@@ -198,7 +198,11 @@ async function fanoutFigures(root: string, notes: string[]): Promise<Figure[]> {
         }
         figures.push(figure);
       }
-      log(`fan-out ${clients}: bubble p50 ${ours.p50.toFixed(2)} p99 ${ours.p99.toFixed(2)} ms; baseline p50 ${base.p50.toFixed(2)} p99 ${base.p99.toFixed(2)} ms`);
+      log(
+        `fan-out ${clients}: bubble p50 ${ours.p50.toFixed(2)} p99 ${ours.p99.toFixed(2)} ms ` +
+          `(createdAt to receipt p50 ${ours.fromCreatedAtP50.toFixed(0)} p99 ${ours.fromCreatedAtP99.toFixed(0)}); ` +
+          `baseline p50 ${base.p50.toFixed(2)} p99 ${base.p99.toFixed(2)} ms`,
+      );
     }
   } finally {
     await stopProcess(bubble.child);
