@@ -20,7 +20,7 @@ const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.ch
 
 const marked = new Marked({
   gfm: true,
-  breaks: false,
+  breaks: true,
   renderer: {
     code({ text, lang }) {
       const language = (lang ?? '').trim().split(/\s+/)[0] ?? '';

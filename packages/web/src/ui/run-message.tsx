@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { renderMarkdown } from '../markdown';
 import { toolPartOf, type ApprovalView, type RunView, type ToolPartView } from '../model/thread-model';
 import { navigate, threadPath } from './router';
@@ -87,6 +87,12 @@ function ToolCall(props: { tool: ToolPartView; run: RunView; actions: RunActions
   const child = run.childThreads[tool.toolCallId];
   const [reason, setReason] = useState('');
   const [busy, setBusy] = useState(false);
+  // Opens by itself when it needs someone (an answer) or leads somewhere (a subthread);
+  // after that only the reader folds it, so an answered call does not jump shut.
+  const [open, setOpen] = useState(waiting || child !== undefined);
+  useEffect(() => {
+    if (waiting || child !== undefined) setOpen(true);
+  }, [waiting, child]);
   const state =
     tool.state === 'output-available'
       ? 'done'
@@ -109,7 +115,7 @@ function ToolCall(props: { tool: ToolPartView; run: RunView; actions: RunActions
   };
   const reasonId = `deny-reason-${tool.toolCallId}`;
   return (
-    <details class={`tool tool-${state.replace(/ /g, '-')}`} open={waiting || child !== undefined} data-tool-call-id={tool.toolCallId}>
+    <details class={`tool tool-${state.replace(/ /g, '-')}`} open={open} onToggle={(e) => setOpen((e.currentTarget as HTMLDetailsElement).open)} data-tool-call-id={tool.toolCallId}>
       <summary>
         <span class="tool-name">{tool.toolName}</span> <span class="tool-state">{state}</span>
       </summary>

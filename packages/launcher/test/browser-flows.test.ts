@@ -1,0 +1,210 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Script } from '@bubble/model-double';
+import type { EventEnvelope } from '@bubble/protocol';
+import { BubbleClient } from '@bubble/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launch, type Launched } from '../src/launch.js';
+import { openBrowser, type TestBrowser } from './support/browser.js';
+
+/**
+ * The issue's browser steps against the whole product: `launch()` (server +
+ * web UI + first-run world + model double + the real claude-scuba process and
+ * Claude Code CLI), driven through Debian's Chromium by playwright-core.
+ * One product and one browser for the file; each test uses its own message.
+ */
+const bash = (id: string, command: string) => ({ type: 'tool_use' as const, id, name: 'Bash', input: { command, description: 'Run a command' } });
+const STORY = Array.from({ length: 120 }, (_, i) => `word${i}`).join(' ');
+
+const script: Script = [
+  { name: 'after-approved', match: { toolResult: { name: 'Bash', isError: false } }, times: 'always', reply: [{ type: 'text', text: 'The command ran fine.' }] },
+  { name: 'after-denied', match: { toolResult: { name: 'Bash', isError: true } }, times: 'always', reply: [{ type: 'text', text: 'Understood, I did not run it.' }] },
+  { name: 'after-agent', match: { toolResult: { name: 'Agent' } }, times: 'always', reply: [{ type: 'text', text: 'The helper reported back.' }] },
+  { name: 'sub', match: { subagent: true }, times: 'always', reply: [{ type: 'text', text: 'Sub-agent report: all good.', chunkWords: 2, delayMs: 20 }] },
+  {
+    name: 'stream',
+    match: { text: 'stream please', subagent: false },
+    reply: [
+      { type: 'thinking', thinking: 'The user wants a streamed answer.' },
+      { type: 'text', text: 'Here is **bold** text and code:\n\n```js\nconst answer = 42;\n```\n\nDone streaming.', chunkWords: 1, delayMs: 40 },
+    ],
+  },
+  { name: 'approve-me', match: { text: 'run the approved command', subagent: false }, reply: [bash('toolu_ok1', 'touch made-7.txt && echo approved-output-7')] },
+  { name: 'deny-me', match: { text: 'run the denied command', subagent: false }, reply: [bash('toolu_no1', 'touch denied.txt && echo should-not-run')] },
+  { name: 'long', match: { text: 'tell a long story', subagent: false }, reply: [{ type: 'text', text: STORY, chunkWords: 1, delayMs: 150 }] },
+  {
+    name: 'delegate',
+    match: { text: 'use a helper', subagent: false },
+    reply: [{ type: 'tool_use', id: 'toolu_agent1', name: 'Agent', input: { description: 'Check things', prompt: 'Please check the things', subagent_type: 'general-purpose' } }],
+  },
+];
+
+let dir: string;
+let product: Launched;
+let browser: TestBrowser;
+let you: BubbleClient;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'bubble-browser-'));
+  product = await launch({
+    dataDir: join(dir, 'data'),
+    port: 0,
+    mode: 'double',
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    doubleScript: script,
+    claudeConfig: { tools: ['Bash', 'Agent'] },
+  });
+  you = new BubbleClient({ url: product.url, token: product.userToken });
+  browser = await openBrowser('flows');
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  you?.close();
+  await product?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const composer = () => browser.page.getByRole('textbox', { name: 'Message' });
+
+async function say(text: string): Promise<void> {
+  await composer().fill(text);
+  await composer().press('Enter');
+  await browser.page.locator('article.run.mine', { hasText: text }).waitFor();
+}
+
+async function events(threadId: string): Promise<EventEnvelope[]> {
+  return (await you.readEvents(threadId, { after: 0, limit: 1000 })).events;
+}
+
+describe('the web UI in Chromium', () => {
+  it('signs in through the printed link and lands on the welcome thread', async () => {
+    const { page, step } = browser;
+    await step('open link', () => page.goto(product.signInLink));
+    await step('signed in', () => page.getByTestId('me').filter({ hasText: 'You' }).waitFor());
+    await step('welcome note', () => page.getByText('I am not running on Claude right now').waitFor());
+    expect(new URL(page.url()).hash).toBe('');
+    expect(await page.evaluate(() => window.location.href)).not.toContain('bubble_user_');
+    await step('thread listed', () => page.getByRole('link', { name: 'Welcome to Bubble' }).waitFor());
+  });
+
+  it("sends a message with Enter and shows the bot's reply streaming in", async () => {
+    const { page, step } = browser;
+    await step('compose with a line break', async () => {
+      await composer().fill('stream please');
+      await composer().press('Shift+Enter');
+      await composer().pressSequentially('now');
+      expect(await composer().inputValue()).toBe('stream please\nnow');
+      await composer().press('Enter');
+    });
+    await step('own message shown', () => page.locator('article.run.mine', { hasText: 'stream please' }).waitFor());
+    await step('partial text before the end', async () => {
+      await page.waitForFunction(() => {
+        const runs = document.querySelectorAll('article[aria-label="Message from claude"]');
+        const last = runs[runs.length - 1];
+        return last?.getAttribute('data-status') === 'streaming' && (last.textContent ?? '').includes('Here is');
+      });
+    });
+    await step('completed', () => page.locator('article[aria-label="Message from claude"][data-status="completed"]', { hasText: 'Done streaming.' }).waitFor());
+    const done = page.locator('article[aria-label="Message from claude"]', { hasText: 'Done streaming.' });
+    expect(await done.locator('strong', { hasText: 'bold' }).count()).toBe(1);
+    expect(await done.locator('pre code.hljs.language-js .hljs-keyword').first().textContent()).toBe('const');
+    await step('reasoning folded', async () => {
+      const reasoning = done.locator('details.reasoning');
+      expect(await reasoning.getAttribute('open')).toBeNull();
+      await reasoning.locator('summary').click();
+      await reasoning.getByText('The user wants a streamed answer.').waitFor();
+    });
+    // The thread holds the message exactly once, as one complete run.
+    const all = await events(product.welcomeThreadId);
+    const mine = all.filter((e) => e.principalId === 'you' && e.type === 'message_part' && (e.data.chunk as { type: string }).type === 'text-delta');
+    expect(mine.map((e) => (e.data.chunk as { delta: string }).delta)).toEqual(['stream please\nnow']);
+  });
+
+  it('approves a tool call and shows its output and who answered', async () => {
+    const { page, step } = browser;
+    await say('run the approved command');
+    const call = page.locator('details[data-tool-call-id="toolu_ok1"]');
+    await step('approve buttons', () => call.getByRole('button', { name: 'Approve' }).waitFor());
+    expect(await call.locator('.tool-input').textContent()).toContain('echo approved-output-7');
+    await step('approve', () => call.getByRole('button', { name: 'Approve' }).click());
+    await step('answered by', () => call.locator('p.approval', { hasText: 'Approved by You' }).waitFor());
+    await step('output', () => call.locator('.tool-output', { hasText: 'approved-output-7' }).waitFor());
+    await step('bot continues', () => page.getByText('The command ran fine.').waitFor());
+    expect(await call.getByRole('button', { name: 'Approve' }).count()).toBe(0);
+  });
+
+  it('denies a tool call with a reason', async () => {
+    const { page, step } = browser;
+    await say('run the denied command');
+    const call = page.locator('details[data-tool-call-id="toolu_no1"]');
+    await step('deny form', () => call.getByRole('button', { name: 'Deny' }).waitFor());
+    await call.getByLabel('Reason to deny (optional)').fill('not on this machine');
+    await step('deny', () => call.getByRole('button', { name: 'Deny' }).click());
+    await step('answered by', () => call.locator('p.approval', { hasText: 'Denied by You: not on this machine' }).waitFor());
+    await step('bot continues', () => page.getByText('Understood, I did not run it.').waitFor());
+    const all = await events(product.welcomeThreadId);
+    expect(all.filter((e) => e.type === 'tool_call_approval' && e.data.toolCallId === 'toolu_no1').map((e) => [e.principalId, e.data])).toEqual([
+      ['you', { toolCallId: 'toolu_no1', decision: 'deny', reason: 'not on this machine' }],
+    ]);
+    expect(JSON.stringify(all)).not.toContain('should-not-run\\n');
+  });
+
+  it('stops a long run with the Stop button', async () => {
+    const { page, step } = browser;
+    await say('tell a long story');
+    const run = page.locator('article[aria-label="Message from claude"]', { hasText: 'word3 ' });
+    await step('streaming', () => run.getByRole('button', { name: "Stop claude's run" }).waitFor());
+    await step('stop', () => run.getByRole('button', { name: "Stop claude's run" }).click());
+    await step('stopped', () => page.locator('article[aria-label="Message from claude"][data-status="interrupted"]').waitFor({ timeout: 30_000 }));
+    const text = (await page.locator('article[aria-label="Message from claude"][data-status="interrupted"]').textContent()) ?? '';
+    expect(text).not.toContain('word119');
+    const all = await events(product.welcomeThreadId);
+    expect(all.some((e) => e.type === 'run_interrupt_requested' && e.principalId === 'you')).toBe(true);
+  });
+
+  it("opens a sub-agent's subthread and follows it", async () => {
+    const { page, step } = browser;
+    await say('use a helper');
+    const link = page.getByRole('link', { name: "Open the sub-agent's subthread" });
+    await step('subthread link', () => link.waitFor());
+    await step('parent finishes', () => page.getByText('The helper reported back.').waitFor());
+    await step('open', () => link.click());
+    expect(page.url()).toMatch(/\/threads\/th_[a-z0-9]+\.sub-[a-z0-9]{5}-[a-z0-9]{3}$/);
+    await step('sub-agent text', () => page.getByText('Sub-agent report: all good.').waitFor());
+    await step('back to parent', () => page.getByRole('link', { name: '← Parent thread' }).click());
+    await step('parent again', () => page.getByText('The helper reported back.').waitFor());
+  });
+
+  it('creates a bot and shows its token once, with the config snippet', async () => {
+    const { page, step } = browser;
+    await step('bots page', () => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Bots' }).click());
+    await step('claude listed', () => page.getByRole('article', { name: 'Bot claude' }).waitFor());
+    await page.getByLabel('Bot id (lowercase letters, digits, . _ -)').fill('helper-bot');
+    await page.getByLabel('Display name (optional)').fill('Helper');
+    await step('create', () => page.getByRole('button', { name: 'Create bot' }).click());
+    const token = await step('token shown', async () => {
+      await page.getByTestId('fresh-token').waitFor();
+      return page.getByTestId('fresh-token').inputValue();
+    });
+    expect(token).toMatch(/^bubble_agent_[A-Za-z0-9_-]{40,}$/);
+    expect(await page.locator('pre.snippet').textContent()).toContain('"principalId": "helper-bot"');
+    // The token works, for the bot it was made for.
+    const bot = new BubbleClient({ url: product.url, token });
+    expect((await bot.whoami()).principalId).toBe('helper-bot');
+    bot.close();
+    await step('dismiss', () => page.getByRole('button', { name: 'I have saved it' }).click());
+    await page.reload();
+    await step('after reload', () => page.getByRole('article', { name: 'Bot helper-bot' }).waitFor());
+    expect(await page.getByTestId('fresh-token').count()).toBe(0);
+    expect(await page.content()).not.toContain(token);
+    // Revoking from the page stops the token at once.
+    const card = page.getByRole('article', { name: 'Bot helper-bot' });
+    await step('revoke', () => card.getByRole('button', { name: 'Revoke' }).click());
+    await step('revoked', () => card.getByText(/^Revoked tok_/).waitFor());
+    const revoked = new BubbleClient({ url: product.url, token, retry: false });
+    await expect(revoked.whoami()).rejects.toMatchObject({ code: 'unauthorized' });
+    revoked.close();
+  });
+});

@@ -1,0 +1,53 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+
+const here = dirname(fileURLToPath(import.meta.url));
+/** Gitignored (`test-results/` in the root .gitignore). */
+export const SCREENSHOT_DIR = resolve(here, '../../../../test-results/browser');
+export const CHROMIUM = process.env.BUBBLE_CHROMIUM ?? '/usr/bin/chromium';
+
+export interface TestBrowser {
+  context: BrowserContext;
+  page: Page;
+  /** Runs one step of a test; on failure saves a screenshot named after it, then rethrows. */
+  step<T>(name: string, fn: () => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** Debian's Chromium, headless, with a new empty profile; nothing is downloaded. */
+export async function openBrowser(suite: string): Promise<TestBrowser> {
+  const profile = mkdtempSync(join(tmpdir(), 'bubble-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    viewport: { width: 1200, height: 800 },
+  });
+  context.setDefaultTimeout(20_000);
+  const page = context.pages()[0] ?? (await context.newPage());
+  const problems: string[] = [];
+  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+  return {
+    context,
+    page,
+    async step(name, fn) {
+      try {
+        return await fn();
+      } catch (error) {
+        mkdirSync(SCREENSHOT_DIR, { recursive: true });
+        const file = join(SCREENSHOT_DIR, `${suite}--${name.replace(/[^a-z0-9]+/gi, '-')}.png`);
+        await page.screenshot({ path: file, fullPage: true }).catch(() => undefined);
+        const extra = problems.length > 0 ? `\n${problems.join('\n')}` : '';
+        (error as Error).message = `step "${name}" failed (screenshot: ${file}): ${(error as Error).message}${extra}`;
+        throw error;
+      }
+    },
+    async close() {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
