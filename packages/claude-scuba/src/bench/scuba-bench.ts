@@ -43,54 +43,69 @@ const median = (xs: number[]) => {
 };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function rawSdk(doubleUrl: string, dir: string): Promise<{ cold: number[]; warm: number[] }> {
+/**
+ * The raw SDK baseline: the same query options as the bot, in this process.
+ * Samples are taken interleaved with the bot's (one raw, one bot), so both
+ * see the same load on a shared machine.
+ */
+async function rawSampler(doubleUrl: string, dir: string) {
   const config = resolveConfig(
     { bubble: { url: 'http://127.0.0.1:1', principalId: 'bot-bench', token: 'unused' }, claude: { tools: ['Bash'] } },
     { env: { ANTHROPIC_API_KEY: 'sk-bench' }, baseDir: dir, readFile: () => '' },
   );
   if (!config.ok) throw new Error(config.problems.join('; '));
   const env = buildChildEnv({ path: process.env.PATH ?? '/usr/bin:/bin', configDir: join(dir, 'raw-claude'), credential: { kind: 'api_key', key: 'sk-bench' }, baseUrl: doubleUrl, maxRetries: 0 });
-  const cold: number[] = [];
-  const warm: number[] = [];
-  for (let i = 0; i < COLD_N; i++) {
-    const cwd = join(dir, 'raw-ws', String(i));
+  let n = 0;
+  const open = () => {
+    const cwd = join(dir, 'raw-ws', String(n++));
     mkdirSync(cwd, { recursive: true });
-    const options = buildQueryOptions({ config: config.config, threadId: `raw-${i}`, cwd, env, canUseTool: async () => ({ behavior: 'allow' }) });
-    const started = performance.now();
+    const options = buildQueryOptions({ config: config.config, threadId: `raw-${n}`, cwd, env, canUseTool: async () => ({ behavior: 'allow' }) });
     const query = startLiveQuery({ options });
     const messages = query.messages[Symbol.asyncIterator]();
-    const untilDelta = async (): Promise<void> => {
+    const until = async (done: (m: { type: string }) => boolean): Promise<void> => {
       for (;;) {
         const next = await messages.next();
         if (next.done) throw new Error('the raw query ended early');
-        const n = narrowSdkMessage(next.value);
-        if (n.kind === 'stream_event' && n.message.event.delta?.type === 'text_delta') return;
+        if (done(next.value)) return;
       }
     };
-    const untilResult = async (): Promise<void> => {
-      for (;;) {
-        const next = await messages.next();
-        if (next.done) throw new Error('the raw query ended early');
-        if (next.value.type === 'result') return;
-      }
+    const isDelta = (m: unknown) => {
+      const narrowed = narrowSdkMessage(m);
+      return narrowed.kind === 'stream_event' && narrowed.message.event.delta?.type === 'text_delta';
     };
-    query.push('bench hello');
-    await untilDelta();
-    cold.push(performance.now() - started);
-    await untilResult();
-    if (i === 0) {
-      for (let j = 0; j < WARM_N; j++) {
-        const pushed = performance.now();
-        query.push(`bench again ${j}`);
-        await untilDelta();
-        warm.push(performance.now() - pushed);
-        await untilResult();
+    /** Push → first delta (ms); waits for the result before returning. */
+    const turn = async (text: string, from = performance.now()): Promise<number> => {
+      query.push(text);
+      await until(isDelta);
+      const took = performance.now() - from;
+      await until((m) => m.type === 'result');
+      return took;
+    };
+    return { query, turn };
+  };
+  let warmQuery: ReturnType<typeof open> | undefined;
+  return {
+    /** query() → first delta of a new query. */
+    async cold(): Promise<number> {
+      const started = performance.now();
+      const q = open();
+      const took = await q.turn('bench hello', started);
+      q.query.close();
+      await q.query.ended;
+      return took;
+    },
+    async warm(): Promise<number> {
+      if (!warmQuery) {
+        warmQuery = open();
+        await warmQuery.turn('bench hello');
       }
-    }
-    query.close();
-    await query.ended;
-  }
-  return { cold, warm };
+      return warmQuery.turn('bench again');
+    },
+    async close(): Promise<void> {
+      warmQuery?.query.close();
+      await warmQuery?.query.ended;
+    },
+  };
 }
 
 interface BotProcess {
@@ -191,11 +206,12 @@ async function main(): Promise<void> {
   const double = await startModelDouble({ script });
   const results: string[] = [];
   try {
-    const raw = await rawSdk(double.url, dir);
+    const rawSdk = await rawSampler(double.url, dir);
+    const raw = { cold: [] as number[], warm: [] as number[] };
 
     const human = await server.createHuman('alice', 'Alice');
     const alice = new BubbleClient({ url: server.url, token: human.token.token! });
-    const bots = ['bot-bench', 'bot-mem'];
+    const bots = ['bot-bench', 'bot-mem', 'bot-echo'];
     const tokens: Record<string, string> = {};
     for (const id of bots) tokens[id] = (await alice.createBot({ principalId: id })).token.token!;
     const configFor = (id: string) => {
@@ -223,6 +239,7 @@ async function main(): Promise<void> {
       await bot.waitLog((l) => l.msg === 'thread starts' && l.threadId === thread.threadId);
       const watch = follow(alice, thread.threadId, 'bot-bench');
       await sleep(200);
+      raw.cold.push(await rawSdk.cold());
       const asked = performance.now();
       const { events } = await alice.appendEvents(thread.threadId, say('bench hello', `c${i}`));
       const answer = await watch.answerTo(events[0]!.seq);
@@ -230,6 +247,7 @@ async function main(): Promise<void> {
       await watch.finishedRun(answer.runId);
       if (i === 0) {
         for (let j = 0; j < WARM_N; j++) {
+          raw.warm.push(await rawSdk.warm());
           const pushed = performance.now();
           const appended = await alice.appendEvents(thread.threadId, say(`bench again ${j}`, `w${j}`));
           const next = await watch.answerTo(appended.events[0]!.seq);
@@ -246,6 +264,40 @@ async function main(): Promise<void> {
       watch.stop();
     }
     await bot.stop();
+    await rawSdk.close();
+
+    // The floor the server sets: a bot that appends a delta the moment it sees a message (two appends, two fan-outs, no Claude).
+    const echoFloor: number[] = [];
+    {
+      const { thread } = await alice.createThread({ title: 'echo floor' });
+      await alice.addParticipant(thread.threadId, 'bot-echo', 'member');
+      const echo = new BubbleClient({ url: server.url, token: tokens['bot-echo']! });
+      const controller = new AbortController();
+      let echoes = 0;
+      void (async () => {
+        for await (const event of echo.subscribeThread(thread.threadId, { afterSeq: 0, signal: controller.signal }) as AsyncIterable<EventEnvelope>) {
+          if (event.principalId !== 'alice' || event.type !== 'run_finished') continue;
+          const runId = `echo-${echoes++}`;
+          await echo.appendEvents(thread.threadId, [
+            { type: 'run_started', data: { runId, replyTo: [event.seq] } },
+            { type: 'message_part', data: { runId, chunk: { type: 'text-delta', id: 't', delta: 'echo' } } },
+            { type: 'run_finished', data: { runId, status: 'completed' } },
+          ]);
+        }
+      })().catch(() => undefined);
+      const watch = follow(alice, thread.threadId, 'bot-echo');
+      await sleep(300);
+      for (let j = 0; j < WARM_N; j++) {
+        const asked = performance.now();
+        const { events } = await alice.appendEvents(thread.threadId, say(`echo ${j}`, `e${j}`));
+        const answer = await watch.answerTo(events.at(-1)!.seq);
+        echoFloor.push(answer.firstDeltaAt - asked);
+        await watch.finishedRun(answer.runId);
+      }
+      watch.stop();
+      controller.abort();
+      echo.close();
+    }
 
     // Memory per joined idle thread, in a fresh bot process.
     const mem = startBotProcess(configFor('bot-mem'), envFor('bot-mem'));
@@ -274,11 +326,14 @@ async function main(): Promise<void> {
       '| figure | claude-scuba | raw SDK, same run | difference | target | |',
       '|---|---:|---:|---:|---|---|',
       row(`warm turn: append → first delta on the thread (median of ${warm.length})`, ms(median(warm)), ms(median(raw.warm)), `${warmDiff >= 0 ? '+' : ''}${ms(warmDiff)} (${(median(warm) / median(raw.warm)).toFixed(2)}x)`, 'within 30 ms of raw', warmDiff <= 30),
+      row(`floor: an echo bot's append → its delta on the thread, no Claude (median of ${echoFloor.length})`, ms(median(echoFloor)), '', '', 'for reading the warm figure', true),
       row(`cold first turn: append → first delta (median of ${cold.length})`, ms(median(cold)), ms(median(raw.cold)), `${coldDiff >= 0 ? '+' : ''}${ms(coldDiff)} (${(median(cold) / median(raw.cold)).toFixed(2)}x)`, 'within 150 ms of raw', coldDiff <= 150),
       row(`appends for a ${ESSAY_WORDS.toLocaleString('en-US')}-word reply`, `${appends} appends (${parts} message parts)`, `${ESSAY_WORDS} deltas from the SDK`, '', 'under 30', appends < 30),
       row(`resident memory per joined idle thread (${joined} threads)`, `${perThreadKiB.toFixed(0)} KiB`, `${(rss0 / 1024).toFixed(1)} MiB with no thread`, `${((rss100 - rss0) / 1024).toFixed(1)} MiB for all`, 'under 1 MiB', perThreadKiB < 1024),
       '',
-      `Samples (ms): warm ${warm.map((x) => x.toFixed(0)).join(', ')}; raw warm ${raw.warm.map((x) => x.toFixed(0)).join(', ')}; cold ${cold.map((x) => x.toFixed(0)).join(', ')}; raw cold ${raw.cold.map((x) => x.toFixed(0)).join(', ')}.`,
+      `Warm turn minus the raw SDK minus the floor (what claude-scuba itself adds): ${ms(median(warm) - median(raw.warm) - median(echoFloor))}.`,
+      '',
+      `Samples (ms): echo floor ${echoFloor.map((x) => x.toFixed(0)).join(', ')}; warm ${warm.map((x) => x.toFixed(0)).join(', ')}; raw warm ${raw.warm.map((x) => x.toFixed(0)).join(', ')}; cold ${cold.map((x) => x.toFixed(0)).join(', ')}; raw cold ${raw.cold.map((x) => x.toFixed(0)).join(', ')}.`,
     );
   } finally {
     await double.close();
@@ -290,7 +345,8 @@ async function main(): Promise<void> {
     '## claude-scuba',
     '',
     `Written by \`npm run bench:scuba\` (packages/claude-scuba/src/bench/scuba-bench.ts) on ${new Date().toISOString()}, ${cpus().length} CPUs, Node ${process.version}.`,
-    'The bot is the real `claude-scuba` process with the real CLI; the raw SDK baseline runs the same query options in the bench process;',
+    'The bot is the real `claude-scuba` process with the real CLI; the raw SDK baseline runs the same query options in the bench process,',
+    'its samples interleaved with the bot\'s (one raw, then one bot) so both see the same load;',
     'both talk to the same model double on loopback in the same run. Bot latency is measured by a WebSocket subscriber from the HTTP append',
     "of a human's message to the arrival of the bot's first text-delta event; raw latency from push (cold: from query()) to the first",
     'text_delta stream event.',

@@ -76,6 +76,7 @@ export class ClaudeSdkSession {
   #stopped = false;
   #sessionStored = false;
   #settleTarget = 0;
+  #settleTimer: unknown;
   #settled = 0;
   #settling: Promise<void> | undefined;
 
@@ -115,7 +116,7 @@ export class ClaudeSdkSession {
     const seen = this.#drain.observe(event);
     if (seen.kind === 'interrupt') this.#interrupt(seen.runId, seen.by, seen.reason, event.seq);
     this.#tryStartTurn();
-    this.#settle();
+    this.#settleSoon();
   }
 
   async stop(reason: string): Promise<void> {
@@ -131,6 +132,9 @@ export class ClaudeSdkSession {
       this.#slots.get(query)?.();
     }
     this.#emit(this.#output.closeAll({ status: 'interrupted', error: { code: 'bot_stopped', message: `The bot stopped (${reason}).` } }));
+    if (this.#settleTimer !== undefined) this.#clock.clearTimeout(this.#settleTimer);
+    this.#settleTimer = undefined;
+    this.#settle();
     await Promise.all([this.#outbound.flush(), this.settled()]);
     this.#outbound.dispose();
   }
@@ -161,7 +165,16 @@ export class ClaudeSdkSession {
     const uuid = randomUUID();
     this.#turnSeqs = [...payload.consumedSeqs];
     this.#clearIdle();
-    this.#emit({ deliveries: [this.#output.beginRun({ runId, replyTo: [...payload.replyTo], userMessageUuid: uuid })], open: [], signals: [], dropped: 0 });
+    const begun = this.#output.beginRun({ runId, replyTo: [...payload.replyTo], userMessageUuid: uuid });
+    const live = this.#query && !this.#query.isEnded ? this.#query : undefined;
+    if (live) {
+      // Warm: the CLI gets the words first (its turn is the long pole); run_started goes out while it works.
+      live.push(this.#people.promptText(payload.parts), { uuid });
+      this.#emit({ deliveries: [begun], open: [], signals: [], dropped: 0 });
+      this.#log.info({ runId, replyTo: payload.replyTo }, 'turn starts');
+      return;
+    }
+    this.#emit({ deliveries: [begun], open: [], signals: [], dropped: 0 });
     this.#log.info({ runId, replyTo: payload.replyTo }, 'turn starts');
     this.#turnStarting = true;
     void this.#ensureQuery()
@@ -237,6 +250,7 @@ export class ClaudeSdkSession {
   async #pump(query: LiveQuery): Promise<void> {
     for await (const raw of query.messages) {
       const step = this.#output.push(narrowSdkMessage(raw));
+      if (this.#log.isLevelEnabled('trace')) this.#trace(raw, step);
       await this.#apply(step);
       for (const signal of step.signals) {
         if (signal.kind === 'run_finished') this.#onRunFinished(query, signal.runId, signal.outcome.status);
@@ -253,8 +267,16 @@ export class ClaudeSdkSession {
       this.#emit(this.#output.closeAll({ status: 'error', error: { code: end.classified?.kind ?? 'cli_exit', message } }));
       if (end.classified?.kind === 'session_not_found') this.#o.store.setClaudeSession(this.threadId, null);
       this.#turnSeqs = [];
-      this.#settle();
+      this.#settleSoon();
     }
+  }
+
+  /** Trace lines for latency work: when the CLI starts a turn and when the first words come. */
+  #trace(raw: { type: string; subtype?: string }, step: ThreadOutputStep): void {
+    const firstDelta = step.deliveries.some((d) => d.events.some((e) => e.type === 'message_part' && e.data.chunk.type === 'text-delta' && e.clientEventId.endsWith(':2')));
+    if (raw.type === 'system' && raw.subtype === 'init') this.#log.trace('sdk: system/init');
+    else if (raw.type === 'stream_event' && (raw as { event?: { type?: string } }).event?.type === 'message_start') this.#log.trace('sdk: message_start');
+    if (firstDelta) this.#log.trace({ runId: this.#output.currentRunId }, 'sdk: first text delta');
   }
 
   #onRunFinished(query: LiveQuery, runId: string, status: string): void {
@@ -266,7 +288,7 @@ export class ClaudeSdkSession {
     }
     if (this.#output.isIdle) {
       this.#turnSeqs = [];
-      this.#settle();
+      this.#settleSoon();
       this.#tryStartTurn();
       if (this.#output.isIdle) this.#armIdle();
     }
@@ -331,6 +353,20 @@ export class ClaudeSdkSession {
    * an fsync, and the next event (often the one that completes a turn) must
    * not wait for it. One write in flight; later targets coalesce.
    */
+  /**
+   * A checkpoint write is a synchronous SQLite fsync: it would stall whatever
+   * the event loop does next (often the event that completes a turn, or the
+   * CLI's first words). So writes wait for a quiet moment: 200 ms after the
+   * last request, and never while a run streams (its end asks again).
+   */
+  #settleSoon(): void {
+    if (this.#settleTimer !== undefined) this.#clock.clearTimeout(this.#settleTimer);
+    this.#settleTimer = this.#clock.setTimeout(() => {
+      this.#settleTimer = undefined;
+      if (this.#output.isIdle && !this.#turnStarting) this.#settle();
+    }, 200);
+  }
+
   #settle(): void {
     const waiting = [...this.#drain.bufferedSeqs, ...this.#turnSeqs];
     const upTo = waiting.length > 0 ? Math.min(...waiting) - 1 : this.#lastSeq;
