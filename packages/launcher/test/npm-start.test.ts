@@ -1,0 +1,161 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { EventEnvelope } from '@bubble/protocol';
+import { BubbleClient } from '@bubble/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openBrowser, type TestBrowser } from './support/browser.js';
+
+/**
+ * `npm start`'s binary as a user runs it (no credentials, so the model
+ * double): the printed link, the bot answering in the browser, Ctrl-C stopping
+ * every process, a second start reusing everything, and the page reconnecting
+ * by itself across that restart with no message missing or doubled.
+ */
+const here = dirname(fileURLToPath(import.meta.url));
+const BIN = resolve(here, '../bin/bubble-start.js');
+
+interface Started {
+  child: ChildProcess;
+  stdout: () => string;
+  link: string;
+  exited: Promise<number | null>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolvePort(port));
+    });
+  });
+}
+
+async function start(port: number, dataDir: string): Promise<Started> {
+  const child = spawn(process.execPath, [BIN, '--port', String(port), '--data', dataDir], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.setEncoding('utf8').on('data', (c: string) => (out += c));
+  child.stderr!.setEncoding('utf8').on('data', (c: string) => (err += c));
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  const deadline = Date.now() + 60_000;
+  while (!/^Sign in: .*$/m.test(out)) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`npm start did not print a link:\n${out}\n${err}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const links = out.split('\n').filter((line) => line.includes('http://') && line.includes('#token='));
+  expect(links).toHaveLength(1);
+  return { child, stdout: () => out, link: /(http:\/\/\S+#token=\S+)/.exec(links[0]!)![1]!, exited };
+}
+
+/** Processes whose command line names this data folder's bot config (claude-scuba). */
+function scubaProcesses(dataDir: string): number[] {
+  const needle = join(dataDir, 'launcher', 'scuba.json');
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(needle)) pids.push(Number(entry));
+    } catch {
+      // gone already
+    }
+  }
+  return pids;
+}
+
+let dir: string;
+let browser: TestBrowser;
+let running: Started | undefined;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'bubble-npm-start-'));
+  browser = await openBrowser('npm-start');
+});
+
+afterAll(async () => {
+  await browser?.close();
+  if (running && running.child.exitCode === null) {
+    running.child.kill('SIGTERM');
+    await running.exited;
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('npm start', () => {
+  it('prints one link, the bot answers in the browser, Ctrl-C stops everything, a second start reuses it all, and the page reconnects without losing or doubling anything', async () => {
+    const { page, step } = browser;
+    const port = await freePort();
+    const dataDir = join(dir, 'data');
+    running = await start(port, dataDir);
+    const first = running;
+    expect(first.stdout()).toContain('offline model double');
+    expect(first.link).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/threads/th_[a-z0-9]+#token=bubble_user_`));
+
+    await step('open link', () => page.goto(first.link));
+    await step('welcome thread', () => page.getByText('I am not running on Claude right now').waitFor());
+    const composer = page.getByRole('textbox', { name: 'Message' });
+    await composer.fill('hello before the restart');
+    await composer.press('Enter');
+    await step('bot answers', () => page.locator('article[aria-label="Message from claude"]', { hasText: "Bubble's offline model double" }).first().waitFor({ timeout: 60_000 }));
+    await step('live', () => page.getByTestId('live-state').filter({ hasText: 'Live' }).waitFor());
+    expect(scubaProcesses(dataDir).length).toBe(1);
+
+    // Ctrl-C: every process it started ends.
+    first.child.kill('SIGINT');
+    expect(await first.exited).toBe(0);
+    expect(scubaProcesses(dataDir)).toEqual([]);
+    await step('page notices', () => page.getByTestId('live-state').filter({ hasText: 'Reconnecting…' }).waitFor());
+
+    running = await start(port, dataDir);
+    const second = running;
+    expect(second.link).toBe(first.link);
+
+    const token = /#token=(\S+)$/.exec(first.link)![1]!;
+    const threadId = /\/threads\/([^#]+)#/.exec(first.link)![1]!;
+    const you = new BubbleClient({ url: `http://127.0.0.1:${port}`, token });
+    try {
+      // Sent while the page is still away: it must arrive through the resubscription.
+      await you.appendEvents(threadId, [
+        { type: 'run_started', data: { runId: 'api-after-restart' } },
+        { type: 'message_part', data: { runId: 'api-after-restart', chunk: { type: 'text-start', id: 't' } } },
+        { type: 'message_part', data: { runId: 'api-after-restart', chunk: { type: 'text-delta', id: 't', delta: 'sent while the page was away' } } },
+        { type: 'message_part', data: { runId: 'api-after-restart', chunk: { type: 'text-end', id: 't' } } },
+        { type: 'run_finished', data: { runId: 'api-after-restart', status: 'completed' } },
+      ]);
+      await step('reconnected', () => page.getByTestId('live-state').filter({ hasText: 'Live' }).waitFor({ timeout: 30_000 }));
+      await step('gap filled', () => page.getByText('sent while the page was away').waitFor());
+      const botAnswers = (events: EventEnvelope[]) => events.filter((e) => e.principalId === 'claude' && e.type === 'run_finished').length;
+      // The welcome note, the first answer, and the answer to the message sent during the restart.
+      const deadline = Date.now() + 60_000;
+      let events: EventEnvelope[] = [];
+      while (Date.now() < deadline) {
+        events = (await you.readEvents(threadId, { after: 0, limit: 1000 })).events;
+        if (botAnswers(events) >= 3) break;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(botAnswers(events)).toBe(3);
+      const runIds = events.filter((e) => e.type === 'run_started').map((e) => e.data.runId as string);
+      await step('every run shown once', async () => {
+        await page.waitForFunction((n) => document.querySelectorAll('article.run').length >= n, runIds.length);
+        const shown = await page.locator('article.run').evaluateAll((nodes) => nodes.map((n) => n.getAttribute('data-run-id')));
+        expect(shown).toEqual(runIds);
+      });
+      // Reused: still one thread, one welcome note.
+      expect((await you.listThreads()).map((t) => t.threadId)).toEqual([threadId]);
+      expect(runIds.filter((id) => id.startsWith('launcher-note-')).length).toBe(1);
+    } finally {
+      you.close();
+    }
+    second.child.kill('SIGINT');
+    expect(await second.exited).toBe(0);
+    expect(scubaProcesses(dataDir)).toEqual([]);
+  }, 180_000);
+});
