@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { EventEnvelope } from '@bubble/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runText, startScubaWorld, type ScubaProcess, type ScubaWorld } from './support/scuba-world.js';
@@ -143,5 +144,39 @@ describe('reconnects', () => {
     expect(botFinishes(w, events)[0]!.data.status).toBe('completed');
     expect(runText(events, botStarts(w, events)[0]!.data.runId as string)).toBe('Made it.');
     expect(bot.logs.filter((l) => l.msg === 'opening the Claude query')).toHaveLength(1);
+  });
+});
+
+describe('a CLI that dies', () => {
+  it('ends the run as an error in plain words, and the next turn resumes the session in a new CLI', async () => {
+    world = await startScubaWorld({
+      script: [
+        { name: 'hello', match: { text: 'hello first' }, reply: [{ type: 'text', text: 'Hi.' }] },
+        { name: 'slow', match: { text: 'tell a long story' }, reply: [{ type: 'text', text: Array.from({ length: 80 }, (_, i) => `w${i}`).join(' '), delayMs: 100 }] },
+        { name: 'after', match: { text: 'are you back' }, reply: [{ type: 'text', text: 'Back again.' }] },
+      ],
+    });
+    const w = world;
+    const bot = w.startBot();
+    await w.say('hello first');
+    await w.waitFor((all) => botFinishes(w, all).length === 1, { what: 'the first answer' });
+    await w.say('tell a long story');
+    await w.waitFor((all) => all.filter((e) => e.principalId === w.botId && e.type === 'message_part' && (e.data.chunk as { type: string }).type === 'text-delta').length >= 2, {
+      what: 'the story to start',
+    });
+    const children = readFileSync(`/proc/${bot.child.pid}/task/${bot.child.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    const cli = children.find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('claude'));
+    expect(cli).toBeDefined();
+    process.kill(cli!, 'SIGKILL');
+    const failed = await w.waitFor((all) => botFinishes(w, all).length === 2, { what: 'the failed run' });
+    expect(botFinishes(w, failed)[1]!.data).toMatchObject({ status: 'error', error: { message: expect.any(String) } });
+    await w.say('are you back');
+    const events = await w.waitFor((all) => botFinishes(w, all).length === 3, { what: 'the next answer' });
+    expect(runText(events, botStarts(w, events)[2]!.data.runId as string)).toBe('Back again.');
+    expect(botFinishes(w, events)[2]!.data.status).toBe('completed');
+    const opens = bot.logs.filter((l) => l.msg === 'opening the Claude query');
+    expect(opens).toHaveLength(2);
+    expect(opens[1]!.resume).toEqual(expect.any(String));
+    expect(JSON.stringify(w.double.requests.find((r) => r.lastUserText === 'are you back')!.body)).toContain('hello first');
   });
 });
