@@ -87,6 +87,14 @@ export async function startBot(options: BotOptions): Promise<Bot> {
         logger,
         settle: (seq) => context.settle(seq),
         tools: { catalog, client },
+        evictIdle: (requester) => {
+          // Least recently used idle query of another thread gives up its CLI slot.
+          const victim = [...sessions.values()]
+            .filter((s) => s !== requester && s.evictable)
+            .sort((a, b) => a.lastActiveAt - b.lastActiveAt)[0];
+          victim?.closeIdleQuery(`slot wanted by ${requester.threadId}`);
+          return victim !== undefined;
+        },
       });
       await session.init();
       sessions.set(context.threadId, session);

@@ -88,12 +88,12 @@ describe('bounded resources', () => {
     expect(JSON.stringify(w.double.requests.find((r) => r.lastUserText === 'second')!.body)).toContain('first');
   });
 
-  it('runs at most maxActiveQueries CLI processes; a waiting thread gets a slot when another query closes', async () => {
+  it('runs at most maxActiveQueries CLI processes; a thread that needs one takes the least recently used idle one', async () => {
     world = await startScubaWorld({ script: [{ reply: [{ type: 'text', text: 'Answer.' }], times: 'always' }] });
     const w = world;
     const { thread } = await w.alice.createThread({ title: 'second thread' });
     await w.alice.addParticipant(thread.threadId, w.botId, 'member');
-    const bot = w.startBot({ configPath: w.writeConfig({ limits: { maxActiveQueries: 1, idleQueryTimeoutSeconds: 1 } }) });
+    const bot = w.startBot({ configPath: w.writeConfig({ limits: { maxActiveQueries: 1 } }) });
     await w.say('first thread question');
     await w.waitFor((all) => botFinishes(w, all).length === 1, { what: 'the first thread answer' });
     await w.alice.appendEvents(thread.threadId, [
@@ -106,6 +106,7 @@ describe('bounded resources', () => {
       .filter((l) => l.msg === 'opening the Claude query' || (typeof l.msg === 'string' && l.msg.startsWith('query idle; closing it')))
       .map((l) => `${l.msg === 'opening the Claude query' ? 'open' : 'close'} ${l.threadId === w.threadId ? 'A' : 'B'}`);
     expect(order.slice(0, 3)).toEqual(['open A', 'close A', 'open B']);
+    expect(bot.logs.find((l) => typeof l.msg === 'string' && l.msg.startsWith('query idle; closing it'))!.reason).toBe(`slot wanted by ${thread.threadId}`);
   });
 });
 

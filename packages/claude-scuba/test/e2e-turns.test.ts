@@ -51,6 +51,29 @@ describe('interrupts', () => {
     expect(finishedOf(w, after, second)!.data.status).toBe('completed');
   });
 
+  it('an interrupt of a turn still waiting for a CLI slot stops it once it starts', async () => {
+    world = await startScubaWorld({ script: [slow('tell a long story', 20, 100), slow('second thread story', 40, 100)] });
+    const w = world;
+    const { thread } = await w.alice.createThread({ title: 'second' });
+    await w.alice.addParticipant(thread.threadId, w.botId, 'member');
+    w.startBot({ configPath: w.writeConfig({ limits: { maxActiveQueries: 1 } }) });
+    await w.say('tell a long story');
+    await w.waitFor(firstDeltaOf(w), { what: 'thread A streaming' });
+    await w.alice.appendEvents(thread.threadId, [
+      { type: 'run_started', data: { runId: 'b1' } },
+      { type: 'message_part', data: { runId: 'b1', chunk: { type: 'text-delta', id: 't', delta: 'second thread story' } } },
+      { type: 'run_finished', data: { runId: 'b1', status: 'completed' } },
+    ]);
+    const waiting = await w.waitFor((all) => botRuns(w, all).length === 1, { threadId: thread.threadId, what: "thread B's run_started" });
+    const runId = botRuns(w, waiting)[0]!;
+    await w.alice.appendEvent(thread.threadId, { type: 'run_interrupt_requested', data: { runId } });
+    const events = await w.waitFor((all) => finishedOf(w, all, runId) !== undefined, { threadId: thread.threadId, what: "thread B's run_finished" });
+    expect(finishedOf(w, events, runId)!.data).toMatchObject({ status: 'interrupted', interruptedBy: 'alice' });
+    expect(runText(events, runId).length).toBeLessThan(words(40).length);
+    const a = await w.events();
+    expect(finishedOf(w, a, botRuns(w, a)[0]!)!.data.status).toBe('completed');
+  });
+
   it('an interrupt cancels a parked approval, and says so on the thread', async () => {
     world = await startScubaWorld({
       script: [{ name: 'tool', match: { text: 'make a file' }, reply: [{ type: 'tool_use', id: 'toolu_int1', name: 'Bash', input: { command: 'touch x.txt', description: 'x' } }] }],

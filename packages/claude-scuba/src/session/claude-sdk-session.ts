@@ -42,6 +42,11 @@ export interface SessionOptions {
   /** Records that every event up to seq is handled (the sdk runtime's `settle`). */
   settle: (seq: number) => Promise<void>;
   clock?: Clock;
+  /**
+   * Asks the bot to close another thread's idle query when every CLI slot is
+   * taken (least recently used first). Returns whether one was closed.
+   */
+  evictIdle?: (requester: ClaudeSdkSession) => boolean;
   /** The local `bubble` tools (sdk catalog) and the client they call Bubble with. */
   tools?: { catalog: ToolCatalog; client: ToolClient };
 }
@@ -76,6 +81,10 @@ export class ClaudeSdkSession {
   #stopped = false;
   #sessionStored = false;
   #settleTarget = 0;
+  /** An interrupt for a run whose query was still starting (waiting for a CLI slot). */
+  #pendingInterrupt: { runId: string; by: string; reason?: string } | undefined;
+  /** When this session last started or finished a turn (for least-recently-used eviction). */
+  lastActiveAt = 0;
   #settleTimer: unknown;
   #settled = 0;
   #settling: Promise<void> | undefined;
@@ -163,6 +172,7 @@ export class ClaudeSdkSession {
     }
     const runId = `run-${randomUUID()}`;
     const uuid = randomUUID();
+    this.lastActiveAt = this.#clock.now();
     this.#turnSeqs = [...payload.consumedSeqs];
     this.#clearIdle();
     const begun = this.#output.beginRun({ runId, replyTo: [...payload.replyTo], userMessageUuid: uuid });
@@ -179,7 +189,18 @@ export class ClaudeSdkSession {
     this.#turnStarting = true;
     void this.#ensureQuery()
       .then((query) => {
-        query.push(this.#people.promptText(payload.parts), { uuid });
+        const interrupted = this.#pendingInterrupt?.runId === runId ? this.#pendingInterrupt : undefined;
+        this.#pendingInterrupt = undefined;
+        if (!interrupted) {
+          query.push(this.#people.promptText(payload.parts), { uuid });
+          return;
+        }
+        // Interrupted before it started: Claude still gets the words as context, without a turn.
+        this.#output.noteSteer(uuid);
+        query.push(this.#people.promptText(payload.parts), { uuid, shouldQuery: false });
+        const outcome = { status: 'interrupted' as const, interruptedBy: interrupted.by, ...(interrupted.reason !== undefined ? { interruptReason: interrupted.reason } : {}) };
+        this.#outbound.send(this.threadId, this.#output.finishRun(runId, outcome));
+        this.#log.info({ runId, by: interrupted.by }, 'turn interrupted before it started');
       })
       .catch((error: unknown) => {
         this.#log.error({ err: error, runId }, 'could not start the Claude query');
@@ -188,6 +209,7 @@ export class ClaudeSdkSession {
       })
       .finally(() => {
         this.#turnStarting = false;
+        if (this.#output.isIdle) this.#whenIdle();
       });
   }
 
@@ -203,11 +225,33 @@ export class ClaudeSdkSession {
   }
 
   #interrupt(runId: string, by: string, reason: string | undefined, seq: number): void {
-    if (runId !== this.#output.currentRunId || !this.#query) return;
+    if (runId !== this.#output.currentRunId) return;
     this.#log.info({ runId, by, seq }, 'interrupt requested');
     this.#output.noteInterrupt(runId, { by, ...(reason !== undefined ? { reason } : {}) });
     this.#approvals.cancelAll('interrupt');
+    if (this.#turnStarting) {
+      // The turn has not reached a CLI yet (it waits for a slot): it ends when it gets one.
+      this.#pendingInterrupt = { runId, by, ...(reason !== undefined ? { reason } : {}) };
+      return;
+    }
+    if (!this.#query) return;
     this.#query.interrupt().catch((error: unknown) => this.#log.warn({ err: error, runId }, 'interrupt failed'));
+  }
+
+  /** Whether another thread may take this session's CLI slot now. */
+  get evictable(): boolean {
+    return !!this.#query && !this.#query.isEnded && this.#output.isIdle && !this.#turnStarting && this.#approvals.size === 0 && this.#output.activeSubagents.length === 0;
+  }
+
+  /** Closes the idle query (it resumes by session id on the next turn). */
+  closeIdleQuery(reason: string): void {
+    if (!this.evictable) return;
+    this.#clearIdle();
+    this.#log.info({ reason }, 'query idle; closing it (it resumes by session id on the next turn)');
+    const query = this.#query!;
+    this.#query = undefined;
+    query.close();
+    this.#slots.get(query)?.();
   }
 
   async #ensureQuery(): Promise<LiveQuery> {
@@ -219,7 +263,11 @@ export class ClaudeSdkSession {
   }
 
   async #openQuery(): Promise<LiveQuery> {
-    const release = await this.#o.runQueue.acquire({ id: `${this.threadId}#${++this.#queries}` });
+    const { runQueue } = this.#o;
+    if (runQueue.snapshot().running.length >= runQueue.size && this.#o.evictIdle?.(this)) {
+      this.#log.info('took the CLI slot of an idle thread');
+    }
+    const release = await runQueue.acquire({ id: `${this.threadId}#${++this.#queries}` });
     const { config } = this.#o;
     const record = this.#o.store.fixWorkspace(this.threadId, join(config.claude.workspaceRoot, safeDirName(this.threadId)));
     mkdirSync(record.workspace, { recursive: true });
@@ -281,16 +329,24 @@ export class ClaudeSdkSession {
 
   #onRunFinished(query: LiveQuery, runId: string, status: string): void {
     this.#log.info({ runId, status }, 'run finished');
+    this.lastActiveAt = this.#clock.now();
     if (!this.#sessionStored && query.sessionId) {
       // The transcript exists once a turn has finished: only now is the id worth resuming.
       this.#o.store.setClaudeSession(this.threadId, query.sessionId);
       this.#sessionStored = true;
     }
-    if (this.#output.isIdle) {
-      this.#turnSeqs = [];
-      this.#settleSoon();
-      this.#tryStartTurn();
-      if (this.#output.isIdle) this.#armIdle();
+    if (this.#output.isIdle) this.#whenIdle();
+  }
+
+  /** Between turns: settle, start the next turn if one is waiting, else yield or arm the idle close. */
+  #whenIdle(): void {
+    this.#turnSeqs = [];
+    this.#settleSoon();
+    this.#tryStartTurn();
+    if (this.#output.isIdle && !this.#turnStarting) {
+      // Another thread waits for a CLI slot: this one is done for now, so it yields its own.
+      if (this.#o.runQueue.snapshot().waiting.length > 0) this.closeIdleQuery('another thread waits for a CLI slot');
+      else this.#armIdle();
     }
   }
 
@@ -398,12 +454,7 @@ export class ClaudeSdkSession {
     if (this.#approvals.size > 0 || this.#output.activeSubagents.length > 0) return;
     this.#idleTimer = this.#clock.setTimeout(() => {
       this.#idleTimer = undefined;
-      if (!this.#output.isIdle || this.#turnStarting || !this.#query) return;
-      this.#log.info('query idle; closing it (it resumes by session id on the next turn)');
-      const query = this.#query;
-      this.#query = undefined;
-      query.close();
-      this.#slots.get(query)?.();
+      this.closeIdleQuery('idle timeout');
     }, this.#o.config.limits.idleQueryTimeoutSeconds * 1000);
   }
 

@@ -54,6 +54,11 @@ export class ThreadOutput {
     return { threadId: this.threadId, events: this.#main.beginRun(begin) };
   }
 
+  /** Closes one main run without a result (it never reached the CLI). */
+  finishRun(runId: string, outcome: RunOutcome): BubbleEventDraft[] {
+    return this.#main.finishRun(runId, outcome);
+  }
+
   noteSteer(uuid: string): void {
     this.#main.noteSteer(uuid);
   }
