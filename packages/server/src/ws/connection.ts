@@ -112,18 +112,20 @@ export class Connection {
   }
 
   /** Writes every queued frame in one corked burst. Called by the hub's flush. */
-  flush(): void {
-    if (this.outbox.length === 0) return;
+  /** Returns how many frames it wrote. */
+  flush(): number {
+    if (this.outbox.length === 0) return 0;
     const frames = this.outbox;
     this.outbox = [];
     this.outboxBytes = 0;
-    if (this.ws.readyState !== WebSocket.OPEN) return;
+    if (this.ws.readyState !== WebSocket.OPEN) return 0;
     this.socket.cork();
     try {
       for (const frame of frames) this.ws.send(frame);
     } finally {
       this.socket.uncork();
     }
+    return frames.length;
   }
 
   close(code: number, reason: string): void {

@@ -29,11 +29,10 @@ export interface WsOptions {
    */
   maxBufferedBytes?: number;
   /**
-   * Least time between two flushes of the sockets' queues, in ms (default 2).
-   * A frame queued longer than this after the last flush goes out at the end
-   * of its turn; one queued sooner waits for the interval to pass, so at high
-   * rates several frames share one write per socket (one syscall instead of
-   * one per frame). 0 flushes at the end of every turn.
+   * The longest a flush may wait after the previous one, in ms (default 5).
+   * The wait grows with the size of the previous flush (0.05 ms per frame
+   * written), so a lone event goes out at once and heavy fan-out is written
+   * several frames per syscall. 0 flushes at the end of every turn.
    */
   flushIntervalMs?: number;
 }
