@@ -104,7 +104,7 @@ describe('npm start', () => {
     const composer = page.getByRole('textbox', { name: 'Message' });
     await composer.fill('hello before the restart');
     await composer.press('Enter');
-    await step('bot answers', () => page.locator('article[aria-label="Message from claude"]', { hasText: "Bubble's offline model double" }).first().waitFor({ timeout: 60_000 }));
+    await step('bot answers', () => page.locator('article[aria-label="Message from claude"][data-status="completed"]', { hasText: "Bubble's offline model double" }).first().waitFor({ timeout: 60_000 }));
     await step('live', () => page.getByTestId('live-state').filter({ hasText: 'Live' }).waitFor());
     expect(scubaProcesses(dataDir).length).toBe(1);
 
@@ -123,7 +123,7 @@ describe('npm start', () => {
     const you = new BubbleClient({ url: `http://127.0.0.1:${port}`, token });
     try {
       // Sent while the page is still away: it must arrive through the resubscription.
-      await you.appendEvents(threadId, [
+      const sent = await you.appendEvents(threadId, [
         { type: 'run_started', data: { runId: 'api-after-restart' } },
         { type: 'message_part', data: { runId: 'api-after-restart', chunk: { type: 'text-start', id: 't' } } },
         { type: 'message_part', data: { runId: 'api-after-restart', chunk: { type: 'text-delta', id: 't', delta: 'sent while the page was away' } } },
@@ -132,16 +132,18 @@ describe('npm start', () => {
       ]);
       await step('reconnected', () => page.getByTestId('live-state').filter({ hasText: 'Live' }).waitFor({ timeout: 30_000 }));
       await step('gap filled', () => page.getByText('sent while the page was away').waitFor());
-      const botAnswers = (events: EventEnvelope[]) => events.filter((e) => e.principalId === 'claude' && e.type === 'run_finished').length;
-      // The welcome note, the first answer, and the answer to the message sent during the restart.
+      const sentSeq = sent.events[0]!.seq;
+      const answersAfter = (events: EventEnvelope[]) =>
+        events.filter((e) => e.principalId === 'claude' && e.type === 'run_finished' && e.data.status === 'completed' && e.seq > sentSeq).length;
+      // The bot, restarted too, answers the message sent while everything restarted.
       const deadline = Date.now() + 60_000;
       let events: EventEnvelope[] = [];
       while (Date.now() < deadline) {
         events = (await you.readEvents(threadId, { after: 0, limit: 1000 })).events;
-        if (botAnswers(events) >= 3) break;
+        if (answersAfter(events) >= 1) break;
         await new Promise((r) => setTimeout(r, 200));
       }
-      expect(botAnswers(events)).toBe(3);
+      expect(answersAfter(events)).toBe(1);
       const runIds = events.filter((e) => e.type === 'run_started').map((e) => e.data.runId as string);
       await step('every run shown once', async () => {
         await page.waitForFunction((n) => document.querySelectorAll('article.run').length >= n, runIds.length);
