@@ -197,6 +197,29 @@ describe('the web UI in Chromium', () => {
     await step('parent again', () => page.getByText('The helper reported back.').waitFor());
   });
 
+  it("is usable by keyboard alone and fits a phone's width", async () => {
+    const { page, step } = browser;
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      await step('open thread', () => page.goto(`${product.url}/threads/${product.welcomeThreadId}`));
+      await step('thread shown', () => page.getByRole('heading', { name: 'Welcome to Bubble' }).waitFor());
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      expect(overflow).toBeLessThanOrEqual(0);
+      await step('tab to the composer', async () => {
+        for (let i = 0; i < 40; i++) {
+          if (await page.evaluate(() => document.activeElement?.id === 'composer-input')) return;
+          await page.keyboard.press('Tab');
+        }
+        throw new Error('Tab never reached the composer');
+      });
+      await page.keyboard.type('typed by keyboard only');
+      await page.keyboard.press('Enter');
+      await step('sent', () => page.locator('article.run.mine', { hasText: 'typed by keyboard only' }).waitFor());
+    } finally {
+      await page.setViewportSize({ width: 1200, height: 800 });
+    }
+  });
+
   it('creates a bot and shows its token once, with the config snippet', async () => {
     const { page, step } = browser;
     await step('bots page', () => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Bots' }).click());
