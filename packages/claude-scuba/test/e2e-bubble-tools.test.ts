@@ -30,7 +30,7 @@ describe('local bubble tools', () => {
     expect(toolNames).toEqual(expect.arrayContaining(['mcp__bubble__browse_thread', 'mcp__bubble__open_subthread', 'mcp__bubble__search_principals', 'mcp__bubble__invite_to_thread', 'mcp__bubble__list_artifacts', 'mcp__bubble__read_artifact', 'mcp__bubble__write_artifact']));
 
     await w.alice.appendEvent(w.threadId, { type: 'tool_call_approval', data: { toolCallId: 'toolu_mcp1', decision: 'allow' } });
-    const events = await w.waitFor((all) => all.some((e) => e.principalId === w.botId && e.type === 'run_finished'), { what: 'the run to finish' });
+    const events = await w.waitFor((all) => all.some((e) => e.principalId === w.botId && e.type === 'run_finished'), { what: 'the run to finish', timeoutMs: 15_000 });
     const output = events.find((e) => e.principalId === w.botId && e.type === 'message_part' && chunk(e).type === 'tool-output-available')!;
     const text = JSON.stringify(chunk(output).output);
     const childId = new RegExp(`${w.threadId}\\.sub-[a-z0-9]{5}-[a-z0-9]{3}`).exec(text)?.[0];

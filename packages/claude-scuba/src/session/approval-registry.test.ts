@@ -116,7 +116,7 @@ describe('ApprovalRegistry', () => {
     [{ type: 'message_part', principalId: 'alice', data: {} }, { kind: 'not_an_answer' }],
     [approval('alice', { decision: 'maybe' }), { kind: 'invalid', reason: 'tool_call_approval data does not match its schema' }],
     [{ type: 'tool_call_result', principalId: 'alice', data: { output: 1 } }, { kind: 'invalid', reason: 'tool_call_result data does not match its schema' }],
-    [{ type: 'tool_call_approval', principalId: 'alice', data: { toolCallId: 'toolu_other', decision: 'allow' } }, { kind: 'unknown_call', toolCallId: 'toolu_other' }],
+    [{ type: 'tool_call_approval', principalId: 'alice', data: { toolCallId: 'toolu_other', decision: 'allow' } }, { kind: 'unknown_call', toolCallId: 'toolu_other', kept: true }],
   ])('reports what it did not act on: %j', async (event, expected) => {
     const { registry } = setup();
     const decision = registry.park(request());
@@ -176,6 +176,31 @@ describe('ApprovalRegistry', () => {
     aborted.abort();
     expect(await registry.park(request('toolu_2', aborted.signal))).toMatchObject({ source: 'interrupt' });
     expect(registry.size).toBe(0);
+  });
+
+  it('an answer that arrives before the call is parked settles it when it is parked', async () => {
+    const { registry, clock } = setup();
+    expect(registry.observe(approval('alice', { decision: 'allow', updatedInput: { command: 'ls' } }))).toEqual({ kind: 'unknown_call', toolCallId: 'toolu_1', kept: true });
+    clock.advance(1_000);
+    expect(await registry.park(request())).toEqual({ behavior: 'allow', by: 'alice', source: 'approval', updatedInput: { command: 'ls' } });
+    expect(registry.size).toBe(0);
+  });
+
+  it("an early answer from someone who may not approve is kept but not honoured; an approver's later answer wins", async () => {
+    const { registry } = setup();
+    registry.observe(approval('bob', { decision: 'allow' }));
+    const decision = registry.park(request());
+    expect(await peek(decision)).toBe('pending');
+    registry.observe(approval('alice', { decision: 'deny', reason: 'no' }));
+    expect(await decision).toMatchObject({ behavior: 'deny', by: 'alice' });
+  });
+
+  it('an early answer older than the approval timeout is forgotten', async () => {
+    const { registry, clock } = setup(1_000);
+    registry.observe(approval('alice', { decision: 'allow' }));
+    clock.advance(1_001);
+    const decision = registry.park(request());
+    expect(await peek(decision)).toBe('pending');
   });
 
   it('refuses to park the same toolCallId twice', () => {

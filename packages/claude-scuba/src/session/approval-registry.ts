@@ -3,6 +3,9 @@ import { ScubaError } from '../errors.js';
 import type { Clock } from '../translate/delta-coalescer.js';
 import { systemClock } from '../translate/delta-coalescer.js';
 
+const MAX_EARLY = 100;
+const MAX_SETTLED_IDS = 1000;
+
 /** Who may answer a parked tool call (config `approvals.approvers`). */
 export type ApproverPolicy = 'owners' | 'participants' | readonly string[];
 
@@ -56,7 +59,8 @@ export interface ParkedCall {
 export type ObserveResult =
   | { kind: 'not_an_answer' }
   | { kind: 'invalid'; reason: string }
-  | { kind: 'unknown_call'; toolCallId: string }
+  /** No call parked under that id. `kept`: remembered in case the call is parked soon (see `park`). */
+  | { kind: 'unknown_call'; toolCallId: string; kept?: boolean }
   | { kind: 'not_allowed'; toolCallId: string; principalId: string }
   | { kind: 'resolved'; toolCallId: string; decision: ApprovalDecision };
 
@@ -87,6 +91,14 @@ export class ApprovalRegistry {
   readonly #options: ApprovalRegistryOptions;
   readonly #clock: Clock;
   readonly #entries = new Map<string, Entry>();
+  /**
+   * Answers that arrived before their call was parked. The tool call's chunk
+   * reaches the thread when the model emits it, a moment before the CLI asks
+   * `canUseTool`, so a quick approver can answer first. Kept for the approval
+   * timeout, at most MAX_EARLY of them; ids of settled calls are never kept.
+   */
+  readonly #early = new Map<string, { event: { type: string; principalId: string; data: unknown }; at: number }>();
+  readonly #settledIds = new Set<string>();
 
   constructor(options: ApprovalRegistryOptions) {
     this.#options = options;
@@ -111,7 +123,7 @@ export class ApprovalRegistry {
       this.#options.onSettled?.(call, decision);
       return Promise.resolve(decision);
     }
-    return new Promise<ApprovalDecision>((resolve) => {
+    const promise = new Promise<ApprovalDecision>((resolve) => {
       const entry: Entry = { call, resolve, timer: undefined };
       entry.timer = this.#clock.setTimeout(() => this.#settle(request.toolCallId, this.#auto(call, 'timeout')), this.#options.timeoutMs);
       if (request.signal) {
@@ -122,6 +134,12 @@ export class ApprovalRegistry {
       }
       this.#entries.set(request.toolCallId, entry);
     });
+    const early = this.#early.get(request.toolCallId);
+    if (early) {
+      this.#early.delete(request.toolCallId);
+      if (this.#clock.now() - early.at <= this.#options.timeoutMs) this.observe(early.event);
+    }
+    return promise;
   }
 
   /** Feeds one thread event; resolves a parked call when it is an allowed answer to it. */
@@ -130,7 +148,11 @@ export class ApprovalRegistry {
     const parsed = event.type === 'tool_call_approval' ? ToolCallApprovalDataSchema.safeParse(event.data) : ToolCallResultDataSchema.safeParse(event.data);
     if (!parsed.success) return { kind: 'invalid', reason: `${event.type} data does not match its schema` };
     const toolCallId = parsed.data.toolCallId;
-    if (!this.#entries.has(toolCallId)) return { kind: 'unknown_call', toolCallId };
+    if (!this.#entries.has(toolCallId)) {
+      if (this.#settledIds.has(toolCallId)) return { kind: 'unknown_call', toolCallId };
+      this.#keepEarly(toolCallId, event);
+      return { kind: 'unknown_call', toolCallId, kept: true };
+    }
     if (!this.#options.isApprover(event.principalId)) return { kind: 'not_allowed', toolCallId, principalId: event.principalId };
 
     let decision: ApprovalDecision;
@@ -182,10 +204,20 @@ export class ApprovalRegistry {
     return { behavior: 'deny', by: null, source, message };
   }
 
+  #keepEarly(toolCallId: string, event: { type: string; principalId: string; data: unknown }): void {
+    const now = this.#clock.now();
+    for (const [id, early] of this.#early) if (now - early.at > this.#options.timeoutMs) this.#early.delete(id);
+    if (this.#early.has(toolCallId) && this.#options.isApprover(this.#early.get(toolCallId)!.event.principalId)) return;
+    if (this.#early.size >= MAX_EARLY) this.#early.delete(this.#early.keys().next().value!);
+    this.#early.set(toolCallId, { event, at: now });
+  }
+
   #settle(toolCallId: string, decision: ApprovalDecision): void {
     const entry = this.#entries.get(toolCallId);
     if (!entry) return;
     this.#entries.delete(toolCallId);
+    this.#settledIds.add(toolCallId);
+    if (this.#settledIds.size > MAX_SETTLED_IDS) this.#settledIds.delete(this.#settledIds.values().next().value!);
     this.#clock.clearTimeout(entry.timer);
     if (entry.signal && entry.onAbort) entry.signal.removeEventListener('abort', entry.onAbort);
     entry.resolve(decision);

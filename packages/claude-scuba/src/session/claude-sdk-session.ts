@@ -1,22 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { CanUseTool, PermissionResult } from '@anthropic-ai/claude-agent-sdk';
 import { narrowSdkMessage, type LiveQuery, type LiveQueryOptions, type Release, type RunQueue } from '@bubble/engine';
 import type { EventEnvelope, Role } from '@bubble/protocol';
+import type { ToolCatalog, ToolClient } from '@bubble/sdk';
 import type { Logger } from 'pino';
 import { BubbleToSdkDrain } from '../bridge/bubble-to-sdk.js';
 import type { ScubaConfig } from '../config/resolve-config.js';
 import type { Clock } from '../translate/delta-coalescer.js';
 import { systemClock } from '../translate/delta-coalescer.js';
-import type { ToolCatalog, ToolClient } from '@bubble/sdk';
-import { BUBBLE_MCP_NAME, BUBBLE_MCP_PREFIX, buildBubbleMcpServer, McpCallBroker } from './bubble-mcp.js';
-import { ApprovalRegistry, isAllowedApprover, type ApprovalDecision, type ParkedCall } from './approval-registry.js';
+import { CheckpointWriter } from './checkpoint-writer.js';
 import { Outbound, type AppendFn } from './outbound.js';
 import { buildQueryOptions } from './query-options.js';
 import type { SessionStore } from './session-store.js';
 import { ThreadOutput, type ThreadOutputStep } from './thread-output.js';
 import { ThreadPeople } from './thread-people.js';
+import { ToolGate } from './tool-gate.js';
 import { decideTurn, nextBotOnlyStreak } from './turn-policy.js';
 
 /** What a session needs of Bubble (the sdk's BubbleClient has all of it). */
@@ -66,8 +65,8 @@ export class ClaudeSdkSession {
   readonly #drain: BubbleToSdkDrain;
   readonly #output: ThreadOutput;
   readonly #outbound: Outbound;
-  readonly #approvals: ApprovalRegistry;
-  readonly #mcpCalls = new McpCallBroker();
+  readonly #tools: ToolGate;
+  readonly #checkpoints: CheckpointWriter;
   #query: LiveQuery | undefined;
   /** The RunQueue slot of each query, released when it closes (idempotent). */
   readonly #slots = new WeakMap<LiveQuery, Release>();
@@ -80,14 +79,10 @@ export class ClaudeSdkSession {
   #idleTimer: unknown;
   #stopped = false;
   #sessionStored = false;
-  #settleTarget = 0;
   /** An interrupt for a run whose query was still starting (waiting for a CLI slot). */
   #pendingInterrupt: { runId: string; by: string; reason?: string } | undefined;
   /** When this session last started or finished a turn (for least-recently-used eviction). */
   lastActiveAt = 0;
-  #settleTimer: unknown;
-  #settled = 0;
-  #settling: Promise<void> | undefined;
 
   constructor(options: SessionOptions) {
     this.threadId = options.threadId;
@@ -97,12 +92,26 @@ export class ClaudeSdkSession {
     this.#people = new ThreadPeople({ threadId: options.threadId, selfId: options.selfId, client: options.client, logger: this.#log });
     this.#drain = new BubbleToSdkDrain({ selfId: options.selfId, displayNames: this.#people.names });
     this.#output = new ThreadOutput({ threadId: options.threadId, newRunId: () => `run-${randomUUID()}`, now: () => new Date(this.#clock.now()) });
-    this.#outbound = new Outbound({ append: options.client.appendEvents, logger: this.#log, clock: this.#clock });
-    this.#approvals = new ApprovalRegistry({
+    this.#checkpoints = new CheckpointWriter({
+      settle: options.settle,
+      waiting: () => ({ seqs: [...this.#drain.bufferedSeqs, ...this.#turnSeqs], lastSeq: this.#lastSeq }),
+      quiet: () => this.#output.isIdle && !this.#turnStarting,
       clock: this.#clock,
+      logger: this.#log,
+    });
+    this.#outbound = new Outbound({ append: options.client.appendEvents, logger: this.#log, clock: this.#clock });
+    this.#tools = new ToolGate({
+      threadId: options.threadId,
+      selfId: options.selfId,
+      approvers: options.config.approvals.approvers,
       timeoutMs: options.config.approvals.timeoutSeconds * 1000,
-      isApprover: (p) => isAllowedApprover(options.config.approvals.approvers, p, { selfId: options.selfId, roles: this.#people.roles }),
-      onSettled: (call, decision) => this.#onApprovalSettled(call, decision),
+      roles: this.#people.roles,
+      clock: this.#clock,
+      logger: this.#log,
+      append: (events) => options.client.appendEvents(options.threadId, events),
+      flush: () => this.#outbound.flush(),
+      currentRunId: () => this.#output.currentRunId,
+      tools: options.tools,
     });
   }
 
@@ -119,13 +128,11 @@ export class ClaudeSdkSession {
   onEvent(event: EventEnvelope): void {
     this.#lastSeq = event.seq;
     this.#people.observe(event);
-    const answer = this.#approvals.observe(event);
-    if (answer.kind === 'not_allowed') this.#log.warn({ seq: event.seq, toolCallId: answer.toolCallId, by: answer.principalId }, 'approval from a principal who may not approve; ignored');
-    else if (answer.kind === 'resolved') this.#log.info({ seq: event.seq, toolCallId: answer.toolCallId, decision: answer.decision.behavior, by: event.principalId }, 'tool call answered');
+    this.#tools.observe(event);
     const seen = this.#drain.observe(event);
     if (seen.kind === 'interrupt') this.#interrupt(seen.runId, seen.by, seen.reason, event.seq);
     this.#tryStartTurn();
-    this.#settleSoon();
+    this.#checkpoints.soon();
   }
 
   async stop(reason: string): Promise<void> {
@@ -133,7 +140,7 @@ export class ClaudeSdkSession {
     this.#stopped = true;
     this.#log.info({ reason }, 'session stopping');
     this.#clearIdle();
-    this.#approvals.cancelAll('closed');
+    this.#tools.approvals.cancelAll('closed');
     const query = this.#query;
     this.#query = undefined;
     if (query) {
@@ -141,10 +148,8 @@ export class ClaudeSdkSession {
       this.#slots.get(query)?.();
     }
     this.#emit(this.#output.closeAll({ status: 'interrupted', error: { code: 'bot_stopped', message: `The bot stopped (${reason}).` } }));
-    if (this.#settleTimer !== undefined) this.#clock.clearTimeout(this.#settleTimer);
-    this.#settleTimer = undefined;
-    this.#settle();
-    await Promise.all([this.#outbound.flush(), this.settled()]);
+    this.#checkpoints.now();
+    await Promise.all([this.#outbound.flush(), this.#checkpoints.idle()]);
     this.#outbound.dispose();
   }
 
@@ -228,7 +233,7 @@ export class ClaudeSdkSession {
     if (runId !== this.#output.currentRunId) return;
     this.#log.info({ runId, by, seq }, 'interrupt requested');
     this.#output.noteInterrupt(runId, { by, ...(reason !== undefined ? { reason } : {}) });
-    this.#approvals.cancelAll('interrupt');
+    this.#tools.approvals.cancelAll('interrupt');
     if (this.#turnStarting) {
       // The turn has not reached a CLI yet (it waits for a slot): it ends when it gets one.
       this.#pendingInterrupt = { runId, by, ...(reason !== undefined ? { reason } : {}) };
@@ -240,7 +245,7 @@ export class ClaudeSdkSession {
 
   /** Whether another thread may take this session's CLI slot now. */
   get evictable(): boolean {
-    return !!this.#query && !this.#query.isEnded && this.#output.isIdle && !this.#turnStarting && this.#approvals.size === 0 && this.#output.activeSubagents.length === 0;
+    return !!this.#query && !this.#query.isEnded && this.#output.isIdle && !this.#turnStarting && this.#tools.approvals.size === 0 && this.#output.activeSubagents.length === 0;
   }
 
   /** Closes the idle query (it resumes by session id on the next turn). */
@@ -277,9 +282,9 @@ export class ClaudeSdkSession {
       threadId: this.threadId,
       cwd: record.workspace,
       env: this.#o.childEnv,
-      canUseTool: this.#canUseTool,
+      canUseTool: this.#tools.canUseTool,
       ...(record.claudeSessionId ? { resume: record.claudeSessionId } : {}),
-      ...(this.#o.tools ? { mcpServers: { [BUBBLE_MCP_NAME]: this.#mcpServer(this.#o.tools) } } : {}),
+      ...(this.#o.tools ? { mcpServers: this.#tools.mcpServers() } : {}),
     });
     this.#log.info({ cwd: record.workspace, resume: record.claudeSessionId ?? undefined }, 'opening the Claude query');
     let query: LiveQuery;
@@ -315,7 +320,7 @@ export class ClaudeSdkSession {
       this.#emit(this.#output.closeAll({ status: 'error', error: { code: end.classified?.kind ?? 'cli_exit', message } }));
       if (end.classified?.kind === 'session_not_found') this.#o.store.setClaudeSession(this.threadId, null);
       this.#turnSeqs = [];
-      this.#settleSoon();
+      this.#checkpoints.soon();
     }
   }
 
@@ -341,7 +346,7 @@ export class ClaudeSdkSession {
   /** Between turns: settle, start the next turn if one is waiting, else yield or arm the idle close. */
   #whenIdle(): void {
     this.#turnSeqs = [];
-    this.#settleSoon();
+    this.#checkpoints.soon();
     this.#tryStartTurn();
     if (this.#output.isIdle && !this.#turnStarting) {
       // Another thread waits for a CLI slot: this one is done for now, so it yields its own.
@@ -372,86 +377,9 @@ export class ClaudeSdkSession {
     for (const delivery of step.deliveries) this.#outbound.send(delivery.threadId, delivery.events);
   }
 
-  readonly #canUseTool: CanUseTool = async (toolName, input, options) => {
-    // The tool call's chunk must be on the thread before anyone is asked to answer it.
-    await this.#outbound.flush();
-    this.#log.info({ toolCallId: options.toolUseID, toolName, agentId: options.agentID }, 'tool call waits for approval');
-    const decision = await this.#approvals.park({ toolCallId: options.toolUseID, toolName, input, signal: options.signal });
-    if (decision.behavior === 'allow' && toolName.startsWith(BUBBLE_MCP_PREFIX)) {
-      this.#mcpCalls.approved(toolName, { threadId: this.threadId, runId: this.#output.currentRunId ?? 'unknown', toolCallId: options.toolUseID });
-    }
-    return toPermission(decision);
-  };
-
-  #mcpServer(tools: { catalog: ToolCatalog; client: ToolClient }) {
-    return buildBubbleMcpServer({
-      catalog: tools.catalog,
-      client: tools.client,
-      principalId: this.#o.selfId,
-      broker: this.#mcpCalls,
-      fallback: () => ({ threadId: this.threadId, runId: this.#output.currentRunId ?? 'unknown', toolCallId: `mcp-${randomUUID()}` }),
-    });
-  }
-
-  #onApprovalSettled(call: ParkedCall, decision: ApprovalDecision): void {
-    if (decision.source === 'approval' || decision.source === 'result') return;
-    // Automatic decisions go on the thread too: the thread is its own audit log.
-    this.#log.warn({ toolCallId: call.toolCallId, source: decision.source }, 'tool call denied automatically');
-    const reason = decision.behavior === 'deny' ? decision.message : '';
-    this.#o.client
-      .appendEvents(this.threadId, [{ type: 'tool_call_approval', data: { toolCallId: call.toolCallId, decision: 'deny', reason }, clientEventId: `approval:${call.toolCallId}` }])
-      .catch((error: unknown) => this.#log.error({ err: error, toolCallId: call.toolCallId }, 'automatic denial not recorded on the thread'));
-  }
-
-  /**
-   * Settles up to just below the oldest event still waiting (buffered or in
-   * the running turn). Never awaited on the event path: a checkpoint write is
-   * an fsync, and the next event (often the one that completes a turn) must
-   * not wait for it. One write in flight; later targets coalesce.
-   */
-  /**
-   * A checkpoint write is a synchronous SQLite fsync: it would stall whatever
-   * the event loop does next (often the event that completes a turn, or the
-   * CLI's first words). So writes wait for a quiet moment: 200 ms after the
-   * last request, and never while a run streams (its end asks again).
-   */
-  #settleSoon(): void {
-    if (this.#settleTimer !== undefined) this.#clock.clearTimeout(this.#settleTimer);
-    this.#settleTimer = this.#clock.setTimeout(() => {
-      this.#settleTimer = undefined;
-      if (this.#output.isIdle && !this.#turnStarting) this.#settle();
-    }, 200);
-  }
-
-  #settle(): void {
-    const waiting = [...this.#drain.bufferedSeqs, ...this.#turnSeqs];
-    const upTo = waiting.length > 0 ? Math.min(...waiting) - 1 : this.#lastSeq;
-    if (upTo <= 0) return;
-    this.#settleTarget = Math.max(this.#settleTarget, upTo);
-    this.#settling ??= (async () => {
-      while (this.#settleTarget > this.#settled) {
-        const target = this.#settleTarget;
-        try {
-          await this.#o.settle(target);
-          this.#settled = target;
-        } catch (error) {
-          this.#log.warn({ err: error, seq: target }, 'settle failed');
-          break;
-        }
-      }
-    })().finally(() => {
-      this.#settling = undefined;
-    });
-  }
-
-  /** Resolves once the checkpoint writes started so far are done. */
-  async settled(): Promise<void> {
-    while (this.#settling) await this.#settling;
-  }
-
   #armIdle(): void {
     this.#clearIdle();
-    if (this.#approvals.size > 0 || this.#output.activeSubagents.length > 0) return;
+    if (this.#tools.approvals.size > 0 || this.#output.activeSubagents.length > 0) return;
     this.#idleTimer = this.#clock.setTimeout(() => {
       this.#idleTimer = undefined;
       this.closeIdleQuery('idle timeout');
@@ -462,11 +390,6 @@ export class ClaudeSdkSession {
     if (this.#idleTimer !== undefined) this.#clock.clearTimeout(this.#idleTimer);
     this.#idleTimer = undefined;
   }
-}
-
-function toPermission(decision: ApprovalDecision): PermissionResult {
-  if (decision.behavior === 'allow') return decision.updatedInput ? { behavior: 'allow', updatedInput: decision.updatedInput } : { behavior: 'allow' };
-  return { behavior: 'deny', message: decision.message };
 }
 
 /** A thread id as one directory name (ids are opaque; keep them readable but safe). */
