@@ -165,6 +165,24 @@ describe('who the bot answers', () => {
     expect(w.double.requests.filter((r) => r.kind === 'main')).toHaveLength(1);
   });
 
+  it('respondTo "humans" leaves bots unanswered and answers people', async () => {
+    world = await startScubaWorld({ script: [{ name: 'any', reply: [{ type: 'text', text: 'For the humans.' }], times: 'always' }] });
+    const w = world;
+    const { token } = await w.alice.createBot({ principalId: 'bot-chatty', displayName: 'Chatty' });
+    await w.alice.addParticipant(w.threadId, 'bot-chatty', 'member');
+    const chatty = new BubbleClient({ url: w.server.url, token: token.token! });
+    clients.push(chatty);
+    const bot = w.startBot({ configPath: w.writeConfig({ turns: { respondTo: 'humans' } }) });
+    await w.say('a bot speaking', undefined, chatty);
+    const deadline = Date.now() + 20_000;
+    while (!bot.logs.some((l) => l.msg === 'turn not answered' && l.reason === 'no_human') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(bot.logs.some((l) => l.msg === 'turn not answered' && l.reason === 'no_human')).toBe(true);
+    await w.say('a human speaking');
+    const events = await w.waitFor((all) => botRuns(w, all).length === 1 && finishedOf(w, all, botRuns(w, all)[0]!) !== undefined, { what: 'the answer to the human' });
+    const human = events.filter((e) => e.principalId === 'alice' && e.type === 'run_started').at(-1)!;
+    expect(events.find((e) => e.principalId === w.botId && e.type === 'run_started')!.data.replyTo).toEqual([human.seq]);
+  });
+
   it('never answers more than maxBotOnlyTurns bot-only turns in a row', async () => {
     world = await startScubaWorld({ script: [{ name: 'any', reply: [{ type: 'text', text: 'Reply.' }], times: 'always' }] });
     const w = world;
