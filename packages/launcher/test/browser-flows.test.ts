@@ -197,6 +197,54 @@ describe('the web UI in Chromium', () => {
     await step('parent again', () => page.getByText('The helper reported back.').waitFor());
   });
 
+  it('creates a thread, invites the bot, counts unread, shows artifact versions, and leaves', async () => {
+    const { page, step } = browser;
+    await step('home', () => page.getByRole('link', { name: 'Bubble', exact: true }).click());
+    await page.getByLabel('New thread').fill('Planning');
+    await step('create', () => page.getByRole('button', { name: 'Create' }).click());
+    await step('opened', () => page.getByRole('heading', { name: 'Planning' }).waitFor());
+    const threadId = decodeURIComponent(new URL(page.url()).pathname.split('/').pop()!);
+    await step('people', () => page.getByRole('button', { name: /^People/ }).click());
+    await page.getByLabel('Invite a person or bot').fill('clau');
+    const found = page.getByRole('list', { name: 'Search results' }).getByRole('listitem').filter({ hasText: '(claude, bot)' });
+    await step('invite', () => found.getByRole('button', { name: 'Add', exact: true }).click());
+    await step('joined', () => page.getByText('claude joined as member').waitFor());
+    expect((await you.listParticipants(threadId)).map((g) => [g.principalId, g.role])).toEqual([
+      ['you', 'owner'],
+      ['claude', 'member'],
+    ]);
+
+    // Artifacts: two versions written through the API, both readable in the panel.
+    await you.putArtifact(threadId, 'plan.md', { content: '# Plan v1', mediaType: 'text/markdown' });
+    await you.putArtifact(threadId, 'plan.md', { content: '# Plan v2', mediaType: 'text/markdown', baseVersion: 1 });
+    await step('artifacts', () => page.getByRole('button', { name: 'Artifacts' }).click());
+    await step('listed', () => page.getByRole('button', { name: 'plan.md' }).click());
+    await step('latest', () => page.getByRole('heading', { name: 'Plan v2' }).waitFor());
+    await page.getByLabel('Version of plan.md').selectOption('1');
+    await step('version 1', () => page.getByRole('heading', { name: 'Plan v1' }).waitFor());
+
+    // Unread: events that land while another thread is open are counted in the list.
+    await step('back to welcome', () => page.getByRole('link', { name: 'Welcome to Bubble' }).click());
+    await you.appendEvents(threadId, [{ type: 'acme.note', data: { n: 1 } }, { type: 'acme.note', data: { n: 2 } }]);
+    await step('unread badge', () => page.getByRole('link', { name: /Planning/ }).getByLabel(/^\d+ unread$/).waitFor());
+    // The list refreshes every few seconds: it settles on head − cursor, which counts the two notes.
+    const badge = page.getByRole('link', { name: /Planning/ }).getByLabel(/^\d+ unread$/);
+    const expected = async () => `${(await you.getThread(threadId)).headSeq - (await you.getCursor(threadId))} unread`;
+    await expect.poll(async () => (await badge.getAttribute('aria-label')) === (await expected()), { timeout: 15_000 }).toBe(true);
+    expect(Number((await expected()).split(' ')[0])).toBeGreaterThanOrEqual(2);
+
+    // Leave: the thread goes from the list.
+    await step('open planning', () => page.getByRole('link', { name: /Planning/ }).click());
+    // Leaving a thread stores the cursor at once: nothing shown stays unread.
+    const welcomeHead = (await you.getThread(product.welcomeThreadId)).headSeq;
+    await expect.poll(() => you.getCursor(product.welcomeThreadId)).toBe(welcomeHead);
+    await step('people again', () => page.getByRole('button', { name: /^People/ }).click());
+    page.once('dialog', (dialog) => void dialog.accept());
+    await step('leave', () => page.getByRole('button', { name: 'Leave thread' }).click());
+    await step('gone', () => page.getByRole('link', { name: /Planning/ }).waitFor({ state: 'detached' }));
+    expect((await you.listThreads()).map((t) => t.threadId)).not.toContain(threadId);
+  });
+
   it("is usable by keyboard alone and fits a phone's width", async () => {
     const { page, step } = browser;
     await page.setViewportSize({ width: 390, height: 844 });

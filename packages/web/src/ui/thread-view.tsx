@@ -43,12 +43,21 @@ export function ThreadView(props: { client: BubbleClient; me: Principal; threadI
   }, [client, threadId, participantsVersion]);
 
   // The cursor is a receipt of what was shown; unread counts in the list come from it.
+  // Stored at most every 400 ms while events land, and at once when the view closes.
   const lastSeq = model.lastSeq;
+  const cursor = useRef({ shown: 0, stored: 0 });
+  const storeCursor = () => {
+    const { shown, stored } = cursor.current;
+    if (shown <= stored) return;
+    cursor.current.stored = shown;
+    void client.putCursor(threadId, shown).catch(() => undefined);
+  };
   useEffect(() => {
-    if (lastSeq === 0) return;
-    const timer = setTimeout(() => void client.putCursor(threadId, lastSeq).catch(() => undefined), 400);
+    cursor.current.shown = lastSeq;
+    const timer = setTimeout(storeCursor, 400);
     return () => clearTimeout(timer);
   }, [client, threadId, lastSeq]);
+  useEffect(() => () => storeCursor(), [client, threadId]);
 
   useEffect(() => {
     const el = timeline.current;
