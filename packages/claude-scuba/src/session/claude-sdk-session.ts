@@ -149,7 +149,10 @@ export class ClaudeSdkSession {
     }
     this.#emit(this.#output.closeAll({ status: 'interrupted', error: { code: 'bot_stopped', message: `The bot stopped (${reason}).` } }));
     this.#checkpoints.now();
+    // A server that is away gets a few seconds to take the last events, then the batches are given up.
+    const grace = this.#clock.setTimeout(() => this.#outbound.stopRetrying(), 5_000);
     await Promise.all([this.#outbound.flush(), this.#checkpoints.idle()]);
+    this.#clock.clearTimeout(grace);
     this.#outbound.dispose();
   }
 

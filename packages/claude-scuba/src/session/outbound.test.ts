@@ -1,6 +1,8 @@
+import { BubbleApiError } from '@bubble/sdk';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { BubbleEventDraft } from '../translate/bubble-draft.js';
+import { FakeClock } from '../testing/fake-clock.js';
 import { mergeDeltas, ThreadAppender } from './outbound.js';
 
 const d = (id: string, delta: string, n: number, type = 'text-delta'): BubbleEventDraft =>
@@ -59,5 +61,60 @@ describe('ThreadAppender', () => {
     appender.enqueue([d('a', '2', 2)]);
     await appender.idle();
     expect([appender.appends, appender.failed]).toEqual([2, 1]);
+  });
+});
+
+describe('ThreadAppender retries', () => {
+  const down = () => new BubbleApiError({ code: 'network', status: 0, retryable: true, message: 'connect ECONNREFUSED' });
+
+  it('keeps a batch while the server is away and sends it, in order, when it is back', async () => {
+    const clock = new FakeClock();
+    const sent: string[][] = [];
+    let failures = 3;
+    const appender = new ThreadAppender(
+      'th',
+      async (_thread, events) => {
+        if (failures-- > 0) throw down();
+        sent.push(events.map((e) => e.clientEventId!));
+      },
+      pino({ level: 'silent' }),
+      clock,
+    );
+    appender.enqueue([d('a', '1', 1)]);
+    appender.enqueue([d('b', '2', 2)]);
+    for (let i = 0; i < 3; i++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      clock.advance(30_000);
+    }
+    await appender.idle();
+    expect(sent).toEqual([['r:1'], ['r:2']]);
+    expect(appender.failed).toBe(0);
+  });
+
+  it('drops a batch the server refuses (not retryable) and goes on', async () => {
+    const sent: string[] = [];
+    const appender = new ThreadAppender(
+      'th',
+      async (_thread, events) => {
+        if (events[0]!.clientEventId === 'r:1') throw new BubbleApiError({ code: 'conflict', status: 409, retryable: false, message: 'run finished' });
+        sent.push(events[0]!.clientEventId!);
+      },
+      pino({ level: 'silent' }),
+      new FakeClock(),
+    );
+    appender.enqueue([d('a', '1', 1)]);
+    await appender.idle();
+    appender.enqueue([d('a', '2', 2)]);
+    await appender.idle();
+    expect([sent, appender.failed]).toEqual([['r:2'], 1]);
+  });
+
+  it('stops retrying when told (the session is stopping)', async () => {
+    const appender = new ThreadAppender('th', async () => Promise.reject(down()), pino({ level: 'silent' }), new FakeClock());
+    appender.enqueue([d('a', '1', 1)]);
+    await new Promise((resolve) => setImmediate(resolve));
+    appender.stopRetrying();
+    await appender.idle();
+    expect(appender.failed).toBe(1);
   });
 });

@@ -1,12 +1,25 @@
 import type { NewEvent } from '@bubble/protocol';
+import { isBubbleApiError } from '@bubble/sdk';
 import type { Logger } from 'pino';
 import { isDeltaDraft, type BubbleEventDraft } from '../translate/bubble-draft.js';
-import { DeltaCoalescer, type Clock } from '../translate/delta-coalescer.js';
+import { DeltaCoalescer, systemClock, type Clock } from '../translate/delta-coalescer.js';
 
 /** Appends a batch atomically (the sdk's `BubbleClient.appendEvents`). */
 export type AppendFn = (threadId: string, events: NewEvent[]) => Promise<unknown>;
 
 const MAX_BATCH = 500;
+const RETRY_BASE_MS = 1_000;
+const RETRY_CAP_MS = 30_000;
+
+/**
+ * Whether sending the same batch again can succeed: the server was
+ * unreachable, slow, overloaded or briefly down. The batch keeps its
+ * clientEventIds, so a retry never lands twice.
+ */
+export function mayRetryAppend(error: unknown): boolean {
+  if (!isBubbleApiError(error)) return false;
+  return error.retryable || error.code === 'network' || error.code === 'timeout';
+}
 
 /**
  * One thread's outgoing events: one append in flight at a time, in order.
@@ -23,11 +36,21 @@ export class ThreadAppender {
   #failed = 0;
   /** HTTP appends that carried events of each open run. */
   readonly #perRun = new Map<string, number>();
+  readonly #clock: Clock;
+  #stopping = false;
+  #wake: (() => void) | undefined;
 
-  constructor(threadId: string, append: AppendFn, logger: Logger) {
+  constructor(threadId: string, append: AppendFn, logger: Logger, clock: Clock = systemClock) {
     this.threadId = threadId;
     this.#append = append;
     this.#logger = logger;
+    this.#clock = clock;
+  }
+
+  /** Ends retries of a batch the server cannot take now (the session is stopping). */
+  stopRetrying(): void {
+    this.#stopping = true;
+    this.#wake?.();
   }
 
   /** HTTP appends made so far. */
@@ -53,20 +76,43 @@ export class ThreadAppender {
     while (this.#running) await this.#running;
   }
 
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = this.#clock.setTimeout(() => {
+        this.#wake = undefined;
+        resolve();
+      }, ms);
+      this.#wake = () => {
+        this.#clock.clearTimeout(timer);
+        this.#wake = undefined;
+        resolve();
+      };
+    });
+  }
+
   async #drain(): Promise<void> {
     while (this.#pending.length > 0) {
       const batch = mergeDeltas(this.#pending.splice(0, MAX_BATCH));
       this.#appends += 1;
       for (const runId of new Set(batch.map((draft) => draft.data.runId))) this.#perRun.set(runId, (this.#perRun.get(runId) ?? 0) + 1);
-      try {
-        await this.#append(
-          this.threadId,
-          batch.map((draft) => ({ type: draft.type, data: draft.data, clientEventId: draft.clientEventId })),
-        );
-      } catch (error) {
-        // The client has already retried what may be retried; what is left is a refusal (a closed run, a revoked grant).
-        this.#failed += 1;
-        this.#logger.error({ err: error, threadId: this.threadId, events: batch.length, first: batch[0]?.clientEventId }, 'append failed; batch dropped');
+      const events = batch.map((draft) => ({ type: draft.type, data: draft.data, clientEventId: draft.clientEventId }));
+      for (let attempt = 0; ; attempt += 1) {
+        try {
+          await this.#append(this.threadId, events);
+          break;
+        } catch (error) {
+          if (mayRetryAppend(error) && !this.#stopping) {
+            // The server is away: keep the batch (same ids, so no duplicate) and try again, in order.
+            const delay = Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** attempt);
+            this.#logger.warn({ err: error, threadId: this.threadId, attempt, delayMs: delay }, 'append failed; retrying');
+            await this.#sleep(delay);
+            continue;
+          }
+          // A refusal (a closed run, a revoked grant), or the session is stopping.
+          this.#failed += 1;
+          this.#logger.error({ err: error, threadId: this.threadId, events: batch.length, first: batch[0]?.clientEventId }, 'append failed; batch dropped');
+          break;
+        }
       }
       for (const draft of batch) {
         if (draft.type !== 'run_finished') continue;
@@ -120,6 +166,11 @@ export class Outbound {
     return Object.fromEntries([...this.#lanes].map(([threadId, lane]) => [threadId, lane.appender.appends]));
   }
 
+  /** Gives up retrying batches the server cannot take (the session is stopping); then `flush` ends. */
+  stopRetrying(): void {
+    for (const lane of this.#lanes.values()) lane.appender.stopRetrying();
+  }
+
   dispose(): void {
     for (const lane of this.#lanes.values()) lane.coalescer.dispose();
   }
@@ -127,7 +178,7 @@ export class Outbound {
   #lane(threadId: string) {
     let lane = this.#lanes.get(threadId);
     if (!lane) {
-      const appender = new ThreadAppender(threadId, this.#append, this.#logger);
+      const appender = new ThreadAppender(threadId, this.#append, this.#logger, this.#clock);
       const coalescer = new DeltaCoalescer({ emit: (batch) => appender.enqueue(batch), ...(this.#clock ? { clock: this.#clock } : {}) });
       lane = { coalescer, appender };
       this.#lanes.set(threadId, lane);
