@@ -176,7 +176,9 @@ async function fanoutFigures(root: string, notes: string[]): Promise<Figure[]> {
         ratePerSecond: FANOUT_RATE,
       });
       const delivery = (r: FanoutResult): string =>
-        `${r.minPerClient === expected && r.maxPerClient === expected ? 'every' : `${r.minPerClient}-${r.maxPerClient} of ${expected}`} events per client` +
+        (r.minPerClient === expected && r.maxPerClient === expected
+          ? `all ${expected} events reached every client`
+          : `${r.minPerClient} to ${r.maxPerClient} of ${expected} events per client`) +
         (r.unexpectedCloses > 0 ? `, ${r.unexpectedCloses} sockets closed` : '');
       for (const [label, key] of [['p50', 'p50'], ['p99', 'p99']] as const) {
         const figure: Figure = {
@@ -293,7 +295,15 @@ async function main(): Promise<void> {
   const notes: string[] = [];
   const figures: Figure[] = [];
   try {
-    if (sections.includes('appends')) figures.push(...(await appendFigures(root, notes)));
+    if (sections.includes('appends')) {
+      const probe = JSON.parse(await runCommand(process.execPath, [worker('fsync-probe'), root])) as { commitsPerSecond: number };
+      log(`disk: ${Math.round(probe.commitsPerSecond)} durable single-row commits/s`);
+      notes.push(
+        `This disk allowed ${Math.round(probe.commitsPerSecond).toLocaleString('en-US')} durable single-row SQLite commits/s (WAL, synchronous=FULL, one process, no HTTP) ` +
+          'when the run started: the ceiling of any one-commit-per-request server, the baseline included.',
+      );
+      figures.push(...(await appendFigures(root, notes)));
+    }
     if (sections.includes('fanout')) figures.push(...(await fanoutFigures(root, notes)));
     if (sections.includes('memory')) figures.push(...(await memoryFigures(root, notes)));
   } finally {
