@@ -78,7 +78,7 @@ export async function ensureWorld(options: { statePath: string; store: BubbleSto
   try {
     if (state.botToken === undefined) {
       try {
-        const { token } = await you.createBot({ principalId: BOT_ID, displayName: 'Claude' });
+        const { token } = await you.createBot({ principalId: BOT_ID, displayName: BOT_ID });
         state.botToken = token.token ?? undefined;
       } catch (error) {
         if (!(error instanceof BubbleApiError && error.code === 'conflict')) throw error;

@@ -42,6 +42,20 @@ export function ThreadView(props: { client: BubbleClient; me: Principal; threadI
     client.listParticipants(threadId).then(setGrants, () => undefined);
   }, [client, threadId, participantsVersion]);
 
+  // Display names of everyone who wrote or is here; an id stays as it is until its name is known.
+  const [names, setNames] = useState<ReadonlyMap<string, string>>(new Map());
+  const authors = [...new Set([...grants.map((g) => g.principalId), ...model.runs.map((r) => r.principalId)])].sort().join(' ');
+  useEffect(() => {
+    let cancelled = false;
+    const ids = authors === '' ? [] : authors.split(' ');
+    void Promise.all(ids.map((id) => client.getPrincipal(id).then((p) => [id, p.displayName] as const, () => [id, id] as const))).then((pairs) => {
+      if (!cancelled) setNames(new Map(pairs));
+    });
+    return () => {
+      cancelled = true;
+    };
+  }, [client, authors]);
+
   // The cursor is a receipt of what was shown; unread counts in the list come from it.
   // Stored at most every 400 ms while events land, and at once when the view closes.
   const lastSeq = model.lastSeq;
@@ -65,7 +79,6 @@ export function ThreadView(props: { client: BubbleClient; me: Principal; threadI
   });
 
   const myGrant = grants.find((g) => g.principalId === me.principalId);
-  const names = new Map<string, string>();
   const actions: RunActions = {
     canApprove: myGrant?.role === 'owner',
     canWrite: myGrant !== undefined,
@@ -85,9 +98,8 @@ export function ThreadView(props: { client: BubbleClient; me: Principal; threadI
         setError(`Stop was not recorded: ${(err as Error).message}`);
       }
     },
-    nameOf: (id) => names.get(id) ?? id,
+    nameOf: (id) => (id === me.principalId ? me.displayName : (names.get(id) ?? id)),
   };
-  names.set(me.principalId, me.displayName);
 
   return (
     <section class="thread" aria-labelledby="thread-title">
