@@ -101,3 +101,35 @@ describe('tool approvals over the network', () => {
     bobClient.close();
   });
 });
+
+describe('questions Claude asks', () => {
+  it('a participant answers AskUserQuestion with tool_call_result; Claude gets the answer', async () => {
+    world = await startScubaWorld({
+      script: [
+        {
+          name: 'ask',
+          match: { text: 'pick a color' },
+          reply: [
+            {
+              type: 'tool_use',
+              id: 'toolu_ask1',
+              name: 'AskUserQuestion',
+              input: { questions: [{ question: 'Which color?', header: 'Color', multiSelect: false, options: [{ label: 'Blue', description: 'calm' }, { label: 'Red', description: 'loud' }] }] },
+            },
+          ],
+        },
+        { name: 'answered', match: { toolResult: { name: 'AskUserQuestion' } }, reply: [{ type: 'text', text: 'Blue it is.' }] },
+      ],
+    });
+    const w = world;
+    const bot = w.startBot({ configPath: w.writeConfig({ claude: { workspaceRoot: './workspaces', configDir: './claude-home', tools: ['Bash', 'AskUserQuestion'] } }) });
+    await w.say('pick a color');
+    await waitForLog(bot, (l) => l.msg === 'tool call waits for approval' && l.toolCallId === 'toolu_ask1', 'the parked question');
+    await w.alice.appendEvent(w.threadId, { type: 'tool_call_result', data: { toolCallId: 'toolu_ask1', output: 'Blue' } });
+    const events = await w.waitFor(botFinished(w), { what: 'the run to finish' });
+    const output = events.find(botPart(w, 'tool-output-available'))!;
+    expect(chunkOf(output).output).toBe('Your questions have been answered: "Which color?"="Blue". You can now continue with these answers in mind.');
+    const followUp = w.double.requests.find((r) => r.rule?.name === 'answered')!;
+    expect(JSON.stringify(followUp.body)).toContain('Which color?');
+  });
+});

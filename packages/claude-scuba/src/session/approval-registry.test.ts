@@ -94,6 +94,7 @@ describe('ApprovalRegistry', () => {
       by: 'alice',
       source: 'result',
       message: 'The tool was not run: alice supplied its result instead:\n{"files":3}',
+      result: { output: { files: 3 }, isError: false },
     });
     expect(await failed).toMatchObject({ source: 'result', message: 'The tool was not run: alice answered in its place with an error:\ndisk full' });
   });

@@ -38,7 +38,7 @@ export type DecisionSource =
 
 export type ApprovalDecision =
   | { behavior: 'allow'; updatedInput?: Record<string, unknown>; by: string; source: 'approval' }
-  | { behavior: 'deny'; message: string; by: string | null; source: DecisionSource };
+  | { behavior: 'deny'; message: string; by: string | null; source: DecisionSource; result?: { output: unknown; isError: boolean } };
 
 export interface ParkRequest {
   toolCallId: string;
@@ -177,6 +177,7 @@ export class ApprovalRegistry {
         behavior: 'deny',
         by: event.principalId,
         source: 'result',
+        result: { output: data.output, isError: data.isError === true },
         message: data.isError
           ? `The tool was not run: ${event.principalId} answered in its place with an error:\n${output}`
           : `The tool was not run: ${event.principalId} supplied its result instead:\n${output}`,

@@ -59,6 +59,11 @@ export class ToolGate {
     await this.#o.flush();
     this.#o.logger.info({ toolCallId: options.toolUseID, toolName, agentId: options.agentID }, 'tool call waits for approval');
     const decision = await this.approvals.park({ toolCallId: options.toolUseID, toolName, input, signal: options.signal });
+    if (toolName === 'AskUserQuestion' && decision.behavior === 'deny' && decision.result && !decision.result.isError) {
+      // A person answered Claude's question: the answers go in as the tool's input (engine-notes §1.1).
+      const answers = askUserAnswers(input, decision.result.output);
+      if (answers) return { behavior: 'allow', updatedInput: { ...input, answers } };
+    }
     if (decision.behavior === 'allow' && toolName.startsWith(BUBBLE_MCP_PREFIX)) {
       this.#mcpCalls.approved(toolName, { threadId: this.#o.threadId, runId: this.#o.currentRunId() ?? 'unknown', toolCallId: options.toolUseID });
     }
@@ -92,4 +97,23 @@ export class ToolGate {
 function toPermission(decision: ApprovalDecision): PermissionResult {
   if (decision.behavior === 'allow') return decision.updatedInput ? { behavior: 'allow', updatedInput: decision.updatedInput } : { behavior: 'allow' };
   return { behavior: 'deny', message: decision.message };
+}
+
+/**
+ * The `answers` of an AskUserQuestion call from a participant's
+ * `tool_call_result` output: an object of question → answer as given, or
+ * one string that answers every question. Undefined when it cannot be read.
+ */
+export function askUserAnswers(input: Record<string, unknown>, output: unknown): Record<string, string> | undefined {
+  const questions = Array.isArray(input.questions)
+    ? input.questions.map((q) => (typeof q === 'object' && q !== null ? (q as { question?: unknown }).question : undefined)).filter((q): q is string => typeof q === 'string')
+    : [];
+  if (typeof output === 'string' && output.trim() !== '' && questions.length > 0) return Object.fromEntries(questions.map((q) => [q, output]));
+  if (typeof output === 'object' && output !== null && !Array.isArray(output)) {
+    const source = (output as { answers?: unknown }).answers ?? output;
+    if (typeof source !== 'object' || source === null || Array.isArray(source)) return undefined;
+    const entries = Object.entries(source).filter((entry): entry is [string, string] => typeof entry[1] === 'string');
+    return entries.length > 0 ? Object.fromEntries(entries) : undefined;
+  }
+  return undefined;
 }
