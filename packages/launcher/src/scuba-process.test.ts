@@ -1,0 +1,75 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { superviseScuba } from './scuba-process.js';
+
+/** A stand-in for the claude-scuba binary: records each start, then behaves as the script says. */
+const FAKE = `
+import { appendFileSync, readFileSync } from 'node:fs';
+const [, , , configPath] = process.argv;
+const config = JSON.parse(readFileSync(configPath, 'utf8'));
+process.on('SIGTERM', () => { appendFileSync(config.starts, 'stopped\\n'); process.exit(0); });
+appendFileSync(config.starts, process.pid + '\\n');
+const n = readFileSync(config.starts, 'utf8').trim().split('\\n').length;
+console.log('started ' + n + ' ' + process.env.MARK);
+if (n <= config.crashes) process.exit(config.code);
+setInterval(() => {}, 1000);
+`;
+
+let dir: string | undefined;
+afterEach(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+function setup(crashes: number, code: number) {
+  dir = mkdtempSync(join(tmpdir(), 'scuba-supervisor-'));
+  const bin = join(dir, 'fake-scuba.mjs');
+  writeFileSync(bin, FAKE);
+  const starts = join(dir, 'starts.txt');
+  const configPath = join(dir, 'config.json');
+  writeFileSync(configPath, JSON.stringify({ starts, crashes, code }));
+  return { bin, starts, configPath, logPath: join(dir, 'logs', 'scuba.log') };
+}
+
+async function until(what: string, predicate: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const lines = (path: string) => {
+  try {
+    return readFileSync(path, 'utf8').trim().split('\n');
+  } catch {
+    return [];
+  }
+};
+
+describe('superviseScuba', () => {
+  it('restarts a child that dies, logs its output to the file, and stops it with SIGTERM', async () => {
+    const f = setup(2, 1);
+    const supervisor = superviseScuba({ bin: f.bin, configPath: f.configPath, env: { PATH: process.env.PATH, MARK: 'env-passed' }, logPath: f.logPath, logger: pino({ level: 'silent' }), restartBaseMs: 10 });
+    await until('the third start', () => lines(f.starts).length === 3);
+    await until('a running child', () => supervisor.pid !== undefined && lines(f.starts)[2] === String(supervisor.pid));
+    await until('its output', () => lines(f.logPath).length === 3);
+    await supervisor.stop();
+    expect(lines(f.starts).at(-1)).toBe('stopped');
+    expect(lines(f.logPath)).toEqual(['started 1 env-passed', 'started 2 env-passed', 'started 3 env-passed']);
+    expect(supervisor.pid).toBeUndefined();
+  });
+
+  it('does not restart a child that refused its config (exit 2)', async () => {
+    const f = setup(1, 2);
+    const supervisor = superviseScuba({ bin: f.bin, configPath: f.configPath, env: { PATH: process.env.PATH }, logPath: f.logPath, logger: pino({ level: 'silent' }), restartBaseMs: 10 });
+    await until('the first start', () => lines(f.starts).length === 1);
+    await until('the exit', () => supervisor.pid === undefined);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(lines(f.starts)).toHaveLength(1);
+    await supervisor.stop();
+  });
+});
