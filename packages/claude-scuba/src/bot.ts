@@ -45,6 +45,7 @@ export async function startBot(options: BotOptions): Promise<Bot> {
     );
   }
   logger.info({ principalId, url: config.bubble.url }, 'authenticated');
+  const botOwners: ReadonlySet<string> = new Set(me.ownerPrincipalIds ?? []);
   const catalog = await buildToolCatalog(client);
   logger.info({ tools: catalog.tools.map((t) => t.name), artifacts: catalog.extensions.artifacts }, 'local bubble tools');
 
@@ -87,6 +88,7 @@ export async function startBot(options: BotOptions): Promise<Bot> {
         logger,
         settle: (seq) => context.settle(seq),
         tools: { catalog, client },
+        botOwners,
         evictIdle: (requester) => {
           // Least recently used idle query of another thread gives up its CLI slot.
           const victim = [...sessions.values()]

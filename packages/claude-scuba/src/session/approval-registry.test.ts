@@ -27,6 +27,14 @@ describe('isAllowedApprover', () => {
   ])('%j: %s -> %s', (policy, principalId, allowed) => {
     expect(isAllowedApprover(policy, principalId, { selfId: 'bot-research', roles })).toBe(allowed);
   });
+
+  it.each<[string, boolean]>([
+    ['bob', true],
+    ['dave', false],
+    ['alice', true],
+  ])("'owners' also means the bot's owners while they are on the thread: %s -> %s", (principalId, allowed) => {
+    expect(isAllowedApprover('owners', principalId, { selfId: 'bot-research', roles, botOwners: new Set(['bob', 'dave']) })).toBe(allowed);
+  });
 });
 
 function setup(timeoutMs = 600_000) {

@@ -14,12 +14,17 @@ export interface ApproverContext {
   selfId: string;
   /** Live roles on the thread the call is parked for. */
   roles: ReadonlyMap<string, Role>;
+  /** The owners of the bot principal (they count as owners on any thread they are on). */
+  botOwners?: ReadonlySet<string>;
 }
 
-/** Pure: may `principalId` answer parked calls under `policy`? */
+/**
+ * Pure: may `principalId` answer parked calls under `policy`? `owners` means
+ * the thread's owners, and the bot's own owners while they are on the thread.
+ */
 export function isAllowedApprover(policy: ApproverPolicy, principalId: string, context: ApproverContext): boolean {
   if (principalId === context.selfId) return false;
-  if (policy === 'owners') return context.roles.get(principalId) === 'owner';
+  if (policy === 'owners') return context.roles.get(principalId) === 'owner' || (context.roles.has(principalId) && (context.botOwners?.has(principalId) ?? false));
   if (policy === 'participants') return context.roles.has(principalId);
   return policy.includes(principalId);
 }

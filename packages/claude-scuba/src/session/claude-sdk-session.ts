@@ -46,6 +46,8 @@ export interface SessionOptions {
    * taken (least recently used first). Returns whether one was closed.
    */
   evictIdle?: (requester: ClaudeSdkSession) => boolean;
+  /** The owners of the bot principal (approvers under `owners` while they are on the thread). */
+  botOwners?: ReadonlySet<string>;
   /** The local `bubble` tools (sdk catalog) and the client they call Bubble with. */
   tools?: { catalog: ToolCatalog; client: ToolClient };
 }
@@ -106,6 +108,7 @@ export class ClaudeSdkSession {
       approvers: options.config.approvals.approvers,
       timeoutMs: options.config.approvals.timeoutSeconds * 1000,
       roles: this.#people.roles,
+      botOwners: options.botOwners,
       clock: this.#clock,
       logger: this.#log,
       append: (events) => options.client.appendEvents(options.threadId, events),

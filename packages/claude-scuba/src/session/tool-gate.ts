@@ -15,6 +15,8 @@ export interface ToolGateOptions {
   timeoutMs: number;
   /** Live roles on the thread. */
   roles: ReadonlyMap<string, Role>;
+  /** The owners of the bot principal. */
+  botOwners?: ReadonlySet<string> | undefined;
   clock: Clock;
   logger: Logger;
   /** Appends to the session's thread (automatic denials). */
@@ -41,7 +43,7 @@ export class ToolGate {
     this.approvals = new ApprovalRegistry({
       clock: options.clock,
       timeoutMs: options.timeoutMs,
-      isApprover: (p) => isAllowedApprover(options.approvers, p, { selfId: options.selfId, roles: options.roles }),
+      isApprover: (p) => isAllowedApprover(options.approvers, p, { selfId: options.selfId, roles: options.roles, ...(options.botOwners ? { botOwners: options.botOwners } : {}) }),
       onSettled: (call, decision) => this.#onSettled(call, decision),
     });
   }
