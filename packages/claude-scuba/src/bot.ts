@@ -89,6 +89,9 @@ export async function startBot(options: BotOptions): Promise<Bot> {
         settle: (seq) => context.settle(seq),
         tools: { catalog, client },
         botOwners,
+        routeInterrupt: (runId, by, reason, seq, from) => {
+          for (const other of sessions.values()) if (other !== from && other.interruptChildRun(runId, by, reason, seq)) return;
+        },
         evictIdle: (requester) => {
           // Least recently used idle query of another thread gives up its CLI slot.
           const victim = [...sessions.values()]

@@ -1,5 +1,6 @@
 import type { Script } from '@bubble/model-double';
 import type { EventEnvelope } from '@bubble/protocol';
+import { BubbleClient } from '@bubble/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runText, startScubaWorld, type ScubaWorld } from './support/scuba-world.js';
 
@@ -116,5 +117,54 @@ describe('sub-agent tool approvals', () => {
     const sub = await w.waitFor((all) => finishedRuns(all, w.botId).length === 1, { threadId: child, what: 'the child run' });
     expect(sub.filter((e) => e.principalId === w.botId && e.type === 'message_part').map((e) => chunk(e).type)).toContain('tool-output-available');
     expect(bot.logs.some((l) => l.msg === 'tool call answered' && l.toolCallId === 'toolu_subw1' && l.by === 'alice')).toBe(true);
+  });
+});
+
+describe('interrupting a sub-agent', () => {
+  it('a background sub-agent is stopped by an interrupt naming its run (appended on the parent thread)', async () => {
+    const script: Script = [
+      { name: 'spawn', match: { text: 'research in the background', subagent: false }, reply: [agentCall(true)] },
+      { name: 'launched', match: { toolResult: { name: 'Agent' } }, reply: [{ type: 'text', text: 'Launched.' }] },
+      { name: 'sub', match: { subagent: true }, reply: [{ type: 'text', text: Array.from({ length: 100 }, (_, i) => `s${i}`).join(' '), delayMs: 200 }] },
+      { name: 'notified', match: { taskNotification: true }, reply: [{ type: 'text', text: 'The helper was stopped.' }], times: 'always' },
+    ];
+    world = await startScubaWorld({ script });
+    const w = world;
+    const bot = w.startBot({ configPath: withAgents(w) });
+    await w.say('research in the background');
+    const parent = await w.waitFor((all) => finishedRuns(all, w.botId).length === 1 && childOf(w, all) !== undefined, { what: 'the parent run' });
+    const child = childOf(w, parent)!;
+    const running = await w.waitFor((all) => all.some((e) => e.principalId === w.botId && e.type === 'run_started'), { threadId: child, what: 'the child run' });
+    const childRun = running.find((e) => e.principalId === w.botId && e.type === 'run_started')!.data.runId as string;
+    await w.alice.appendEvent(w.threadId, { type: 'run_interrupt_requested', data: { runId: childRun, reason: 'not needed' } });
+    const sub = await w.waitFor((all) => finishedRuns(all, w.botId).length === 1, { threadId: child, what: 'the child run to end' });
+    expect(finishedRuns(sub, w.botId)[0]!.data).toMatchObject({ runId: childRun, status: 'interrupted', interruptedBy: 'alice', interruptReason: 'not needed' });
+    expect(bot.logs.some((l) => l.msg === 'sub-agent interrupt requested' && l.background === true)).toBe(true);
+  });
+});
+
+describe('interrupting a sub-agent on its subthread', () => {
+  it('an interrupt appended on the subthread reaches the session that runs the sub-agent', async () => {
+    const script: Script = [
+      { name: 'spawn', match: { text: 'research in the background', subagent: false }, reply: [agentCall(true)] },
+      { name: 'launched', match: { toolResult: { name: 'Agent' } }, reply: [{ type: 'text', text: 'Launched.' }] },
+      { name: 'sub', match: { subagent: true }, reply: [{ type: 'text', text: Array.from({ length: 100 }, (_, i) => `s${i}`).join(' '), delayMs: 200 }] },
+      { name: 'notified', match: { taskNotification: true }, reply: [{ type: 'text', text: 'The helper was stopped.' }], times: 'always' },
+    ];
+    world = await startScubaWorld({ script });
+    const w = world;
+    w.startBot({ configPath: withAgents(w) });
+    await w.say('research in the background');
+    const parent = await w.waitFor((all) => finishedRuns(all, w.botId).length === 1 && childOf(w, all) !== undefined, { what: 'the parent run' });
+    const child = childOf(w, parent)!;
+    const running = await w.waitFor((all) => all.some((e) => e.principalId === w.botId && e.type === 'run_started'), { threadId: child, what: 'the child run' });
+    const childRun = running.find((e) => e.principalId === w.botId && e.type === 'run_started')!.data.runId as string;
+    // The subthread starts with only the bot: it invites alice (as the invite_to_thread tool would).
+    const asBot = new BubbleClient({ url: w.server.url, token: w.botToken });
+    await asBot.addParticipant(child, 'alice', 'member');
+    asBot.close();
+    await w.alice.appendEvent(child, { type: 'run_interrupt_requested', data: { runId: childRun } });
+    const sub = await w.waitFor((all) => finishedRuns(all, w.botId).length === 1, { threadId: child, what: 'the child run to end' });
+    expect(finishedRuns(sub, w.botId)[0]!.data).toMatchObject({ runId: childRun, status: 'interrupted', interruptedBy: 'alice' });
   });
 });

@@ -46,6 +46,8 @@ export interface SessionOptions {
    * taken (least recently used first). Returns whether one was closed.
    */
   evictIdle?: (requester: ClaudeSdkSession) => boolean;
+  /** Hands an interrupt for a run this session does not own to the session that does (a sub-agent's run, asked on its subthread). */
+  routeInterrupt?: (runId: string, by: string, reason: string | undefined, seq: number, from: ClaudeSdkSession) => void;
   /** The owners of the bot principal (approvers under `owners` while they are on the thread). */
   botOwners?: ReadonlySet<string>;
   /** The local `bubble` tools (sdk catalog) and the client they call Bubble with. */
@@ -235,8 +237,27 @@ export class ClaudeSdkSession {
     this.#query!.push(this.#people.promptText(payload.parts), { uuid, shouldQuery: false });
   }
 
+  /** Interrupts a sub-agent run of this session's query; false when the run is not one of them. */
+  interruptChildRun(runId: string, by: string, reason: string | undefined, seq: number): boolean {
+    if (!this.#output.childRun(runId)) return false;
+    this.#interrupt(runId, by, reason, seq);
+    return true;
+  }
+
   #interrupt(runId: string, by: string, reason: string | undefined, seq: number): void {
-    if (runId !== this.#output.currentRunId) return;
+    const child = this.#output.childRun(runId);
+    if (child && this.#query) {
+      // A sub-agent's run: a background agent is stopped alone; a foreground one only with the turn it runs in.
+      this.#log.info({ runId, by, seq, toolCallId: child.toolCallId, background: child.background }, 'sub-agent interrupt requested');
+      this.#output.noteChildInterrupt(child.toolCallId, { by, ...(reason !== undefined ? { reason } : {}) });
+      const stop = child.background && child.taskId ? this.#query.sdkQuery.stopTask(child.taskId) : this.#query.interrupt();
+      Promise.resolve(stop).catch((error: unknown) => this.#log.warn({ err: error, runId }, 'sub-agent interrupt failed'));
+      return;
+    }
+    if (runId !== this.#output.currentRunId) {
+      this.#o.routeInterrupt?.(runId, by, reason, seq, this);
+      return;
+    }
     this.#log.info({ runId, by, seq }, 'interrupt requested');
     this.#output.noteInterrupt(runId, { by, ...(reason !== undefined ? { reason } : {}) });
     this.#tools.approvals.cancelAll('interrupt');

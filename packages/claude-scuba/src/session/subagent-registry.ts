@@ -55,6 +55,18 @@ interface Entry {
   buffer: NarrowedSdkMessage[];
   /** A close that arrived before the subthread existed. */
   pendingClose?: RunOutcome;
+  /** The CLI's task id (system/task_started), to stop a background agent. */
+  taskId?: string;
+  background?: boolean;
+  /** Who asked to stop it, for its run_finished. */
+  interrupt?: { by: string; reason?: string };
+}
+
+/** What an interrupt of a sub-agent's run needs to know. */
+export interface ChildRunInfo {
+  toolCallId: string;
+  taskId: string | undefined;
+  background: boolean;
 }
 
 export interface SubagentRegistryOptions {
@@ -164,6 +176,7 @@ export class SubagentRegistry {
   toolResult(signal: Extract<TranslatorSignal, { kind: 'subagent_tool_result' }>): RegistryStep {
     const entry = this.#entries.get(signal.toolCallId);
     if (!entry || signal.background) return EMPTY();
+    if (signal.isError && entry.interrupt) return this.#requestClose(entry, this.#withInterrupt(entry, { status: 'interrupted' }));
     return this.#requestClose(entry, signal.isError ? errorOutcome('the sub-agent failed') : { status: 'completed', ...agentUsage(signal.result) });
   }
 
@@ -171,8 +184,39 @@ export class SubagentRegistry {
   taskNotification(toolUseId: string, status: string | undefined): RegistryStep {
     const entry = this.#entries.get(toolUseId);
     if (!entry) return EMPTY();
-    const mapped: RunStatus = status === 'completed' ? 'completed' : status === 'stopped' || status === 'killed' ? 'interrupted' : 'error';
-    return this.#requestClose(entry, mapped === 'error' ? errorOutcome(`the sub-agent ended with status ${status ?? 'unknown'}`) : { status: mapped });
+    const stopped = status === 'stopped' || status === 'killed' || entry.interrupt !== undefined;
+    const mapped: RunStatus = status === 'completed' && !entry.interrupt ? 'completed' : stopped ? 'interrupted' : 'error';
+    if (mapped === 'error') return this.#requestClose(entry, errorOutcome(`the sub-agent ended with status ${status ?? 'unknown'}`));
+    return this.#requestClose(entry, this.#withInterrupt(entry, { status: mapped }));
+  }
+
+  /** system/task_started: remembers the task id (and whether it runs in the background). */
+  taskStarted(toolUseId: string, taskId: string, background: boolean | undefined): void {
+    const entry = this.#entries.get(toolUseId);
+    if (!entry) return;
+    entry.taskId = taskId;
+    if (background !== undefined) entry.background = background;
+  }
+
+  /** The sub-agent whose child run this is, while that run is open. */
+  childRun(runId: string): ChildRunInfo | undefined {
+    for (const entry of this.#entries.values()) {
+      if (entry.childRunId === runId && (entry.state === 'open' || entry.state === 'opening')) {
+        return { toolCallId: entry.toolCallId, taskId: entry.taskId, background: entry.background === true };
+      }
+    }
+    return undefined;
+  }
+
+  /** Remembers who asked to stop a sub-agent, for its run_finished. */
+  noteInterrupt(toolCallId: string, note: { by: string; reason?: string }): void {
+    const entry = this.#entries.get(toolCallId);
+    if (entry) entry.interrupt = note;
+  }
+
+  #withInterrupt(entry: Entry, outcome: RunOutcome): RunOutcome {
+    if (!entry.interrupt) return outcome;
+    return { ...outcome, status: 'interrupted', interruptedBy: entry.interrupt.by, ...(entry.interrupt.reason !== undefined ? { interruptReason: entry.interrupt.reason } : {}) };
   }
 
   /** Ends every open child run (the query ended). */

@@ -2,7 +2,7 @@ import type { NarrowedSdkMessage } from '@bubble/engine';
 import type { BubbleEventDraft } from '../translate/bubble-draft.js';
 import type { InterruptNote, RunOutcome } from '../translate/run-outcome.js';
 import { SdkToBubble, type TranslatorSignal } from '../translate/sdk-to-bubble.js';
-import { SubagentRegistry, type Delivery, type OpenRequest, type RegistryStep } from './subagent-registry.js';
+import { SubagentRegistry, type ChildRunInfo, type Delivery, type OpenRequest, type RegistryStep } from './subagent-registry.js';
 
 export interface ThreadOutputStep {
   /** Events to append, per thread, in order. */
@@ -59,6 +59,15 @@ export class ThreadOutput {
     return this.#main.finishRun(runId, outcome);
   }
 
+  /** The sub-agent a child run belongs to, while it is open. */
+  childRun(runId: string): ChildRunInfo | undefined {
+    return this.#subagents.childRun(runId);
+  }
+
+  noteChildInterrupt(toolCallId: string, note: { by: string; reason?: string }): void {
+    this.#subagents.noteInterrupt(toolCallId, note);
+  }
+
   noteSteer(uuid: string): void {
     this.#main.noteSteer(uuid);
   }
@@ -87,6 +96,8 @@ export class ThreadOutput {
         case 'task':
           if (signal.subtype === 'task_notification' && signal.toolUseId !== undefined) {
             this.#merge(step, this.#subagents.taskNotification(signal.toolUseId, signal.status));
+          } else if (signal.subtype === 'task_started' && signal.toolUseId !== undefined) {
+            this.#subagents.taskStarted(signal.toolUseId, signal.taskId, signal.background);
           }
           break;
         default:

@@ -153,6 +153,7 @@ export class SdkToBubble {
         if (m.tool_use_id !== undefined) signal.toolUseId = m.tool_use_id;
         const status = narrowed.kind === 'task_notification' ? narrowed.message.status : narrowed.kind === 'task_updated' ? narrowed.message.patch.status : undefined;
         if (status !== undefined) signal.status = status;
+        if (narrowed.kind === 'task_started' && narrowed.message.is_backgrounded !== undefined) signal.background = narrowed.message.is_backgrounded;
         step.signals.push(signal);
         break;
       }

@@ -11,7 +11,7 @@ export type TranslatorSignal =
   | { kind: 'subagent_started'; runId: string; toolCallId: string; toolName: string; input: unknown }
   /** The Agent tool's result (foreground: the sub-agent is done; background: it was launched). */
   | { kind: 'subagent_tool_result'; runId: string; toolCallId: string; background: boolean; isError: boolean; result: unknown }
-  | { kind: 'task'; subtype: 'task_started' | 'task_progress' | 'task_updated' | 'task_notification'; taskId: string; toolUseId?: string; status?: string }
+  | { kind: 'task'; subtype: 'task_started' | 'task_progress' | 'task_updated' | 'task_notification'; taskId: string; toolUseId?: string; status?: string; background?: boolean }
   | { kind: 'run_opened'; runId: string; unsolicited: boolean }
   /** The result the CLI gives a `shouldQuery: false` push (no model call): no run of its own. */
   | { kind: 'steer_absorbed'; uuids: string[] }
