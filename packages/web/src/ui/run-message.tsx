@@ -4,8 +4,8 @@ import { toolPartOf, type ApprovalView, type RunView, type ToolPartView } from '
 import { navigate, threadPath } from './router';
 
 export interface RunActions {
-  /** Whether the signed-in person may answer this thread's parked tool calls. */
-  canApprove: boolean;
+  /** Whether the signed-in person may answer the parked tool calls of a run by this author. */
+  canApprove(runAuthor: string): boolean;
   /** Whether the signed-in person may append here (own grant): Stop needs it. */
   canWrite: boolean;
   approval(toolCallId: string): ApprovalView | undefined;
@@ -154,7 +154,7 @@ function ToolCall(props: { tool: ToolPartView; run: RunView; actions: RunActions
             {approval.reason ? `: ${approval.reason}` : ''}
           </p>
         )}
-        {waiting && actions.canApprove && (
+        {waiting && actions.canApprove(run.principalId) && (
           <form
             class="approve-form"
             aria-label={`Answer the ${tool.toolName} call`}
@@ -173,7 +173,7 @@ function ToolCall(props: { tool: ToolPartView; run: RunView; actions: RunActions
             </button>
           </form>
         )}
-        {waiting && !actions.canApprove && <p class="meta">Waiting for an owner of this thread to approve or deny.</p>}
+        {waiting && !actions.canApprove(run.principalId) && <p class="meta">Waiting for an owner of this thread or of the bot to approve or deny.</p>}
       </div>
     </details>
   );

@@ -43,13 +43,13 @@ export function ThreadView(props: { client: BubbleClient; me: Principal; threadI
   }, [client, threadId, participantsVersion]);
 
   // Display names of everyone who wrote or is here; an id stays as it is until its name is known.
-  const [names, setNames] = useState<ReadonlyMap<string, string>>(new Map());
+  const [people, setPeople] = useState<ReadonlyMap<string, Principal>>(new Map());
   const authors = [...new Set([...grants.map((g) => g.principalId), ...model.runs.map((r) => r.principalId)])].sort().join(' ');
   useEffect(() => {
     let cancelled = false;
     const ids = authors === '' ? [] : authors.split(' ');
-    void Promise.all(ids.map((id) => client.getPrincipal(id).then((p) => [id, p.displayName] as const, () => [id, id] as const))).then((pairs) => {
-      if (!cancelled) setNames(new Map(pairs));
+    void Promise.all(ids.map((id) => client.getPrincipal(id).then((p) => [id, p] as const, () => null))).then((pairs) => {
+      if (!cancelled) setPeople(new Map(pairs.filter((p) => p !== null)));
     });
     return () => {
       cancelled = true;
@@ -80,7 +80,10 @@ export function ThreadView(props: { client: BubbleClient; me: Principal; threadI
 
   const myGrant = grants.find((g) => g.principalId === me.principalId);
   const actions: RunActions = {
-    canApprove: myGrant?.role === 'owner',
+    // claude-scuba's default approvers ("owners"): the thread's owners, and the owners of
+    // the bot that asks while they are on the thread. A bot configured otherwise may still
+    // accept or ignore an answer; the thread shows what it decided.
+    canApprove: (runAuthor) => myGrant !== undefined && (myGrant.role === 'owner' || (people.get(runAuthor)?.ownerPrincipalIds.includes(me.principalId) ?? false)),
     canWrite: myGrant !== undefined,
     approval: (id) => model.approvals.get(id),
     isWaiting: (id) => model.waitingToolCalls().some((w) => w.toolCallId === id),
@@ -98,7 +101,7 @@ export function ThreadView(props: { client: BubbleClient; me: Principal; threadI
         setError(`Stop was not recorded: ${(err as Error).message}`);
       }
     },
-    nameOf: (id) => (id === me.principalId ? me.displayName : (names.get(id) ?? id)),
+    nameOf: (id) => (id === me.principalId ? me.displayName : (people.get(id)?.displayName ?? id)),
   };
 
   return (
