@@ -104,7 +104,7 @@ describe('npm start', () => {
     const composer = page.getByRole('textbox', { name: 'Message' });
     await composer.fill('hello before the restart');
     await composer.press('Enter');
-    await step('bot answers', () => page.locator('article[aria-label="Message from claude"][data-status="completed"]', { hasText: "Bubble's offline model double" }).first().waitFor({ timeout: 60_000 }));
+    await step('bot answers', () => page.locator('article[aria-label="Message from claude"][data-status="completed"]', { hasText: 'a scripted stand-in for the model' }).first().waitFor({ timeout: 60_000 }));
     await step('live', () => page.getByTestId('live-state').filter({ hasText: 'Live' }).waitFor());
     expect(scubaProcesses(dataDir).length).toBe(1);
 

@@ -12,7 +12,7 @@ export const CHROMIUM = process.env.BUBBLE_CHROMIUM ?? '/usr/bin/chromium';
 export interface TestBrowser {
   context: BrowserContext;
   page: Page;
-  /** Runs one step of a test; on failure saves a screenshot named after it, then rethrows. */
+  /** Runs one step of a test; on failure saves a screenshot named after it, then rethrows (BUBBLE_SCREENSHOTS=1: after every step). */
   step<T>(name: string, fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
@@ -35,7 +35,13 @@ export async function openBrowser(suite: string): Promise<TestBrowser> {
     page,
     async step(name, fn) {
       try {
-        return await fn();
+        const result = await fn();
+        // BUBBLE_SCREENSHOTS=1 keeps a picture of every step, for reviewing what the UI showed.
+        if (process.env.BUBBLE_SCREENSHOTS === '1') {
+          mkdirSync(SCREENSHOT_DIR, { recursive: true });
+          await page.screenshot({ path: join(SCREENSHOT_DIR, `${suite}--${name.replace(/[^a-z0-9]+/gi, '-')}.ok.png`) }).catch(() => undefined);
+        }
+        return result;
       } catch (error) {
         mkdirSync(SCREENSHOT_DIR, { recursive: true });
         const file = join(SCREENSHOT_DIR, `${suite}--${name.replace(/[^a-z0-9]+/gi, '-')}.png`);
