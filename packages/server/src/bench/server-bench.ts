@@ -137,6 +137,26 @@ async function appendFigures(root: string, notes: string[]): Promise<Figure[]> {
   return figures;
 }
 
+/** Answers/s of the load generator against a server that does nothing (the baseline ws server's POST /publish with no sockets). */
+async function httpCeiling(): Promise<number> {
+  const noop = await startBaseline('baseline-ws-server', []);
+  try {
+    const result = await load({
+      host: noop.host,
+      port: noop.port,
+      paths: ['/publish'],
+      token: 'none',
+      body: APPEND_BODY,
+      connections: 50,
+      warmupMs: APPEND_WARMUP_MS,
+      durationMs: 3_000,
+    });
+    return perSecond(result);
+  } finally {
+    await stopProcess(noop.child);
+  }
+}
+
 async function fanoutOnce(wsUrl: string, clients: number, bubble: FanoutJob['bubble'], publishTo: Omit<PublishJob, 'durationMs'>): Promise<FanoutResult> {
   const subscribers = new Worker<FanoutJob>(worker('fanout-subscribers'), { wsUrl, clients, ...(bubble ? { bubble } : {}) });
   try {
@@ -303,6 +323,12 @@ async function main(): Promise<void> {
           'when the run started: the ceiling of any one-commit-per-request server, the baseline included.',
       );
       figures.push(...(await appendFigures(root, notes)));
+      const ceiling = await httpCeiling();
+      log(`http ceiling: ${Math.round(ceiling)} answers/s from a no-op server`);
+      notes.push(
+        `The same load generator against a no-op Node \`http\` server (no storage, 50 connections) got ${Math.round(ceiling).toLocaleString('en-US')} answers/s ` +
+          'in this run: the ceiling of this machine for one-request-per-event appends, before any work is done.',
+      );
     }
     if (sections.includes('fanout')) figures.push(...(await fanoutFigures(root, notes)));
     if (sections.includes('memory')) figures.push(...(await memoryFigures(root, notes)));
