@@ -1,8 +1,7 @@
 /**
  * `npm run bench:scuba`: claude-scuba's figures beside the raw Agent SDK's,
  * measured in the same run against the same model double (issue 5, "Tests
- * and figures"). Writes packages/claude-scuba/BENCHMARKS.md, and with
- * BENCH_ROOT=1 a marked claude-scuba section of the root BENCHMARKS.md.
+ * and figures"). Writes its marked section of the root BENCHMARKS.md.
  *
  * - time from a human's append to the bot's first text delta on the thread,
  *   cold (first turn of a thread: the CLI starts) and warm, beside the raw
@@ -354,10 +353,8 @@ async function main(): Promise<void> {
     ...results,
     '',
   ].join('\n');
-  writeFileSync(join(pkg, 'BENCHMARKS.md'), `# claude-scuba benchmarks\n\n${section}`);
   process.stdout.write(`${section}\n`);
-  // The root BENCHMARKS.md belongs to bench:server (which rewrites it whole); add a marked section only when asked.
-  if (process.env.BENCH_ROOT !== '1') return;
+  // The root BENCHMARKS.md is shared: bench:server owns its top and keeps the sections other benches mark.
   const root = join(pkg, '../../BENCHMARKS.md');
   const begin = '<!-- bench:scuba -->';
   const end = '<!-- /bench:scuba -->';

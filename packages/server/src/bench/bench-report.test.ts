@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { benchmarksMarkdown, consoleTable, ratio, type Figure } from './bench-report.js';
+import { benchmarksMarkdown, consoleTable, mergeBenchmarksFile, ratio, type Figure } from './bench-report.js';
 
 const figures: Figure[] = [
   { section: 'Appends', name: '50 connections', unit: '/s', bubble: 12_000, baseline: 20_000, better: 'higher', target: '>= 10,000/s', meetsTarget: true },
@@ -26,5 +26,14 @@ describe('bench report', () => {
     const table = consoleTable(figures).split('\n');
     expect(table).toHaveLength(3);
     expect(table[2]).toContain('MISSED');
+  });
+
+  it('keeps the sections other benches marked in BENCHMARKS.md and drops its own old text', () => {
+    const scuba = '<!-- bench:scuba -->\n## claude-scuba\n\n| warm | 60 ms |\n<!-- /bench:scuba -->\n';
+    const current = `# Benchmarks\n\nold server figures\n\n${scuba}`;
+    const merged = mergeBenchmarksFile(current, '# Benchmarks\n\nnew server figures\n');
+    expect(merged).toBe(`# Benchmarks\n\nnew server figures\n\n${scuba}`);
+    expect(merged).not.toContain('old server figures');
+    expect(mergeBenchmarksFile(null, '# Benchmarks\n')).toBe('# Benchmarks\n');
   });
 });

@@ -61,7 +61,7 @@ export function benchmarksMarkdown(figures: readonly Figure[], machine: Machine,
   const out: string[] = [
     '# Benchmarks',
     '',
-    'Written by `npm run bench:server` (packages/server/src/bench/server-bench.ts); every run overwrites this file.',
+    'Written by `npm run bench:server` (packages/server/src/bench/server-bench.ts); every run rewrites this part of the file; the sections below it that other `bench:*` scripts mark are kept.',
     'Each figure is measured next to a baseline in the same run on the same machine, so the ratio is the figure to read.',
     '',
     `- Date: ${machine.date}`,
@@ -94,4 +94,15 @@ export function benchmarksMarkdown(figures: readonly Figure[], machine: Machine,
   }
   if (notes.length > 0) out.push('## Method and notes', '', ...notes.map((n) => `- ${n}`), '');
   return out.join('\n');
+}
+
+const MARKED_SECTION = /<!-- bench:([a-z0-9-]+) -->\n[\s\S]*?<!-- \/bench:\1 -->\n?/g;
+
+/**
+ * BENCHMARKS.md is shared by every `bench:*` script: this bench owns the top of the file, and
+ * the sections other benches write between `<!-- bench:NAME -->` markers are kept as they are.
+ */
+export function mergeBenchmarksFile(current: string | null, serverMarkdown: string): string {
+  const kept = current === null ? [] : [...current.matchAll(MARKED_SECTION)].map((match) => match[0].trimEnd());
+  return kept.length === 0 ? serverMarkdown : `${serverMarkdown.trimEnd()}\n\n${kept.join('\n\n')}\n`;
 }

@@ -13,7 +13,7 @@
  *
  * Every loop is bounded in count and time; the whole run takes about two minutes.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,7 +21,7 @@ import type { FanoutJob, FanoutResult } from './fanout-subscribers.js';
 import type { IdleJob } from './idle-connections.js';
 import type { LoadJob, LoadResult } from './raw-http-load.js';
 import type { PublishJob, PublishResult } from './fanout-publisher.js';
-import { benchmarksMarkdown, consoleTable, type Figure } from './bench-report.js';
+import { benchmarksMarkdown, consoleTable, mergeBenchmarksFile, type Figure } from './bench-report.js';
 import { freePort, httpJson, rssKiB, runCommand, sleep, startServer, stopProcess, Worker, type StartedServer } from './bench-processes.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -348,7 +348,9 @@ async function main(): Promise<void> {
   process.stdout.write(`${consoleTable(figures)}\n`);
   process.stdout.write(`load average (1 min) at start / end: ${machine.loadAverage.start.toFixed(2)} / ${machine.loadAverage.end.toFixed(2)} on ${machine.cpus} CPUs\n`);
   if (sections.length < SECTIONS.length) return;
-  await writeFile(join(repoRoot, 'BENCHMARKS.md'), benchmarksMarkdown(figures, machine, notes));
+  const benchmarksPath = join(repoRoot, 'BENCHMARKS.md');
+  const current = await readFile(benchmarksPath, 'utf8').catch(() => null);
+  await writeFile(benchmarksPath, mergeBenchmarksFile(current, benchmarksMarkdown(figures, machine, notes)));
   process.stdout.write(`wrote ${join(repoRoot, 'BENCHMARKS.md')}\n`);
 }
 
