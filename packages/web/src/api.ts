@@ -1,8 +1,7 @@
-import { BubbleClient } from '../../sdk/dist/client/bubble-client.js';
-import type { LiveState } from '../../sdk/dist/live/live-options.js';
+import { BubbleClient, type LiveState } from '@bubble/sdk/client';
 
 export { BubbleClient };
-export { BubbleApiError } from '../../sdk/dist/client/bubble-api-error.js';
+export { BubbleApiError } from '@bubble/sdk/client';
 export type { LiveState };
 
 const TOKEN_KEY = 'bubble.token';
