@@ -13,6 +13,7 @@ import {
   PutCursorRequestSchema,
   ReadEventsQuerySchema,
 } from '@bubble/protocol';
+import { fastSingleEvent } from '../domain/append-fast-path.js';
 import { invalidRequest } from '../errors/bubble-error.js';
 import type { ArtifactService } from '../services/artifact-service.js';
 import type { EventService } from '../services/event-service.js';
@@ -126,8 +127,10 @@ export function createRoutes(deps: RouteDeps): Router<Handler> {
   r.add('POST', '/v1/threads/:id/events', async (ctx) => {
     const caller = await ctx.caller();
     const threadId = threadParam(ctx);
-    const request = parseInput(AppendRequestSchema, await ctx.json(), 'append request');
-    const result = await events.append(caller, threadId, appendRequestEvents(request));
+    const body = await ctx.json();
+    const single = fastSingleEvent(body);
+    const list = single !== null ? [single] : appendRequestEvents(parseInput(AppendRequestSchema, body, 'append request'));
+    const result = await events.append(caller, threadId, list);
     const first = result.events[0]?.seq ?? 0;
     const last = result.events[result.events.length - 1]?.seq ?? 0;
     ctx.fields.seq = first === last ? first : [first, last];

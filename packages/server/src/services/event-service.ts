@@ -7,6 +7,7 @@ import {
   type Principal,
 } from '@bubble/protocol';
 import { forbidden, invalidRequest, payloadTooLarge } from '../errors/bubble-error.js';
+import { isPlainTextDelta } from '../domain/append-fast-path.js';
 import { requireReader } from '../domain/access-rules.js';
 import type { AppendResult, BubbleStore, NewEventInput } from '../store/store.js';
 
@@ -16,8 +17,10 @@ export function checkNewEvents(events: NewEvent[]): NewEventInput[] {
     if (SYSTEM_EVENT_TYPES.has(event.type)) {
       throw forbidden(`events of type ${event.type} are written by the server only`, { index, type: event.type });
     }
-    const result = validateEventData(event.type, event.data);
-    if (!result.ok) throw invalidRequest(result.message, { index, issues: result.issues });
+    if (!isPlainTextDelta(event.type, event.data)) {
+      const result = validateEventData(event.type, event.data);
+      if (!result.ok) throw invalidRequest(result.message, { index, issues: result.issues });
+    }
     const dataJson = JSON.stringify(event.data);
     const bytes = Buffer.byteLength(dataJson, 'utf8');
     if (bytes > LIMITS.maxEventDataBytes) {
