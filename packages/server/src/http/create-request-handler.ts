@@ -47,10 +47,12 @@ export function createRequestHandler(deps: RequestHandlerDeps) {
       if (!req.complete || deps.closing()) outHeaders['connection'] = 'close';
       res.writeHead(status, outHeaders);
       res.end(payload);
+      const failed = status >= 500;
+      if (!failed && !logger.isLevelEnabled('info')) return;
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      const line = { method: req.method, path: pathname, status, ms: Math.round(ms * 100) / 100, ...fields };
-      if (status >= 500) logger.error({ reqId: requestId, ...line }, 'request failed');
-      else if (logger.isLevelEnabled('info')) logger.info({ reqId: requestId, ...line }, 'request');
+      const line = { reqId: requestId, method: req.method, path: pathname, status, ms: Math.round(ms * 100) / 100, ...fields };
+      if (failed) logger.error(line, 'request failed');
+      else logger.info(line, 'request');
     };
 
     const run = async (): Promise<void> => {

@@ -49,6 +49,7 @@ function matchSegments(pattern: string[], parts: string[]): Record<string, strin
 }
 
 function decodeSegment(segment: string): string {
+  if (!segment.includes('%')) return segment;
   try {
     return decodeURIComponent(segment);
   } catch {

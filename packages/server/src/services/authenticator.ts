@@ -1,6 +1,7 @@
+import { hash } from 'node:crypto';
 import type { LiveBus } from '../live/live-bus.js';
 import type { BubbleStore } from '../store/store.js';
-import { hashToken, looksLikeLocalToken } from '../domain/tokens.js';
+import { looksLikeLocalToken } from '../domain/tokens.js';
 import { authenticateHash, type Authenticated } from './auth-service.js';
 
 const MAX_CACHED = 10_000;
@@ -34,12 +35,12 @@ export function createAuthenticator(store: BubbleStore, bus: LiveBus) {
   return {
     async authenticate(token: string): Promise<Authenticated | null> {
       if (!looksLikeLocalToken(token)) return null;
-      const hash = hashToken(token);
-      const key = hash.toString('base64');
+      // One-shot digest straight to the key (the same SHA-256 as hashToken): a hit allocates no Hash object or Buffer.
+      const key = hash('sha256', token, 'base64');
       const cached = byToken.get(key);
       if (cached !== undefined) return cached;
       const seen = revocations;
-      const result = await authenticateHash(store, hash);
+      const result = await authenticateHash(store, Buffer.from(key, 'base64'));
       if (result !== null && seen === revocations) {
         if (byToken.size >= MAX_CACHED) {
           byToken.clear();
