@@ -51,6 +51,22 @@ describe('GroupCommit', () => {
     expect(published).toEqual([[msg('a')]]);
   });
 
+  it('runs each job of a group without a failure once, and a group with one again in isolation', async () => {
+    const runs: string[] = [];
+    const counted = (k: string) => () => {
+      runs.push(k);
+      return insert(k)();
+    };
+    await Promise.all([gc.enqueue(counted('p')), gc.enqueue(counted('q'))]);
+    expect(runs).toEqual(['p', 'q']);
+    runs.length = 0;
+    const results = await Promise.allSettled([gc.enqueue(counted('r')), gc.enqueue(counted('p')), gc.enqueue(counted('s'))]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    // the optimistic attempt stops at the duplicate; the isolated run then does every job once
+    expect(runs).toEqual(['r', 'p', 'r', 'p', 's']);
+    expect(rows()).toEqual(['p', 'q', 'r', 's']);
+  });
+
   it('refuses the whole group, without crashing, when the database fails', async () => {
     const other = new Database(join(dir, 'x.db'));
     other.pragma('busy_timeout = 0');

@@ -1,8 +1,17 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { LiveBusMessage } from '../../live/live-bus.js';
 
-/** A write job: runs inside the group's transaction, in its own savepoint. */
+/**
+ * A write job: runs inside the group's transaction. It may run twice (see
+ * `GroupCommit`), so its only effects are on the database and through `emit`.
+ */
 export type WriteJob<T> = (emit: (message: LiveBusMessage) => void) => T;
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+interface GroupRun {
+  outcomes: Outcome[];
+  messages: LiveBusMessage[];
+}
 
 interface Pending {
   run: WriteJob<unknown>;
@@ -12,10 +21,13 @@ interface Pending {
 
 /**
  * Group commit. Writes that arrive while the event loop is busy are queued and
- * committed together in one transaction (one fsync), each in its own savepoint
- * so that one job's failure rolls back only that job. Promises settle only
- * after COMMIT; the live messages of the committed jobs are handed to
- * `onCommit` right after COMMIT, in job order, before any promise settles.
+ * committed together in one transaction (one fsync). A group first runs without
+ * savepoints; if a job throws, the attempt is rolled back and the group runs
+ * again with each job in its own savepoint, so that one job's failure rolls back
+ * only that job (the first attempt's results and messages are dropped: nothing
+ * of it was committed or published). Promises settle only after COMMIT; the
+ * live messages of the committed jobs are handed to `onCommit` right after
+ * COMMIT, in job order, before any promise settles.
  */
 export class GroupCommit {
   private queue: Pending[] = [];
@@ -76,30 +88,44 @@ export class GroupCommit {
   }
 
   private commitGroup(batch: Pending[]): void {
-    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
-    const messages: LiveBusMessage[] = [];
     this.begin.run();
+    // Most groups have no failing job: run them without a savepoint each. When one throws,
+    // undo the whole attempt and run the group again with every job in its own savepoint.
+    let ran = this.runJobs(batch, false);
+    if (ran === null) {
+      if (this.db.inTransaction) this.rollback.run();
+      this.begin.run();
+      ran = this.runJobs(batch, true)!;
+    }
+    this.commit.run();
+    if (ran.messages.length > 0) this.onCommit(ran.messages);
+    batch.forEach((job, i) => {
+      const outcome = ran.outcomes[i];
+      if (outcome?.ok) job.resolve(outcome.value);
+      else job.reject(outcome?.error);
+    });
+  }
+
+  /** Runs every job of the group; without `isolated`, answers null at the first job that throws. */
+  private runJobs(batch: Pending[], isolated: boolean): GroupRun | null {
+    const outcomes: Outcome[] = [];
+    const messages: LiveBusMessage[] = [];
     for (const job of batch) {
       const jobMessages: LiveBusMessage[] = [];
-      this.savepoint.run();
+      if (isolated) this.savepoint.run();
       try {
         const value = job.run((m) => jobMessages.push(m));
-        this.release.run();
+        if (isolated) this.release.run();
         outcomes.push({ ok: true, value });
         messages.push(...jobMessages);
       } catch (error) {
+        if (!isolated) return null;
         this.rollbackTo.run();
         this.release.run();
         outcomes.push({ ok: false, error });
       }
     }
-    this.commit.run();
-    if (messages.length > 0) this.onCommit(messages);
-    batch.forEach((job, i) => {
-      const outcome = outcomes[i];
-      if (outcome?.ok) job.resolve(outcome.value);
-      else job.reject(outcome?.error);
-    });
+    return { outcomes, messages };
   }
 
   private notifyIdle(): void {
