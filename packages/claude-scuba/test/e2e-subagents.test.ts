@@ -120,15 +120,19 @@ describe('sub-agent tool approvals', () => {
   });
 });
 
+/** A background sub-agent that streams slowly (100 words, 200 ms apart), for the interrupt tests. */
+function slowBackgroundAgentScript(): Script {
+  return [
+    { name: 'spawn', match: { text: 'research in the background', subagent: false }, reply: [agentCall(true)] },
+    { name: 'launched', match: { toolResult: { name: 'Agent' } }, reply: [{ type: 'text', text: 'Launched.' }] },
+    { name: 'sub', match: { subagent: true }, reply: [{ type: 'text', text: Array.from({ length: 100 }, (_, i) => `s${i}`).join(' '), delayMs: 200 }] },
+    { name: 'notified', match: { taskNotification: true }, reply: [{ type: 'text', text: 'The helper was stopped.' }], times: 'always' },
+  ];
+}
+
 describe('interrupting a sub-agent', () => {
   it('a background sub-agent is stopped by an interrupt naming its run (appended on the parent thread)', async () => {
-    const script: Script = [
-      { name: 'spawn', match: { text: 'research in the background', subagent: false }, reply: [agentCall(true)] },
-      { name: 'launched', match: { toolResult: { name: 'Agent' } }, reply: [{ type: 'text', text: 'Launched.' }] },
-      { name: 'sub', match: { subagent: true }, reply: [{ type: 'text', text: Array.from({ length: 100 }, (_, i) => `s${i}`).join(' '), delayMs: 200 }] },
-      { name: 'notified', match: { taskNotification: true }, reply: [{ type: 'text', text: 'The helper was stopped.' }], times: 'always' },
-    ];
-    world = await startScubaWorld({ script });
+    world = await startScubaWorld({ script: slowBackgroundAgentScript() });
     const w = world;
     const bot = w.startBot({ configPath: withAgents(w) });
     await w.say('research in the background');
@@ -145,13 +149,7 @@ describe('interrupting a sub-agent', () => {
 
 describe('interrupting a sub-agent on its subthread', () => {
   it('an interrupt appended on the subthread reaches the session that runs the sub-agent', async () => {
-    const script: Script = [
-      { name: 'spawn', match: { text: 'research in the background', subagent: false }, reply: [agentCall(true)] },
-      { name: 'launched', match: { toolResult: { name: 'Agent' } }, reply: [{ type: 'text', text: 'Launched.' }] },
-      { name: 'sub', match: { subagent: true }, reply: [{ type: 'text', text: Array.from({ length: 100 }, (_, i) => `s${i}`).join(' '), delayMs: 200 }] },
-      { name: 'notified', match: { taskNotification: true }, reply: [{ type: 'text', text: 'The helper was stopped.' }], times: 'always' },
-    ];
-    world = await startScubaWorld({ script });
+    world = await startScubaWorld({ script: slowBackgroundAgentScript() });
     const w = world;
     w.startBot({ configPath: withAgents(w) });
     await w.say('research in the background');
