@@ -1,4 +1,5 @@
 import { UiChunkSchema, validateEventData, type DataUiChunk, type EventEnvelope, type UiChunk } from '@bubble/protocol';
+import { stringifyForDisplay } from '../tools/stringify-for-display.js';
 
 /** How long a JSON value may get in a rendered line before it is cut. */
 const MAX_JSON_CHARS = 400;
@@ -186,11 +187,6 @@ function suffix(reason: unknown): string {
 }
 
 function json(value: unknown): string {
-  let text: string;
-  try {
-    text = JSON.stringify(value) ?? 'undefined';
-  } catch {
-    text = String(value);
-  }
+  const text = stringifyForDisplay(value);
   return text.length > MAX_JSON_CHARS ? `${text.slice(0, MAX_JSON_CHARS)}…` : text;
 }

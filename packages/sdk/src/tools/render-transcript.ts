@@ -10,6 +10,7 @@ import {
   type EventEnvelope,
   type KnownEventType,
 } from '@bubble/protocol';
+import { stringifyForDisplay } from './stringify-for-display.js';
 
 /** Longest rendering of a JSON value (tool inputs and outputs, custom event data). */
 const MAX_JSON_CHARS = 300;
@@ -21,13 +22,7 @@ function clip(text: string, max: number): string {
 }
 
 function json(value: unknown): string {
-  let text: string;
-  try {
-    text = JSON.stringify(value) ?? 'undefined';
-  } catch {
-    text = String(value);
-  }
-  return clip(text, MAX_JSON_CHARS);
+  return clip(stringifyForDisplay(value), MAX_JSON_CHARS);
 }
 
 interface Line {
