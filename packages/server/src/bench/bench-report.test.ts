@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { benchmarksMarkdown, consoleTable, mergeBenchmarksFile, ratio, type Figure } from './bench-report.js';
+import { benchmarksMarkdown, consoleTable, median, mergeBenchmarksFile, ratio, type Figure } from './bench-report.js';
 
 const figures: Figure[] = [
   { section: 'Appends', name: '50 connections', unit: '/s', bubble: 12_000, baseline: 20_000, better: 'higher', target: '>= 10,000/s', meetsTarget: true },
@@ -10,6 +10,13 @@ describe('bench report', () => {
   it('computes the ratio bubble / baseline', () => {
     expect(ratio(figures[0] as Figure)).toBeCloseTo(0.6);
     expect(Number.isNaN(ratio({ ...(figures[0] as Figure), baseline: 0 }))).toBe(true);
+  });
+
+  it('takes the median of rounds, whatever their order', () => {
+    expect(median([31.2, 12.5, 13.1])).toBe(13.1);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([7])).toBe(7);
+    expect(Number.isNaN(median([]))).toBe(true);
   });
 
   it('writes every figure, its ratio and whether it met its target into the markdown', () => {

@@ -26,6 +26,14 @@ export interface Machine {
   loadAverage: { start: number; end: number };
 }
 
+/** The middle value (the mean of the two middle ones for an even count); NaN for none. */
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
 export function ratio(figure: Figure): number {
   return figure.baseline === 0 ? Number.NaN : figure.bubble / figure.baseline;
 }

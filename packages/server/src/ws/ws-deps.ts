@@ -30,9 +30,9 @@ export interface WsOptions {
   maxBufferedBytes?: number;
   /**
    * The longest a flush may wait after the previous one, in ms (default 5).
-   * The wait grows with the size of the previous flush (0.05 ms per frame
-   * written), so a lone event goes out at once and heavy fan-out is written
-   * several frames per syscall. 0 flushes at the end of every turn.
+   * The wait is as long as the previous flush took, so a lone event goes out
+   * at once and heavy fan-out is written several frames per syscall. 0 flushes
+   * at the end of every turn.
    */
   flushIntervalMs?: number;
 }
