@@ -5,7 +5,8 @@
  *
  * 1. Durable appends/s of small `message_part` (bare text-delta) events from
  *    closed-loop HTTP connections; baseline: bare `http` + better-sqlite3,
- *    WAL + synchronous=FULL, one insert and commit per request.
+ *    WAL + synchronous=FULL, with the same group commit (one transaction per
+ *    event-loop turn).
  * 2. Fan-out latency (append sent -> event frame received) at 1, 10, 100
  *    subscribers on one thread at 1,000 events/s; baseline: bare `ws`
  *    broadcasting one frame per event.
@@ -364,7 +365,7 @@ async function main(): Promise<void> {
       log(`disk: ${Math.round(probe.commitsPerSecond)} durable single-row commits/s`);
       notes.push(
         `This disk allowed ${Math.round(probe.commitsPerSecond).toLocaleString('en-US')} durable single-row SQLite commits/s (WAL, synchronous=FULL, one process, no HTTP) ` +
-          'when the run started: the ceiling of any one-commit-per-request server, the baseline included.',
+          'when the run started: the ceiling of a server that commits once per request; Bubble and the baseline both commit once per event-loop turn instead (group commit).',
       );
       figures.push(...(await appendFigures(root, notes)));
       const ceiling = await httpCeiling();
