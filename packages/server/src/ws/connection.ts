@@ -112,20 +112,18 @@ export class Connection {
   }
 
   /** Writes every queued frame in one corked burst. Called by the hub's flush. */
-  /** Returns how many frames it wrote. */
-  flush(): number {
-    if (this.outbox.length === 0) return 0;
+  flush(): void {
+    if (this.outbox.length === 0) return;
     const frames = this.outbox;
     this.outbox = [];
     this.outboxBytes = 0;
-    if (this.ws.readyState !== WebSocket.OPEN) return 0;
+    if (this.ws.readyState !== WebSocket.OPEN) return;
     this.socket.cork();
     try {
       for (const frame of frames) this.ws.send(frame);
     } finally {
       this.socket.uncork();
     }
-    return frames.length;
   }
 
   close(code: number, reason: string): void {
