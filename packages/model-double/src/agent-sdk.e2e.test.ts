@@ -193,6 +193,37 @@ describe('the real Agent SDK against the double', () => {
     expect(JSON.stringify(agentToolUse)).toContain('"name":"Agent"');
   });
 
+  it('tells a custom agent\'s requests (options.agents) apart from the main loop\'s', async () => {
+    // A custom agent's system prompt is its own `prompt`, without the built-in agents' opening line.
+    double.setScript([
+      {
+        match: { text: 'delegate', subagent: false },
+        reply: [{ type: 'tool_use', name: 'Agent', input: { description: 'Echo a word', prompt: 'echo the word', subagent_type: 'echoer', run_in_background: false } }],
+      },
+      { match: { subagent: true, text: 'echo the word' }, reply: [{ type: 'tool_use', name: 'Bash', input: { command: 'echo sub-word', description: 'Echo' } }] },
+      { match: { subagent: true, toolResult: { name: 'Bash' } }, reply: [{ type: 'text', text: 'Echoed sub-word.' }] },
+      { match: { subagent: false, toolResult: { name: 'Agent' } }, reply: [{ type: 'text', text: 'The echoer is done.' }] },
+    ]);
+    const before = double.requests.length;
+    const { messages, thrown } = await collect(
+      'delegate it',
+      options({
+        tools: ['Bash', 'Agent'],
+        agents: { echoer: { description: 'Echoes a word with Bash.', prompt: 'You echo the word you are given, using Bash.', tools: ['Bash'] } },
+      }),
+    );
+    expect(thrown).toBeNull();
+    const result = lastResult(messages);
+    expect(result.subtype === 'success' ? result.result : null).toBe('The echoer is done.');
+    const mine = double.requests.slice(before);
+    expect(mine.map((r) => [r.kind, r.rule?.index ?? null])).toEqual([
+      ['main', 0],
+      ['subagent', 1],
+      ['subagent', 2],
+      ['main', 3],
+    ]);
+  });
+
   it('matches the turn the CLI starts by itself after a background agent', async () => {
     double.setScript([
       {

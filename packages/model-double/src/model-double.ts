@@ -185,8 +185,11 @@ export async function startModelDouble(options: ModelDoubleOptions = {}): Promis
       notify();
       return fail(400, 'messages: Field required');
     }
-    const sessionHeader = req.headers['x-claude-code-session-id'];
-    const info = describeMessagesRequest(body, typeof sessionHeader === 'string' ? sessionHeader : undefined);
+    const header = (name: string): string | undefined => {
+      const value = req.headers[name];
+      return typeof value === 'string' ? value : undefined;
+    };
+    const info = describeMessagesRequest(body, { sessionId: header('x-claude-code-session-id'), agentId: header('x-claude-code-agent-id') });
     Object.assign(record, {
       kind: info.kind,
       stream: info.stream,

@@ -39,7 +39,7 @@ describe('describeMessagesRequest', () => {
       metadata: { user_id: JSON.stringify({ device_id: 'd', session_id: 'from-metadata' }) },
       messages: [{ role: 'user', content: 'x' }],
     };
-    expect(describeMessagesRequest(body, 'from-header').sessionId).toBe('from-header');
+    expect(describeMessagesRequest(body, { sessionId: 'from-header' }).sessionId).toBe('from-header');
     expect(describeMessagesRequest(body).sessionId).toBe('from-metadata');
     expect(describeMessagesRequest({ metadata: { user_id: 'not json' }, messages: [] }).sessionId).toBeNull();
   });
@@ -92,6 +92,18 @@ describe('describeMessagesRequest', () => {
     });
     expect(info.kind).toBe('subagent');
     expect(info.subagent).toBe(true);
+  });
+
+  it('marks a custom agent\'s requests by the attribution line or the agent id header, and the main loop\'s not', () => {
+    const sdkOpening = { type: 'text', text: "You are a Claude agent, built on Anthropic's Claude Agent SDK." };
+    const request = (attribution: string) => ({
+      system: [{ type: 'text', text: `x-anthropic-billing-header: cc_version=2.1.332.93d; cc_entrypoint=sdk-ts;${attribution}` }, sdkOpening],
+      messages: [{ role: 'user', content: 'echo the word' }],
+    });
+    expect(describeMessagesRequest(request(' cc_is_subagent=true;')).kind).toBe('subagent');
+    expect(describeMessagesRequest(request(''), { agentId: 'a5ea2bc1d2bf67520' }).kind).toBe('subagent');
+    expect(describeMessagesRequest(request('')).kind).toBe('main');
+    expect(describeMessagesRequest(request(' cc_is_subagent=false;'), { agentId: '' }).kind).toBe('main');
   });
 
   it('recognises title requests and suggestion requests', () => {

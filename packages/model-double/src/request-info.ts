@@ -28,7 +28,7 @@ export interface RequestInfo {
   lastUserText: string;
   /** Tool results carried by the last user message, in order. */
   toolResults: ToolResultInfo[];
-  /** Whether the system prompt marks a sub-agent. */
+  /** Whether the request comes from a sub-agent (built-in or a custom `options.agents` one), not the main loop. */
   subagent: boolean;
   /** The CLI session: the `x-claude-code-session-id` header, else `metadata.user_id`'s `session_id`. */
   sessionId: string | null;
@@ -37,7 +37,10 @@ export interface RequestInfo {
 }
 
 const REMINDER = /<system-reminder>[\s\S]*?<\/system-reminder>/g;
+/** The opening line of the built-in sub-agents' system prompt. */
 const SUBAGENT_MARK = 'You are an agent for Claude Code';
+/** The CLI's attribution line (system[0]) says this for every sub-agent, custom ones included. */
+const SUBAGENT_ATTRIBUTION = /\bcc_is_subagent=true\b/;
 const SUGGESTION_MARK = '[SUGGESTION MODE:';
 export const DEFAULT_MODEL = 'claude-model-double';
 
@@ -45,13 +48,25 @@ export function stripReminders(text: string): string {
   return text.replace(REMINDER, '').trim();
 }
 
-/** Classifies a parsed `/v1/messages` body; `sessionHeader` is the `x-claude-code-session-id` header. */
-export function describeMessagesRequest(body: Record<string, unknown>, sessionHeader?: string): RequestInfo {
+/** The CLI's request headers the double reads. */
+export interface RequestHeaders {
+  /** `x-claude-code-session-id`. */
+  sessionId?: string | undefined;
+  /** `x-claude-code-agent-id`: sent by sub-agents only. */
+  agentId?: string | undefined;
+}
+
+/** Classifies a parsed `/v1/messages` body and the CLI's headers. */
+export function describeMessagesRequest(body: Record<string, unknown>, headers: RequestHeaders = {}): RequestInfo {
   const messages = Array.isArray(body['messages']) ? (body['messages'] as unknown[]) : [];
   const lastUser = findLast(messages, (m) => isRecord(m) && m['role'] === 'user');
   const lastUserText = lastUser === undefined ? '' : userText(lastUser);
   const toolResults = lastUser === undefined ? [] : toolResultsOf(lastUser, messages);
-  const subagent = systemTexts(body['system']).some((t) => t.trimStart().startsWith(SUBAGENT_MARK));
+  // Built-in sub-agents open with their mark; custom agents (options.agents) keep the SDK's opening line,
+  // so they are known by the attribution line or the agent id header, which every sub-agent request carries.
+  const subagent =
+    (headers.agentId !== undefined && headers.agentId !== '') ||
+    systemTexts(body['system']).some((t) => t.trimStart().startsWith(SUBAGENT_MARK) || SUBAGENT_ATTRIBUTION.test(t));
   const taskNotification = lastUser === undefined ? null : taskNotificationOf(lastUser);
   const model = typeof body['model'] === 'string' && body['model'] !== '' ? body['model'] : DEFAULT_MODEL;
   const stream = body['stream'] === true;
@@ -59,7 +74,7 @@ export function describeMessagesRequest(body: Record<string, unknown>, sessionHe
   if (isTitleRequest(body)) kind = 'title';
   else if (lastUserText.startsWith(SUGGESTION_MARK)) kind = 'suggestion';
   else kind = subagent ? 'subagent' : 'main';
-  const sessionId = sessionHeader !== undefined && sessionHeader !== '' ? sessionHeader : sessionFromMetadata(body);
+  const sessionId = headers.sessionId !== undefined && headers.sessionId !== '' ? headers.sessionId : sessionFromMetadata(body);
   return { kind, stream, model, lastUserText, toolResults, subagent, sessionId, taskNotification };
 }
 
