@@ -166,21 +166,26 @@ describe('the real Agent SDK against the double', () => {
     expect(mine.every((r) => r.status === 429)).toBe(true);
   });
 
-  it('tells a foreground sub-agent\'s requests apart from the main loop\'s', async () => {
+  /**
+   * The main loop delegates to `subagentType`, which runs one Bash call; the
+   * double must answer the four requests with rules 0..3, telling the
+   * sub-agent's two requests apart from the main loop's.
+   */
+  async function delegateAnEcho(subagentType: string, extra: Partial<Options> = {}): Promise<SDKMessage[]> {
     double.setScript([
       {
         match: { text: 'delegate', subagent: false },
-        reply: [{ type: 'tool_use', name: 'Agent', input: { description: 'Echo a word', prompt: 'echo the word', subagent_type: 'general-purpose', run_in_background: false } }],
+        reply: [{ type: 'tool_use', name: 'Agent', input: { description: 'Echo a word', prompt: 'echo the word', subagent_type: subagentType, run_in_background: false } }],
       },
       { match: { subagent: true, text: 'echo the word' }, reply: [{ type: 'tool_use', name: 'Bash', input: { command: 'echo sub-word', description: 'Echo' } }] },
       { match: { subagent: true, toolResult: { name: 'Bash' } }, reply: [{ type: 'text', text: 'Echoed sub-word.' }] },
-      { match: { subagent: false, toolResult: { name: 'Agent' } }, reply: [{ type: 'text', text: 'The agent is done.' }] },
+      { match: { subagent: false, toolResult: { name: 'Agent' } }, reply: [{ type: 'text', text: `The ${subagentType} agent is done.` }] },
     ]);
     const before = double.requests.length;
-    const { messages, thrown } = await collect('delegate it', options({ tools: ['Bash', 'Agent'] }));
+    const { messages, thrown } = await collect('delegate it', options({ tools: ['Bash', 'Agent'], ...extra }));
     expect(thrown).toBeNull();
     const result = lastResult(messages);
-    expect(result.subtype === 'success' ? result.result : null).toBe('The agent is done.');
+    expect(result.subtype === 'success' ? result.result : null).toBe(`The ${subagentType} agent is done.`);
     const mine = double.requests.slice(before);
     expect(mine.map((r) => [r.kind, r.rule?.index ?? null])).toEqual([
       ['main', 0],
@@ -188,40 +193,21 @@ describe('the real Agent SDK against the double', () => {
       ['subagent', 2],
       ['main', 3],
     ]);
+    return messages;
+  }
+
+  it('tells a foreground sub-agent\'s requests apart from the main loop\'s', async () => {
+    const messages = await delegateAnEcho('general-purpose');
     const agentToolUse = messages.find((m) => m.type === 'assistant' && m.parent_tool_use_id === null);
     expect(messages.some((m) => m.type === 'assistant' && m.parent_tool_use_id !== null)).toBe(true);
     expect(JSON.stringify(agentToolUse)).toContain('"name":"Agent"');
   });
 
   it('tells a custom agent\'s requests (options.agents) apart from the main loop\'s', async () => {
-    // A custom agent's system prompt is its own `prompt`, without the built-in agents' opening line.
-    double.setScript([
-      {
-        match: { text: 'delegate', subagent: false },
-        reply: [{ type: 'tool_use', name: 'Agent', input: { description: 'Echo a word', prompt: 'echo the word', subagent_type: 'echoer', run_in_background: false } }],
-      },
-      { match: { subagent: true, text: 'echo the word' }, reply: [{ type: 'tool_use', name: 'Bash', input: { command: 'echo sub-word', description: 'Echo' } }] },
-      { match: { subagent: true, toolResult: { name: 'Bash' } }, reply: [{ type: 'text', text: 'Echoed sub-word.' }] },
-      { match: { subagent: false, toolResult: { name: 'Agent' } }, reply: [{ type: 'text', text: 'The echoer is done.' }] },
-    ]);
-    const before = double.requests.length;
-    const { messages, thrown } = await collect(
-      'delegate it',
-      options({
-        tools: ['Bash', 'Agent'],
-        agents: { echoer: { description: 'Echoes a word with Bash.', prompt: 'You echo the word you are given, using Bash.', tools: ['Bash'] } },
-      }),
-    );
-    expect(thrown).toBeNull();
-    const result = lastResult(messages);
-    expect(result.subtype === 'success' ? result.result : null).toBe('The echoer is done.');
-    const mine = double.requests.slice(before);
-    expect(mine.map((r) => [r.kind, r.rule?.index ?? null])).toEqual([
-      ['main', 0],
-      ['subagent', 1],
-      ['subagent', 2],
-      ['main', 3],
-    ]);
+    // A custom agent's system prompt is its own `prompt` after the SDK's opening line, without the built-in agents' mark.
+    await delegateAnEcho('echoer', {
+      agents: { echoer: { description: 'Echoes a word with Bash.', prompt: 'You echo the word you are given, using Bash.', tools: ['Bash'] } },
+    });
   });
 
   it('matches the turn the CLI starts by itself after a background agent', async () => {
