@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { mintTokenSecret } from '../domain/tokens.js';
 import { startTestServer, type TestServer } from '../testing/test-server.js';
 import { TestSocket } from './ws-test-client.js';
 
@@ -25,7 +26,8 @@ describe('authentication', () => {
 
   it('closes with 4001 on an unknown token', async () => {
     const socket = await TestSocket.open(server.wsUrl);
-    socket.send({ type: 'client.auth', token: 'bubble_user_not-a-real-token-at-all-xxxxxxxxxxxxxxxx' });
+    // Well formed, minted the way real tokens are, but never stored.
+    socket.send({ type: 'client.auth', token: mintTokenSecret('human') });
     expect((await socket.closed).code).toBe(4001);
     expect(socket.pending()).toEqual([]);
   });
