@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { benchmarksMarkdown, consoleTable, median, mergeBenchmarksFile, ratio, type Figure } from './bench-report.js';
+import { benchmarksMarkdown, consoleTable, median, mergeBenchmarksFile, quantile, ratio, type Figure } from './bench-report.js';
 
 const figures: Figure[] = [
   { section: 'Appends', name: '50 connections', unit: '/s', bubble: 12_000, baseline: 20_000, better: 'higher', target: '>= 10,000/s', meetsTarget: true },
@@ -10,6 +10,15 @@ describe('bench report', () => {
   it('computes the ratio bubble / baseline', () => {
     expect(ratio(figures[0] as Figure)).toBeCloseTo(0.6);
     expect(Number.isNaN(ratio({ ...(figures[0] as Figure), baseline: 0 }))).toBe(true);
+  });
+
+  it('reads a quantile of sorted values by nearest rank, the maximum at 1', () => {
+    const sorted = Float64Array.from({ length: 200 }, (_, i) => i + 1);
+    expect(quantile(sorted, 0.5)).toBe(101);
+    expect(quantile(sorted, 0.99)).toBe(199);
+    expect(quantile(sorted, 1)).toBe(200);
+    expect(quantile([7], 0.99)).toBe(7);
+    expect(Number.isNaN(quantile([], 0.5))).toBe(true);
   });
 
   it('takes the median of rounds, whatever their order', () => {

@@ -26,6 +26,12 @@ export interface Machine {
   loadAverage: { start: number; end: number };
 }
 
+/** The value at quantile `q` (0..1, nearest rank) of ascending `sorted` values; NaN for none. */
+export function quantile(sorted: ArrayLike<number>, q: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
+}
+
 /** The middle value (the mean of the two middle ones for an even count); NaN for none. */
 export function median(values: readonly number[]): number {
   if (values.length === 0) return Number.NaN;

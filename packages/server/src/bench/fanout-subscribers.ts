@@ -11,6 +11,7 @@
  * `FanoutResult`, then the child exits.
  */
 import { wallClockMs } from './bench-clock.js';
+import { quantile } from './bench-report.js';
 import { RawWsClient } from './raw-ws-client.js';
 
 export interface FanoutJob {
@@ -106,14 +107,11 @@ async function run(job: FanoutJob): Promise<void> {
     for (const socket of sockets) socket.destroy();
     const sorted = Float64Array.from(latencies).sort();
     const created = Float64Array.from(fromCreatedAt).sort();
-    const quantile = (values: Float64Array, q: number): number =>
-      values.length === 0 ? Number.NaN : (values[Math.min(values.length - 1, Math.floor(q * values.length))] as number);
-    const at = (q: number): number => quantile(sorted, q);
     const result: FanoutResult = {
       received: sorted.length,
-      p50: at(0.5),
-      p99: at(0.99),
-      max: sorted.length === 0 ? Number.NaN : (sorted[sorted.length - 1] as number),
+      p50: quantile(sorted, 0.5),
+      p99: quantile(sorted, 0.99),
+      max: quantile(sorted, 1),
       minPerClient: Math.min(...perClient),
       maxPerClient: Math.max(...perClient),
       unexpectedCloses,

@@ -8,6 +8,8 @@
  * Protocol: parent sends `{}` to start, child answers `{ready: true}`; `'stop'`
  * is answered with a `JitterResult`, then the child exits.
  */
+import { quantile } from './bench-report.js';
+
 export interface JitterResult {
   samples: number;
   /** Timer lateness percentiles and maximum, in milliseconds. */
@@ -28,11 +30,10 @@ function probe(): () => JitterResult {
   return () => {
     clearInterval(timer);
     const sorted = Float64Array.from(lateness).sort();
-    const at = (q: number): number => (sorted.length === 0 ? Number.NaN : (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number));
     return {
       samples: sorted.length,
-      p99: at(0.99),
-      max: sorted.length === 0 ? Number.NaN : (sorted[sorted.length - 1] as number),
+      p99: quantile(sorted, 0.99),
+      max: quantile(sorted, 1),
       stallsOver10Ms: lateness.filter((ms) => ms >= 10).length,
     };
   };
