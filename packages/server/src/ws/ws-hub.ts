@@ -5,7 +5,7 @@ import type { Connection } from './connection.js';
 import type { ThreadSubscription } from './thread-subscription.js';
 
 /** How long a flush holds back the next one, as a multiple of the time it took. */
-const HOLD_PER_FLUSH_TIME = 1;
+const HOLD_PER_FLUSH_TIME = 0.5;
 
 /**
  * The routing tables of the WebSocket layer, and the one place that turns
@@ -18,14 +18,15 @@ const HOLD_PER_FLUSH_TIME = 1;
  *
  * Writes are coalesced. Sockets that got frames in a turn are flushed together
  * at its end (a microtask), one corked burst (one `writev`) each. The next
- * flush then waits as long as this one took (at most `maxFlushIntervalMs`), so
- * socket writes never take more than about half of a busy event loop: a lone
- * event, or a few sockets, go out at once, while heavy fan-out (many sockets,
- * many events) is written several frames per syscall, and the time saved is
- * what the appends that feed it need. Measured at 100 subscribers and 1,000
- * events/s (`npm run bench:server`), the fixed 5 ms hold this replaced added
- * about 2.5 ms to the median latency to save about a seventh of the server's
- * CPU (50% of a core instead of 57-62%).
+ * flush then waits half as long as this one took (at most
+ * `maxFlushIntervalMs`), so socket writes never take more than about two
+ * thirds of a busy event loop: a lone event, or a few sockets, go out at once,
+ * while heavy fan-out (many sockets, many events) is written several frames
+ * per syscall, and the time saved is what the appends that feed it need.
+ * Measured at 100 subscribers and 1,000 events/s (`npm run bench:server`,
+ * 2-core AMD EPYC, 3 runs of 3 rounds each), a hold of 1x the flush time gave
+ * p50 2.1 ms / p99 5.7-7.3 ms at 43-45% of a core; 0.5x gives p50 0.8-0.9 ms /
+ * p99 4.6-6.4 ms at 52-59%; no hold at all, 56-61% for the same latency.
  */
 export class WsHub {
   private readonly threadSubscriptions = new Map<string, Set<ThreadSubscription>>();
