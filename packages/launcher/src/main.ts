@@ -4,6 +4,7 @@
  * everything it started on SIGINT/SIGTERM.
  */
 import { pino } from 'pino';
+import { stopWithParent } from '@bubble/server';
 import { launch, type Launched } from './launch.js';
 import { modelModeOf, parseLaunchCli, USAGE } from './launch-options.js';
 
@@ -41,6 +42,7 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  stopWithParent(() => stop('SIGTERM'));
 
   try {
     launched = await launch({ dataDir: options.data, host: options.host, port: options.port, mode, env: process.env, logger });

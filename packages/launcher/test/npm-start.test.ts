@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -36,11 +36,18 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function start(port: number, dataDir: string): Promise<Started> {
-  const child = spawn(process.execPath, [BIN, '--port', String(port), '--data', dataDir], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+/** Runs the binary with node, or through `npm start` itself from the repo root. */
+async function start(port: number, dataDir: string, via: 'node' | 'npm' = 'node'): Promise<Started> {
+  const args = ['--port', String(port), '--data', dataDir];
+  const child =
+    via === 'node'
+      ? spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn('npm', ['start', '--', ...args], {
+          cwd: resolve(here, '../../..'),
+          // npm wants a HOME; an empty one, so no Claude credentials are found there
+          env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: join(dir, 'home') },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
   let out = '';
   let err = '';
   child.stdout!.setEncoding('utf8').on('data', (c: string) => (out += c));
@@ -160,4 +167,25 @@ describe('npm start', () => {
     expect(await second.exited).toBe(0);
     expect(scubaProcesses(dataDir)).toEqual([]);
   }, 180_000);
+
+  it('stops everything it started when npm itself is sent SIGTERM (npm does not pass it through its shell)', async () => {
+    const port = await freePort();
+    const dataDir = join(dir, 'data-via-npm');
+    mkdirSync(join(dir, 'home'), { recursive: true });
+    running = await start(port, dataDir, 'npm');
+    expect(scubaProcesses(dataDir).length).toBe(1);
+    running.child.kill('SIGTERM');
+    await running.exited;
+    const deadline = Date.now() + 20_000;
+    let stopped = false;
+    while (!stopped && Date.now() < deadline) {
+      const listening = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+        () => true,
+        () => false,
+      );
+      stopped = !listening && scubaProcesses(dataDir).length === 0;
+      if (!stopped) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(stopped).toBe(true);
+  }, 90_000);
 });

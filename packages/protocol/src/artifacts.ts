@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ArtifactNameSchema, TimestampSchema } from './ids.js';
+import { ArtifactNameSchema, QueryIntSchema, TimestampSchema } from './ids.js';
 
 export const ArtifactSummarySchema = z.object({
   name: ArtifactNameSchema,
@@ -24,7 +24,7 @@ export const PutArtifactRequestSchema = z.object({
 });
 export type PutArtifactRequest = z.infer<typeof PutArtifactRequestSchema>;
 
-export const ArtifactQuerySchema = z.object({ version: z.coerce.number().int().positive().optional() });
+export const ArtifactQuerySchema = z.object({ version: QueryIntSchema.pipe(z.number().min(1)).optional() });
 
 export const ArtifactListResponseSchema = z.object({ artifacts: z.array(ArtifactSummarySchema) });
 export const ArtifactResponseSchema = z.object({ artifact: ArtifactSchema });

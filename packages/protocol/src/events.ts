@@ -1,14 +1,16 @@
 import { z } from 'zod';
 import { UiChunkSchema } from './chunks.js';
-import { ArtifactNameSchema, SeqSchema, ThreadIdSchema, TimestampSchema } from './ids.js';
+import { ArtifactNameSchema, QueryIntSchema, SeqSchema, ThreadIdSchema, TimestampSchema } from './ids.js';
 import { RoleSchema } from './thread.js';
 
 export const RunIdSchema = z.string().min(1).max(200);
 export const ToolCallIdSchema = z.string().min(1).max(200);
 export const ClientEventIdSchema = z.string().min(1).max(200);
-/** A custom event type: any name with a dot in it, e.g. `acme.poll_created`. */
-export const CUSTOM_EVENT_TYPE_PATTERN = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)+$/;
 export const EventTypeSchema = z.string().min(1).max(200);
+/** A custom event type: any name with a dot in it, e.g. `acme.poll_created` (the protocol asks nothing more of it). */
+export function isCustomEventType(type: string): boolean {
+  return type.includes('.');
+}
 
 const JsonObjectSchema = z.record(z.string(), z.unknown());
 
@@ -94,7 +96,7 @@ export function validateEventData(type: string, data: unknown): EventDataValidat
     const issues = parsed.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message }));
     return { ok: false, message: `invalid data for ${type}: ${describeIssues(issues)}`, issues };
   }
-  if (!CUSTOM_EVENT_TYPE_PATTERN.test(type)) {
+  if (!isCustomEventType(type)) {
     return {
       ok: false,
       message: `unknown event type "${type}": custom types must contain a dot (e.g. "acme.poll_created")`,
@@ -128,20 +130,44 @@ export const EventEnvelopeSchema = z.object({
 });
 export type EventEnvelope = z.infer<typeof EventEnvelopeSchema>;
 
-/** One event to append. Its `data` is checked separately by `validateEventData`. */
-export const NewEventSchema = z.object({
-  type: EventTypeSchema,
-  data: z.unknown(),
-  clientEventId: ClientEventIdSchema.optional(),
-});
-export type NewEvent = z.infer<typeof NewEventSchema>;
+/**
+ * One event to append. Its `data` is checked separately by `validateEventData`. A `clientEventId`
+ * of null is read as absent, so a client may send back the shape of a stored envelope.
+ */
+export const NewEventSchema = z
+  .object({
+    type: EventTypeSchema,
+    data: z.unknown(),
+    clientEventId: ClientEventIdSchema.nullish(),
+  })
+  .transform(({ type, data, clientEventId }): NewEvent => (clientEventId == null ? { type, data } : { type, data, clientEventId }));
+export interface NewEvent {
+  type: string;
+  data: unknown;
+  clientEventId?: string;
+}
 
 export const AppendBatchSchema = z.object({
   events: z.array(NewEventSchema).min(1, 'a batch needs at least one event').max(500, 'a batch holds at most 500 events'),
 });
-/** The body of `POST /v1/threads/:id/events`: one event, or a batch. */
-export const AppendRequestSchema = z.union([AppendBatchSchema, NewEventSchema]);
-export type AppendRequest = z.infer<typeof AppendRequestSchema>;
+export type AppendRequest = NewEvent | { events: NewEvent[] };
+
+/**
+ * The body of `POST /v1/threads/:id/events`: one event `{type, data, clientEventId?}`, or a batch
+ * `{events: [...]}`, told apart by the `events` key so that each gets its own error messages. A body
+ * with both `events` and `type` or `data` is refused rather than half read.
+ */
+export const AppendRequestSchema = z.unknown().transform((body, ctx): AppendRequest => {
+  const isBatch = typeof body === 'object' && body !== null && !Array.isArray(body) && 'events' in body;
+  if (isBatch && ('type' in body || 'data' in body)) {
+    ctx.addIssue({ code: 'custom', message: 'send one event ({type, data}) or a batch ({events: [...]}), not both', path: [] });
+    return z.NEVER;
+  }
+  const parsed = (isBatch ? AppendBatchSchema : NewEventSchema).safeParse(body);
+  if (parsed.success) return parsed.data;
+  for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path });
+  return z.NEVER;
+});
 
 /** Normalizes an append body to its list of events. */
 export function appendRequestEvents(request: AppendRequest): NewEvent[] {
@@ -152,9 +178,9 @@ export const AppendResponseSchema = z.object({ events: z.array(EventEnvelopeSche
 
 export const ReadEventsQuerySchema = z
   .object({
-    after: z.coerce.number().int().nonnegative().optional(),
-    before: z.coerce.number().int().nonnegative().optional(),
-    limit: z.coerce.number().int().min(1).max(1000).default(100),
+    after: QueryIntSchema.optional(),
+    before: QueryIntSchema.optional(),
+    limit: QueryIntSchema.pipe(z.number().min(1).max(1000)).default(100),
   })
   .refine((query) => query.after === undefined || query.before === undefined, {
     message: 'use either after or before, not both',

@@ -21,5 +21,13 @@ export const ArtifactNameSchema = z
   .regex(ARTIFACT_NAME_PATTERN, 'must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$');
 /** An ISO-8601 UTC timestamp as sent on the wire. */
 export const TimestampSchema = z.string();
+/**
+ * A non-negative integer query parameter, written in plain decimal digits: `?after=12`.
+ * `0x10`, `1e2`, ` 10` and an empty value are refused, not read as numbers.
+ */
+export const QueryIntSchema = z
+  .string()
+  .regex(/^[0-9]{1,15}$/, 'must be a non-negative integer in decimal digits')
+  .transform(Number);
 /** A per-thread sequence number: 1, 2, 3, … */
 export const SeqSchema = z.number().int().nonnegative();

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PrincipalIdSchema, TimestampSchema } from './ids.js';
+import { PrincipalIdSchema, QueryIntSchema, TimestampSchema } from './ids.js';
 
 export const PrincipalKindSchema = z.enum(['human', 'bot']);
 export type PrincipalKind = z.infer<typeof PrincipalKindSchema>;
@@ -39,11 +39,13 @@ export type CreatePrincipalResponse = z.infer<typeof CreatePrincipalResponseSche
 export const WhoamiResponseSchema = z.object({ principal: PrincipalSchema });
 export const PrincipalResponseSchema = z.object({ principal: PrincipalSchema });
 export const PrincipalListResponseSchema = z.object({ principals: z.array(PrincipalSchema) });
+/** `POST /v1/principals/:id/tokens` takes no fields: no body, or a JSON object (its keys are ignored). */
+export const MintTokenRequestSchema = z.object({}).optional();
 export const MintTokenResponseSchema = z.object({ token: TokenSchema });
 export const TokenListResponseSchema = z.object({ tokens: z.array(TokenInfoSchema) });
 
 export const PrincipalSearchQuerySchema = z.object({
   query: z.string().max(200).default(''),
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  limit: QueryIntSchema.pipe(z.number().min(1).max(1000)).default(100),
 });
 export type PrincipalSearchQuery = z.infer<typeof PrincipalSearchQuerySchema>;

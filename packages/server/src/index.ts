@@ -9,3 +9,4 @@ export { createHumanPrincipal } from './services/principal-service.js';
 export { authenticateToken } from './services/auth-service.js';
 export { startTestServer } from './testing/test-server.js';
 export type { TestServer, TestServerOptions } from './testing/test-server.js';
+export { stopWithParent } from './cli/stop-with-parent.js';

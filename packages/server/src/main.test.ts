@@ -19,9 +19,10 @@ afterEach(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-/** Starts `serve` and resolves with the URL of its listening line. */
-function serve(args: string[]) {
-  const child = spawn(process.execPath, [BIN, 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** Starts `serve` (by default `node bin/bubble-server.js serve`) and resolves with the URL of its listening line. */
+function serve(args: string[], command: [string, ...string[]] = [process.execPath, BIN]) {
+  const [file, ...head] = command;
+  const child = spawn(file, [...head, 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'], cwd: REPO_ROOT });
   let stdout = '';
   let stderr = '';
   child.stderr.on('data', (c) => (stderr += c));
@@ -83,6 +84,24 @@ describe('bubble-server CLI', () => {
   it('runs from the repo root with npx', async () => {
     const { stdout } = await run('npx', ['bubble-server', 'principal', 'create-human', 'carol', '--data', dataDir], { cwd: REPO_ROOT });
     expect(JSON.parse(stdout).principal.principalId).toBe('carol');
+  });
+
+  it('stops when the npx that started it is sent SIGTERM, instead of living on as an orphan', async () => {
+    // npx runs the bin through `sh -c`, and that shell does not pass SIGTERM on.
+    const server = serve(['--port', '0', '--data', dataDir, '--log-level', 'silent'], ['npx', 'bubble-server']);
+    const url = await server.listening;
+    expect((await httpCall(url, 'GET', '/healthz')).status).toBe(200);
+    server.child.kill('SIGTERM');
+    await server.exited;
+    let refused = false;
+    for (let attempt = 0; attempt < 100 && !refused; attempt += 1) {
+      refused = await httpCall(url, 'GET', '/healthz').then(
+        () => false,
+        () => true,
+      );
+      if (!refused) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(refused).toBe(true);
   });
 
   it.each([

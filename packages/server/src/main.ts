@@ -6,6 +6,7 @@ import { resolve } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
+import { stopWithParent } from './cli/stop-with-parent.js';
 import { parseCli, USAGE, type CreateHumanCommand, type ServeCommand } from './cli/parse-cli.js';
 import { createBubbleServer, DATABASE_FILE_NAME, type BubbleServer } from './create-bubble-server.js';
 import { BubbleError } from './errors/bubble-error.js';
@@ -48,6 +49,10 @@ async function serve(command: ServeCommand): Promise<void> {
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+  stopWithParent(() => {
+    logger.warn('the npm process that started this server has exited');
+    stop('SIGTERM');
+  });
   const rateLimit =
     command.rateLimit === undefined
       ? undefined

@@ -13,6 +13,7 @@ const bodies: unknown[] = [
   { type: 'x', data: {}, clientEventId: '' },
   { type: 'x', data: {}, clientEventId: long },
   { type: 'x', data: {}, clientEventId: 7 },
+  { type: 'x', data: {}, clientEventId: null },
   { type: '', data: {} },
   { type: long, data: {} },
   { type: 5, data: {} },

@@ -17,13 +17,13 @@ const isIdString = (value: unknown): value is string => typeof value === 'string
 /**
  * The body of a single-event append, as `AppendRequestSchema` would parse it
  * (unknown keys dropped), when it is an object without `events`, with an id-like
- * `type`, an object `data` and an absent or id-like `clientEventId`; else null.
+ * `type`, an object `data` and an absent, null or id-like `clientEventId`; else null.
  */
 export function fastSingleEvent(body: unknown): NewEvent | null {
   if (!isObject(body) || body['events'] !== undefined) return null;
   const { type, data, clientEventId } = body;
   if (!isIdString(type) || !isObject(data)) return null;
-  if (clientEventId === undefined) return { type, data };
+  if (clientEventId === undefined || clientEventId === null) return { type, data };
   return isIdString(clientEventId) ? { type, data, clientEventId } : null;
 }
 

@@ -83,6 +83,12 @@ describe('append', () => {
       { type: 'tool_call_approval', data: { toolCallId: 'tc', decision: 'allow' } },
       { type: 'tool_call_result', data: { toolCallId: 'tc', output: { x: 1 }, isError: false } },
       { type: 'acme.poll_created', data: { q: 'lunch?' } },
+      // "accepted if their name contains a dot": nothing more is asked of the name
+      { type: 'acme.x:y', data: {} },
+      { type: 'acme/x.y', data: {} },
+      { type: '.acme', data: {} },
+      { type: 'acme.', data: {} },
+      { type: 'acme.ü b', data: {} },
       { type: 'message_part', data: { runId: 'r9', chunk: { type: 'tool-input-available', toolCallId: 'tc', toolName: 'Task', input: {}, providerMetadata: { bubble: { childThreadId: `${t}.sub-abcde-123` } } } } },
     ];
     for (const body of ok) expect((await append('alice', body)).status, body.type).toBe(201);
@@ -95,6 +101,22 @@ describe('append', () => {
       [{ type: 'participant_removed', data: { principalId: 'bob', role: 'member', by: 'alice' } }, 'forbidden'],
     ];
     for (const [body, expected] of bad) expect(code(await append('alice', body)), JSON.stringify(body)).toBe(expected);
+  });
+
+  it('reads a null clientEventId as none, as stored envelopes show it', async () => {
+    const res = await append('alice', { type: 'acme.note', data: { a: 1 }, clientEventId: null });
+    expect(res.status).toBe(201);
+    expect(res.body.events[0]).toMatchObject({ seq: 3, clientEventId: null });
+    const batch = await append('alice', { events: [{ type: 'acme.note', data: {}, clientEventId: null }, { type: 'acme.note', data: {}, clientEventId: null }] });
+    expect(batch.body.events.map((e: any) => e.seq)).toEqual([4, 5]);
+  });
+
+  it('takes data nested up to 100 levels (the body counts as one) and refuses one level more', async () => {
+    const nested = (levels: number): unknown => (levels === 0 ? 1 : { a: nested(levels - 1) });
+    expect((await append('alice', { type: 'acme.deep', data: nested(99) })).status).toBe(201);
+    const deeper = await append('alice', { type: 'acme.deep', data: nested(100) });
+    expect(deeper.status).toBe(400);
+    expect(deeper.body.error.message).toMatch(/more than 100 levels deep/);
   });
 
   it('needs a live grant: strangers 403, unknown threads 404', async () => {

@@ -27,7 +27,9 @@ async function expectStillServing(): Promise<void> {
 }
 
 describe('malformed input', () => {
-  const table: Array<[string, () => { method: string; path: string; rawBody?: string | Buffer; headers?: Record<string, string> }, number, string]> = [
+  const table: Array<
+    [string, () => { method: string; path: string; rawBody?: string | Buffer; headers?: Record<string, string> }, number, string, RegExp?]
+  > = [
     ['invalid JSON', () => ({ method: 'POST', path: events(), rawBody: '{"type": "acme.note", ' }), 400, 'invalid_request'],
     ['an empty body', () => ({ method: 'POST', path: events(), rawBody: '' }), 400, 'invalid_request'],
     ['a JSON array', () => ({ method: 'POST', path: events(), rawBody: '[1,2]' }), 400, 'invalid_request'],
@@ -35,19 +37,31 @@ describe('malformed input', () => {
     ['type of the wrong type', () => ({ method: 'POST', path: events(), rawBody: '{"type": 5, "data": {}}' }), 400, 'invalid_request'],
     ['clientEventId of the wrong type', () => ({ method: 'POST', path: events(), rawBody: '{"type": "acme.x", "data": {}, "clientEventId": 7}' }), 400, 'invalid_request'],
     ['an empty batch', () => ({ method: 'POST', path: events(), rawBody: '{"events": []}' }), 400, 'invalid_request'],
-    ['a batch of 501 events', () => ({ method: 'POST', path: events(), rawBody: JSON.stringify({ events: Array.from({ length: 501 }, () => ({ type: 'acme.x', data: {} })) }) }), 400, 'invalid_request'],
+    ['a batch of 501 events', () => ({ method: 'POST', path: events(), rawBody: JSON.stringify({ events: Array.from({ length: 501 }, () => ({ type: 'acme.x', data: {} })) }) }), 400, 'invalid_request', /events: a batch holds at most 500 events/],
+    ['a batch with a bad event', () => ({ method: 'POST', path: events(), rawBody: '{"events": [{"type": "acme.x", "data": {}}, {"data": {}}]}' }), 400, 'invalid_request', /events\.1\.type/],
+    ['one event and a batch in one body', () => ({ method: 'POST', path: events(), rawBody: '{"type": "acme.x", "data": {}, "events": [{"type": "acme.y", "data": {}}]}' }), 400, 'invalid_request', /not both/],
+    ['JSON nested 5,000 levels deep', () => ({ method: 'POST', path: events(), rawBody: `{"type": "acme.x", "data": ${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}` }), 400, 'invalid_request', /more than 100 levels deep/],
     ['an unknown undotted type', () => ({ method: 'POST', path: events(), rawBody: '{"type": "hello", "data": {}}' }), 400, 'invalid_request'],
     ['data over 64 KiB', () => ({ method: 'POST', path: events(), rawBody: big(LIMITS.maxEventDataBytes) }), 413, 'payload_too_large'],
     ['a body over 1 MiB (declared length)', () => ({ method: 'POST', path: events(), rawBody: big(LIMITS.maxRequestBytes) }), 413, 'payload_too_large'],
     ['a body of 8 MiB', () => ({ method: 'POST', path: events(), rawBody: Buffer.alloc(8 * 1024 * 1024, 'a') }), 413, 'payload_too_large'],
     ['a thread title of the wrong type', () => ({ method: 'POST', path: '/v1/threads', rawBody: '{"title": 5}' }), 400, 'invalid_request'],
     ['a malformed path escape', () => ({ method: 'GET', path: '/v1/threads/%E0%A4%A' }), 400, 'invalid_request'],
-    ['a bad query parameter', () => ({ method: 'GET', path: `${events()}?after=x` }), 400, 'invalid_request'],
+    ['a bad query parameter', () => ({ method: 'GET', path: `${events()}?after=x` }), 400, 'invalid_request', /after: must be a non-negative integer/],
+    ['a hexadecimal query number', () => ({ method: 'GET', path: `${events()}?after=0x10` }), 400, 'invalid_request', /after: must be a non-negative integer/],
+    ['an exponent query number', () => ({ method: 'GET', path: `${events()}?limit=1e2` }), 400, 'invalid_request', /limit: must be a non-negative integer/],
+    ['a query number after a space', () => ({ method: 'GET', path: `${events()}?limit=%2010` }), 400, 'invalid_request', /limit: must be a non-negative integer/],
+    ['an empty query number', () => ({ method: 'GET', path: `${events()}?before=` }), 400, 'invalid_request', /before: must be a non-negative integer/],
+    ['a query parameter given twice', () => ({ method: 'GET', path: `${events()}?after=1&after=2` }), 400, 'invalid_request', /after is given more than once/],
+    ['a limit of 1001', () => ({ method: 'GET', path: `${events()}?limit=1001` }), 400, 'invalid_request', /limit/],
+    ['a bad principal search limit', () => ({ method: 'GET', path: '/v1/principals?limit=1e1' }), 400, 'invalid_request', /limit: must be a non-negative integer/],
+    ['a bad artifact version', () => ({ method: 'GET', path: `/v1/threads/${t}/artifacts/notes?version=0x1` }), 400, 'invalid_request', /version: must be a non-negative integer/],
+    ['invalid JSON to the token route', () => ({ method: 'POST', path: '/v1/principals/alice/tokens', rawBody: '{x' }), 400, 'invalid_request', /not valid JSON/],
     ['an unknown route', () => ({ method: 'GET', path: '/v1/nothing' }), 404, 'not_found'],
     ['an unknown method on a known path', () => ({ method: 'PATCH', path: events() }), 404, 'not_found'],
   ];
 
-  it.each(table)('answers %s with %i %s and keeps serving', async (_name, make, status, errorCode) => {
+  it.each(table)('answers %s with %i %s and keeps serving', async (_name, make, status, errorCode, message) => {
     const { method, path, rawBody, headers } = make();
     const res = await httpCall(w.server.url, method, path, {
       token: w.tokens['alice'],
@@ -56,6 +70,7 @@ describe('malformed input', () => {
     });
     expect(res.status).toBe(status);
     expect(res.body).toEqual({ error: { code: errorCode, message: expect.any(String), details: expect.any(Object) } });
+    if (message !== undefined) expect(res.body.error.message).toMatch(message);
     expect(res.text).not.toMatch(/\n\s+at /);
     await expectStillServing();
   });

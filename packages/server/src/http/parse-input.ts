@@ -10,7 +10,14 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown, what:
   throw invalidRequest(`invalid ${what}: ${summary}`, { issues });
 }
 
-/** Query parameters as a plain object (the last value wins for a repeated name). */
+/** Query parameters as a plain object; a name given twice (`?after=2&after=3`) is a 400, not a guess. */
 export function queryObject(query: URLSearchParams): Record<string, string> {
-  return Object.fromEntries(query.entries());
+  const object: Record<string, string> = {};
+  for (const [name, value] of query) {
+    if (Object.hasOwn(object, name)) {
+      throw invalidRequest(`invalid query: ${name} is given more than once`, { issues: [{ path: name, message: 'given more than once' }] });
+    }
+    object[name] = value;
+  }
+  return object;
 }

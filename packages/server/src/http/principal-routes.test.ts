@@ -83,6 +83,10 @@ describe('bots and tokens', () => {
     expect(minted.body.token.token).toMatch(/^bubble_agent_/);
     const second = w.withToken(minted.body.token.token);
     expect((await second.get('/v1/auth/whoami')).status).toBe(200);
+    // the route takes no fields: an empty JSON object is as good as no body
+    const third = await w.as['alice']!.post('/v1/principals/bot-a/tokens', {});
+    expect(third.status).toBe(201);
+    expect(third.body.token.token).not.toBe(minted.body.token.token);
 
     // bob cannot see bot-a at all: 404, as for an unknown id
     expect((await w.as['bob']!.post('/v1/principals/bot-a/tokens')).status).toBe(404);

@@ -2,6 +2,26 @@ import type { IncomingMessage } from 'node:http';
 import { BubbleError, invalidRequest } from '../errors/bubble-error.js';
 
 /**
+ * How deep a body may nest arrays and objects. JSON.parse takes thousands of levels, but every later
+ * recursive walk (JSON.stringify of an event's `data`, zod) would overflow the stack on them.
+ */
+export const MAX_JSON_DEPTH = 100;
+
+/** Whether `value` nests arrays or objects more than `max` levels deep; iterative, so it cannot overflow itself. */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
+/**
  * Reads and parses a JSON body of at most `limit` bytes (`undefined` when empty). Over the limit it
  * stops reading at once (by Content-Length when declared, else as soon as the
  * count passes the limit) and throws 413; the caller closes the connection
@@ -41,11 +61,18 @@ export function readJsonBody(req: IncomingMessage, limit: number): Promise<unkno
           resolve(undefined);
           return;
         }
+        let value: unknown;
         try {
-          resolve(JSON.parse(text));
+          value = JSON.parse(text);
         } catch {
           reject(invalidRequest('request body is not valid JSON'));
+          return;
         }
+        if (nestsDeeperThan(value, MAX_JSON_DEPTH)) {
+          reject(invalidRequest(`request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`, { maxDepth: MAX_JSON_DEPTH }));
+          return;
+        }
+        resolve(value);
       });
     const onError = (error: Error): void => finish(() => reject(error));
     req.on('data', onData);

@@ -6,6 +6,7 @@ import {
   ArtifactQuerySchema,
   CreatePrincipalRequestSchema,
   CreateThreadRequestSchema,
+  MintTokenRequestSchema,
   PrincipalSearchQuerySchema,
   PROTOCOL_VERSION,
   ARTIFACTS_EXTENSION,
@@ -76,9 +77,11 @@ export function createRoutes(deps: RouteDeps): Router<Handler> {
     return ok({ principals: await principals.search(caller, q.query, q.limit) });
   });
   r.add('GET', '/v1/principals/:id', async (ctx) => ok({ principal: await principals.get(await ctx.caller(), ctx.params['id']!) }));
-  r.add('POST', '/v1/principals/:id/tokens', async (ctx) =>
-    created({ token: await principals.mintToken(await ctx.caller(), ctx.params['id']!) }),
-  );
+  r.add('POST', '/v1/principals/:id/tokens', async (ctx) => {
+    const caller = await ctx.caller();
+    parseInput(MintTokenRequestSchema, await ctx.json(), 'token request');
+    return created({ token: await principals.mintToken(caller, ctx.params['id']!) });
+  });
   r.add('GET', '/v1/principals/:id/tokens', async (ctx) =>
     ok({ tokens: await principals.listTokens(await ctx.caller(), ctx.params['id']!) }),
   );
