@@ -14,7 +14,7 @@ import { createAuthenticator } from './services/authenticator.js';
 import { createEventService } from './services/event-service.js';
 import { createPrincipalService } from './services/principal-service.js';
 import { createThreadService } from './services/thread-service.js';
-import { isReader } from './domain/access-rules.js';
+import { readAccessOf } from './domain/access-rules.js';
 import { openSqliteStore } from './store/sqlite/sqlite-store.js';
 import type { BubbleStore } from './store/store.js';
 import { attachWebSocket, type WebSocketLayer } from './ws/attach-websocket.js';
@@ -128,10 +128,7 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
     httpServer,
     {
       authenticate: authenticator.authenticate,
-      canRead: async (principalId, threadId) => {
-        const access = await store.getThreadAccess(threadId, principalId);
-        return access !== null && isReader(access);
-      },
+      readAccess: async (principalId, threadId) => readAccessOf(await store.getThreadAccess(threadId, principalId)),
       readEvents: (threadId, afterSeq, limit) => store.readEventsAfter(threadId, afterSeq, limit),
       listLiveGrants: (principalId) => store.listLiveGrantsOfPrincipal(principalId),
       bus,

@@ -9,6 +9,11 @@ import type { ThreadAccess } from '../store/store.js';
  */
 export const isReader = (access: ThreadAccess): boolean => access.ownGrant !== null || access.ancestorGrant;
 
+/** Read access as one answer, for callers that report it rather than throw: no such thread, no access, or readable. */
+export type ReadAccess = 'read' | 'forbidden' | 'not_found';
+export const readAccessOf = (access: ThreadAccess | null): ReadAccess =>
+  access === null ? 'not_found' : isReader(access) ? 'read' : 'forbidden';
+
 export function requireReader(access: ThreadAccess | null, threadId: string, principalId: string): ThreadAccess {
   if (access === null) throw notFound(`thread ${threadId} not found`);
   if (!isReader(access)) throw forbidden(`${principalId} may not read thread ${threadId}`);

@@ -58,6 +58,7 @@ describe('malformed input', () => {
     ['a bad artifact version', () => ({ method: 'GET', path: `/v1/threads/${t}/artifacts/notes?version=0x1` }), 400, 'invalid_request', /version: must be a non-negative integer/],
     ['invalid JSON to the token route', () => ({ method: 'POST', path: '/v1/principals/alice/tokens', rawBody: '{x' }), 400, 'invalid_request', /not valid JSON/],
     ['an unknown route', () => ({ method: 'GET', path: '/v1/nothing' }), 404, 'not_found'],
+    ['a plain GET of the WebSocket endpoint', () => ({ method: 'GET', path: '/v1/ws' }), 400, 'invalid_request', /Upgrade: websocket/],
     ['an unknown method on a known path', () => ({ method: 'PATCH', path: events() }), 404, 'not_found'],
   ];
 

@@ -64,6 +64,11 @@ export function createRoutes(deps: RouteDeps): Router<Handler> {
     ok({ name: 'bubble', version: deps.version, protocol: PROTOCOL_VERSION, extensions: { artifacts: { ...ARTIFACTS_EXTENSION } } }),
   );
 
+  // The WebSocket endpoint answers upgrades only (attach-websocket.ts); a plain GET is told so.
+  r.add('GET', '/v1/ws', async () => {
+    throw invalidRequest('GET /v1/ws is the WebSocket endpoint: open it with an Upgrade: websocket request');
+  });
+
   // principals and tokens
   r.add('GET', '/v1/auth/whoami', async (ctx) => ok({ principal: await ctx.caller() }));
   r.add('POST', '/v1/principals', async (ctx) => {

@@ -53,21 +53,21 @@ export class ThreadSubscription {
 
   async start(): Promise<void> {
     const { deps } = this.connection.context;
-    let readable: boolean;
+    let access: 'read' | 'forbidden' | 'not_found';
     try {
-      readable = await deps.canRead(this.connection.principalId, this.threadId);
+      access = await deps.readAccess(this.connection.principalId, this.threadId);
     } catch (error) {
       this.fail(error);
       return;
     }
     if (this.ended) return;
-    if (!readable) {
+    if (access !== 'read') {
       this.connection.forgetSubscription(this);
       this.mode = 'ended';
-      // One answer for "not yours" and "no such thread": a socket cannot probe for thread ids.
-      this.connection.sendControl(
-        errorFrame('forbidden', `no read access to thread ${this.threadId} (or no such thread)`, this.id, { threadId: this.threadId }),
-      );
+      // The same answers as HTTP: 404's code for no such thread, 403's for no read access.
+      const message =
+        access === 'not_found' ? `thread ${this.threadId} not found` : `${this.connection.principalId} may not read thread ${this.threadId}`;
+      this.connection.sendControl(errorFrame(access, message, this.id, { threadId: this.threadId }));
       return;
     }
     this.connection.context.hub.addThreadSubscription(this);
@@ -96,7 +96,7 @@ export class ThreadSubscription {
     }
     let readable: boolean;
     try {
-      readable = await this.connection.context.deps.canRead(this.connection.principalId, this.threadId);
+      readable = (await this.connection.context.deps.readAccess(this.connection.principalId, this.threadId)) === 'read';
     } catch (error) {
       this.fail(error);
       return;

@@ -10,8 +10,11 @@ import type { LiveBus } from '../live/live-bus.js';
 export interface WsDeps {
   /** `null` when the token is unknown, revoked or expired. */
   authenticate(token: string): Promise<{ principal: Principal; tokenId: string } | null>;
-  /** A live grant on the thread, or (recursively) read access to its parent. */
-  canRead(principalId: string, threadId: string): Promise<boolean>;
+  /**
+   * `read` with a live grant on the thread or (recursively) read access to its parent; else
+   * `forbidden`, or `not_found` when there is no such thread (as HTTP answers 403 and 404).
+   */
+  readAccess(principalId: string, threadId: string): Promise<'read' | 'forbidden' | 'not_found'>;
   /** Events with `seq > afterSeq`, ascending, at most `limit`; and the thread's head seq. */
   readEvents(threadId: string, afterSeq: number, limit: number): Promise<{ events: EventEnvelope[]; headSeq: number }>;
   listLiveGrants(principalId: string): Promise<Grant[]>;
@@ -30,7 +33,7 @@ export interface WsOptions {
   maxBufferedBytes?: number;
   /**
    * The longest a flush may wait after the previous one, in ms (default 5).
-   * The wait is as long as the previous flush took, so a lone event goes out
+   * The wait is half as long as the previous flush took, so a lone event goes out
    * at once and heavy fan-out is written several frames per syscall. 0 flushes
    * at the end of every turn.
    */

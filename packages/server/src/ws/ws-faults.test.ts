@@ -18,7 +18,7 @@ import { attachWebSocket, type WebSocketLayer } from './attach-websocket.js';
 import type { WsDeps } from './ws-deps.js';
 import { TestSocket } from './ws-test-client.js';
 
-type Faulty = 'authenticate' | 'canRead' | 'readEvents' | 'listLiveGrants';
+type Faulty = 'authenticate' | 'readAccess' | 'readEvents' | 'listLiveGrants';
 
 let dir: string;
 let store: BubbleStore;
@@ -32,7 +32,7 @@ async function setUp(faulty: Faulty): Promise<{ wsUrl: string; token: string }> 
   const boom = (): Promise<never> => Promise.reject(new Error('disk on fire'));
   const deps: WsDeps = {
     authenticate: (t) => authenticateToken(store, t),
-    canRead: async () => true,
+    readAccess: async () => 'read',
     readEvents: (threadId, afterSeq, limit) => store.readEventsAfter(threadId, afterSeq, limit),
     listLiveGrants: (principalId) => store.listLiveGrantsOfPrincipal(principalId),
     bus,
@@ -67,7 +67,7 @@ describe('when the core fails', () => {
   });
 
   it.each<[Faulty, object]>([
-    ['canRead', { type: 'subscribe', id: 'x', threadId: 'th_f', afterSeq: 0 }],
+    ['readAccess', { type: 'subscribe', id: 'x', threadId: 'th_f', afterSeq: 0 }],
     ['readEvents', { type: 'subscribe', id: 'x', threadId: 'th_f', afterSeq: 0 }],
     ['listLiveGrants', { type: 'subscribe_grants', id: 'x' }],
   ])('answers an internal error frame when %s fails, frees the id, and keeps the socket', async (faulty, frame) => {

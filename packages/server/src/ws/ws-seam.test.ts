@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import type { EventEnvelope, Grant } from '@bubble/protocol';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { readAccessOf } from '../domain/access-rules.js';
 import { authenticateToken } from '../services/auth-service.js';
 import { createHumanPrincipal } from '../services/principal-service.js';
 import { createLiveBus } from '../live/live-bus.js';
@@ -45,10 +46,7 @@ async function setUp(slow: Slow, maxBufferedBytes?: number): Promise<void> {
   http = createServer((_req, res) => res.writeHead(404).end());
   layer = attachWebSocket(http, {
     authenticate: (t) => authenticateToken(store, t),
-    canRead: async (principalId, threadId) => {
-      const access = await store.getThreadAccess(threadId, principalId);
-      return access !== null && (access.ownGrant !== null || access.ancestorGrant);
-    },
+    readAccess: async (principalId, threadId) => readAccessOf(await store.getThreadAccess(threadId, principalId)),
     readEvents: (threadId, afterSeq, limit) => delayed(() => store.readEventsAfter(threadId, afterSeq, limit)),
     listLiveGrants: (principalId) => delayed(() => store.listLiveGrantsOfPrincipal(principalId)),
     bus,

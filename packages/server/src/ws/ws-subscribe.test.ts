@@ -101,7 +101,7 @@ describe('subscribe', () => {
     socket.send({ type: 'subscribe', id: 'x', threadId: thread.threadId, afterSeq: 0 });
     expect(await socket.next()).toMatchObject({ type: 'error', id: 'x', error: { code: 'forbidden' } });
     socket.send({ type: 'subscribe', id: 'y', threadId: 'th_doesnotexist', afterSeq: 0 });
-    expect(await socket.next()).toMatchObject({ type: 'error', id: 'y', error: { code: 'forbidden' } });
+    expect(await socket.next()).toMatchObject({ type: 'error', id: 'y', error: { code: 'not_found', message: 'thread th_doesnotexist not found' } });
     // The refused id is free again, and nothing of that thread arrives.
     await alice.note(thread.threadId, 'secret');
     expect(await socket.roundTrip()).toEqual([]);
