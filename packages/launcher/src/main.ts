@@ -25,12 +25,14 @@ async function main(): Promise<void> {
 
   let launched: Launched | undefined;
   let stopping = false;
+  let stopWatchingParent = (): void => {};
   const stop = (signal: NodeJS.Signals): void => {
     if (stopping) {
       process.stderr.write('bubble-start: second signal, exiting at once\n');
       process.exit(1);
     }
     stopping = true;
+    stopWatchingParent();
     process.stdout.write(`\nstopping (${signal})…\n`);
     (launched?.stop() ?? Promise.resolve()).then(
       () => process.exit(0),
@@ -42,7 +44,7 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
-  stopWithParent(() => stop('SIGTERM'));
+  stopWatchingParent = stopWithParent(() => stop('SIGTERM'));
 
   try {
     launched = await launch({ dataDir: options.data, host: options.host, port: options.port, mode, env: process.env, logger });

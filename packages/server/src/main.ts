@@ -29,12 +29,14 @@ async function serve(command: ServeCommand): Promise<void> {
   // that line may send SIGTERM at once.
   let server: BubbleServer | undefined;
   let stopping = false;
+  let stopWatchingParent = (): void => {};
   const stop = (signal: NodeJS.Signals): void => {
     if (stopping) {
       logger.warn({ signal }, 'second signal: exiting at once');
       process.exit(1);
     }
     stopping = true;
+    stopWatchingParent();
     logger.info({ signal }, 'shutting down');
     (server?.close() ?? Promise.resolve()).then(
       () => {
@@ -49,7 +51,7 @@ async function serve(command: ServeCommand): Promise<void> {
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
-  stopWithParent(() => {
+  stopWatchingParent = stopWithParent(() => {
     logger.warn('the npm process that started this server has exited');
     stop('SIGTERM');
   });

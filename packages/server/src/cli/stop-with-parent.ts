@@ -6,30 +6,23 @@
  * its port and its database. A server that a shell started with `&` or `nohup`
  * (no npm in between) is left alone: outliving that shell is what was asked.
  *
- * `process.ppid` is read once at startup in Node, so the original parent is
- * probed with signal 0 instead: ESRCH means it has exited.
+ * The parent is gone when this process has been handed to another one
+ * (`process.ppid` is read afresh on each access). Returns a function that
+ * stops watching; call it once shutdown has begun, so that a parent that dies
+ * from the same signal does not look like a second one.
  */
 export function stopWithParent(
   stop: () => void,
-  options: { env?: NodeJS.ProcessEnv; parentPid?: number; intervalMs?: number } = {},
+  options: { env?: NodeJS.ProcessEnv; intervalMs?: number } = {},
 ): () => void {
-  const { env = process.env, parentPid = process.ppid, intervalMs = 500 } = options;
+  const { env = process.env, intervalMs = 500 } = options;
+  const parentPid = process.ppid;
   if (env['npm_command'] === undefined || parentPid <= 1) return () => {};
   const timer = setInterval(() => {
-    if (isAlive(parentPid)) return;
+    if (process.ppid === parentPid) return;
     clearInterval(timer);
     stop();
   }, intervalMs);
   timer.unref();
   return () => clearInterval(timer);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists but belongs to someone else, so it is alive.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

@@ -7,17 +7,19 @@ import { BubbleError, invalidRequest } from '../errors/bubble-error.js';
  */
 export const MAX_JSON_DEPTH = 100;
 
-/** Whether `value` nests arrays or objects more than `max` levels deep; iterative, so it cannot overflow itself. */
+/**
+ * Whether `value` nests arrays or objects more than `max` levels deep (a bare object is one level).
+ * It recurses at most `max + 1` frames, so it cannot overflow itself, and allocates nothing.
+ */
 export function nestsDeeperThan(value: unknown, max: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop()!;
-    if (typeof node !== 'object' || node === null) continue;
-    if (depth > max) return true;
-    for (const child of Array.isArray(node) ? node : Object.values(node)) {
-      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
-    }
+  if (typeof value !== 'object' || value === null) return false;
+  if (max === 0) return true;
+  if (Array.isArray(value)) {
+    for (const item of value) if (nestsDeeperThan(item, max - 1)) return true;
+    return false;
   }
+  const record = value as Record<string, unknown>;
+  for (const key in record) if (nestsDeeperThan(record[key], max - 1)) return true;
   return false;
 }
 
