@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const TOKEN_PREFIXES = { bot: 'bubble_agent_', human: 'bubble_user_' } as const;
 
@@ -7,8 +7,14 @@ export function mintTokenSecret(kind: 'human' | 'bot'): string {
   return `${TOKEN_PREFIXES[kind]}${randomBytes(32).toString('base64url')}`;
 }
 
+/** The SHA-256 of a token, the only form the store keeps. */
 export function hashToken(plaintext: string): Buffer {
-  return createHash('sha256').update(plaintext, 'utf8').digest();
+  return hash('sha256', plaintext, 'buffer');
+}
+
+/** The same SHA-256 as base64 text, for in-memory lookups (a one-shot digest: no Hash object, no Buffer). */
+export function tokenHashKey(plaintext: string): string {
+  return hash('sha256', plaintext, 'base64');
 }
 
 /** Whether the text has the shape of a local token (prefix + at least 43 base64url chars = 32 bytes). */

@@ -1,7 +1,6 @@
-import { hash } from 'node:crypto';
 import type { LiveBus } from '../live/live-bus.js';
 import type { BubbleStore } from '../store/store.js';
-import { looksLikeLocalToken } from '../domain/tokens.js';
+import { looksLikeLocalToken, tokenHashKey } from '../domain/tokens.js';
 import { authenticateHash, type Authenticated } from './auth-service.js';
 
 const MAX_CACHED = 10_000;
@@ -35,8 +34,7 @@ export function createAuthenticator(store: BubbleStore, bus: LiveBus) {
   return {
     async authenticate(token: string): Promise<Authenticated | null> {
       if (!looksLikeLocalToken(token)) return null;
-      // One-shot digest straight to the key (the same SHA-256 as hashToken): a hit allocates no Hash object or Buffer.
-      const key = hash('sha256', token, 'base64');
+      const key = tokenHashKey(token);
       const cached = byToken.get(key);
       if (cached !== undefined) return cached;
       const seen = revocations;

@@ -2,6 +2,7 @@ import type { EventEnvelope, SubscribeFrame } from '@bubble/protocol';
 import { LIMITS, SUBSCRIPTION_END_REASONS } from '@bubble/protocol';
 import { EVENT_FRAME_SUFFIX, errorFrame, eventFramePrefix, serializeFrame } from './frame-codec.js';
 import type { Connection } from './connection.js';
+import type { ReadAccess } from '../domain/access-rules.js';
 
 /**
  * Live events held while the backlog is read (or access is re-checked): at
@@ -53,7 +54,7 @@ export class ThreadSubscription {
 
   async start(): Promise<void> {
     const { deps } = this.connection.context;
-    let access: 'read' | 'forbidden' | 'not_found';
+    let access: ReadAccess;
     try {
       access = await deps.readAccess(this.connection.principalId, this.threadId);
     } catch (error) {

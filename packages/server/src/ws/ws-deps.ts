@@ -1,5 +1,6 @@
 import type { EventEnvelope, Grant, Principal } from '@bubble/protocol';
 import type { Logger } from 'pino';
+import type { ReadAccess } from '../domain/access-rules.js';
 import type { LiveBus } from '../live/live-bus.js';
 
 /**
@@ -14,7 +15,7 @@ export interface WsDeps {
    * `read` with a live grant on the thread or (recursively) read access to its parent; else
    * `forbidden`, or `not_found` when there is no such thread (as HTTP answers 403 and 404).
    */
-  readAccess(principalId: string, threadId: string): Promise<'read' | 'forbidden' | 'not_found'>;
+  readAccess(principalId: string, threadId: string): Promise<ReadAccess>;
   /** Events with `seq > afterSeq`, ascending, at most `limit`; and the thread's head seq. */
   readEvents(threadId: string, afterSeq: number, limit: number): Promise<{ events: EventEnvelope[]; headSeq: number }>;
   listLiveGrants(principalId: string): Promise<Grant[]>;
