@@ -4,11 +4,20 @@ import { PrincipalIdSchema, QueryIntSchema, TimestampSchema } from './ids.js';
 export const PrincipalKindSchema = z.enum(['human', 'bot']);
 export type PrincipalKind = z.infer<typeof PrincipalKindSchema>;
 
+/**
+ * Who may put a bot on a thread: only its owners (the default), or any
+ * participant of the thread. A bot acts and spends on its owners' behalf.
+ */
+export const JoinableBySchema = z.enum(['owners', 'anyone'], { error: 'joinableBy must be "owners" or "anyone"' });
+export type JoinableBy = z.infer<typeof JoinableBySchema>;
+
 export const PrincipalSchema = z.object({
   principalId: PrincipalIdSchema,
   kind: PrincipalKindSchema,
   displayName: z.string(),
   ownerPrincipalIds: z.array(z.string()),
+  /** Bots only. */
+  joinableBy: JoinableBySchema.optional(),
   createdAt: TimestampSchema,
 });
 export type Principal = z.infer<typeof PrincipalSchema>;
@@ -32,6 +41,14 @@ export const CreatePrincipalRequestSchema = z.object({
   displayName: DisplayNameSchema.optional(),
 });
 export type CreatePrincipalRequest = z.infer<typeof CreatePrincipalRequestSchema>;
+
+/** `PATCH /v1/principals/:id`: at least one field. */
+export const UpdatePrincipalRequestSchema = z
+  .object({ displayName: DisplayNameSchema.optional(), joinableBy: JoinableBySchema.optional() })
+  .refine((body) => body.displayName !== undefined || body.joinableBy !== undefined, {
+    message: 'name at least one of displayName and joinableBy',
+  });
+export type UpdatePrincipalRequest = z.infer<typeof UpdatePrincipalRequestSchema>;
 
 export const CreatePrincipalResponseSchema = z.object({ principal: PrincipalSchema, token: TokenSchema });
 export type CreatePrincipalResponse = z.infer<typeof CreatePrincipalResponseSchema>;

@@ -99,6 +99,32 @@ describe('bubble CLI against the real server', () => {
     expect(asBot.stdout).toBe(`${thread.threadId}\t2\tbots\n`);
   });
 
+  it('bots joinable switches who may add a bot, and says what it means', async () => {
+    await alice.createBot({ principalId: 'bot-joinable' });
+    const bob = await server.createHuman('bob-joinable', 'Bob');
+    const bobClient = new BubbleClient({ url: server.url, token: bob.token.token! });
+    const { thread } = await bobClient.createThread({ title: "bob's" });
+    // Bob can see the bot once it shares a thread with him; before that it is 404 to him.
+    await expect(bobClient.addParticipant(thread.threadId, 'bot-joinable')).rejects.toMatchObject({ status: 404 });
+
+    const open = await runBubble(['bots', 'joinable', 'bot-joinable', 'anyone'], env);
+    expect(open).toMatchObject({ code: 0, stdout: 'bot-joinable\tanyone\n' });
+    expect(open.stderr).toContain("anyone on a thread may now add bot-joinable; it acts and spends on its owners' behalf");
+    expect((await bobClient.addParticipant(thread.threadId, 'bot-joinable')).created).toBe(true);
+
+    const closed = await runBubble(['bots', 'joinable', 'bot-joinable', 'owners'], env);
+    expect(closed).toMatchObject({ code: 0, stdout: 'bot-joinable\towners\n' });
+    expect(closed.stderr).toContain("only bot-joinable's owners may add it to threads now");
+    const { thread: second } = await bobClient.createThread({ title: 'second' });
+    await expect(bobClient.addParticipant(second.threadId, 'bot-joinable')).rejects.toMatchObject({ status: 403, code: 'forbidden' });
+
+    // Only an owner may switch it.
+    const asBob = await runBubble(['bots', 'joinable', 'bot-joinable', 'anyone'], { BUBBLE_URL: server.url, BUBBLE_TOKEN: bob.token.token! });
+    expect(asBob.code).toBe(1);
+    expect(asBob.stderr).toContain('only an owner of bot-joinable');
+    bobClient.close();
+  });
+
   it('tail follows live, renders tool calls and approvals, and keeps following through a server restart', async () => {
     const { thread } = await alice.createThread({ title: 'live tail' });
     const { token } = await alice.createBot({ principalId: 'bot-tail' });

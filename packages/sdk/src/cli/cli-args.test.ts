@@ -20,6 +20,8 @@ describe('parseCliArgs', () => {
     [['invite', 'th_1', 'bob'], { name: 'invite', threadId: 'th_1', principalId: 'bob', role: 'member' }],
     [['invite', 'th_1', 'bob', '--role', 'owner'], { name: 'invite', threadId: 'th_1', principalId: 'bob', role: 'owner' }],
     [['bots', 'create', 'bot-a', '--name', 'Bot A'], { name: 'bots-create', principalId: 'bot-a', displayName: 'Bot A' }],
+    [['bots', 'joinable', 'bot-a', 'anyone'], { name: 'bots-joinable', principalId: 'bot-a', joinableBy: 'anyone' }],
+    [['bots', 'joinable', 'bot-a', 'owners'], { name: 'bots-joinable', principalId: 'bot-a', joinableBy: 'owners' }],
   ])('%j', (argv, command) => {
     expect(parseCliArgs(argv).command).toEqual(command);
   });
@@ -44,6 +46,9 @@ describe('parseCliArgs', () => {
     [['approve', 'th_1'], 'approve takes <threadId> <toolCallId>'],
     [['invite', 'th_1', 'bob', '--role', 'admin'], '--role must be member or owner'],
     [['bots', 'delete', 'x'], 'unknown subcommand "bots delete"'],
+    [['bots', 'joinable', 'bot-a', 'everyone'], 'bots joinable takes owners or anyone, got "everyone"'],
+    [['bots', 'joinable', 'bot-a'], 'bots joinable takes <id> <owners|anyone>'],
+    [['bots', 'joinable', 'bot-a', 'anyone', '--name', 'x'], 'option --name does not apply to "bots joinable"'],
     [['say', 'th_1', 'hi', '--title', 'x'], 'option --title does not apply to "say"'],
     [['threads', '--bogus'], "Unknown option '--bogus'"],
   ])('%j is a usage error', (argv, message) => {

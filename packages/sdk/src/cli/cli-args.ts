@@ -12,7 +12,8 @@ export type CliCommand =
   | { readonly name: 'deny'; readonly threadId: string; readonly toolCallId: string; readonly reason: string | undefined }
   | { readonly name: 'stop'; readonly threadId: string; readonly runId: string; readonly reason: string | undefined }
   | { readonly name: 'invite'; readonly threadId: string; readonly principalId: string; readonly role: 'member' | 'owner' }
-  | { readonly name: 'bots-create'; readonly principalId: string; readonly displayName: string | undefined };
+  | { readonly name: 'bots-create'; readonly principalId: string; readonly displayName: string | undefined }
+  | { readonly name: 'bots-joinable'; readonly principalId: string; readonly joinableBy: 'owners' | 'anyone' };
 
 export interface CliInvocation {
   readonly command: CliCommand;
@@ -46,6 +47,9 @@ commands:
   invite <threadId> <principalId> [--role member|owner]
                                            add a participant (member by default)
   bots create <id> [--name NAME]           create a bot you own; prints its token, once
+  bots joinable <id> owners|anyone         who may put your bot on a thread: only its owners
+                                           (the default), or anyone on the thread; the bot
+                                           acts and spends on its owners' behalf
 
 exit codes: 0 ok, 1 API error, 2 usage error, 3 auth error (no or rejected token),
             4 server unreachable or timed out, 5 tail ended by the server (access lost)`;
@@ -143,8 +147,14 @@ function buildCommand(name: string, args: string[], values: Record<string, unkno
       return { name, threadId, principalId, role };
     }
     case 'bots': {
+      if (args[0] === 'joinable') {
+        const [principalId, joinableBy] = expectArgs('bots joinable', args.slice(1), ['id', 'owners|anyone']);
+        if (values['name'] !== undefined) throw new UsageError('option --name does not apply to "bots joinable"');
+        if (joinableBy !== 'owners' && joinableBy !== 'anyone') throw new UsageError(`bots joinable takes owners or anyone, got "${joinableBy}"`);
+        return { name: 'bots-joinable', principalId, joinableBy };
+      }
       const [sub, principalId] = expectArgs(name, args, ['subcommand', 'id']);
-      if (sub !== 'create') throw new UsageError(`unknown subcommand "bots ${sub}" (try "bots create <id>")`);
+      if (sub !== 'create') throw new UsageError(`unknown subcommand "bots ${sub}" (try "bots create <id>" or "bots joinable <id> owners|anyone")`);
       return { name: 'bots-create', principalId, displayName: values['name'] as string | undefined };
     }
     default:

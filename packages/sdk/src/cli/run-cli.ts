@@ -150,6 +150,16 @@ async function execute(client: BubbleClient, command: Exclude<CliCommand, { name
       io.out(token.token);
       return EXIT_CODES.ok;
     }
+    case 'bots-joinable': {
+      const principal = await client.updatePrincipal(command.principalId, { joinableBy: command.joinableBy });
+      io.out(`${principal.principalId}\t${principal.joinableBy ?? ''}`);
+      io.err(
+        principal.joinableBy === 'anyone'
+          ? `bubble: anyone on a thread may now add ${principal.principalId}; it acts and spends on its owners' behalf there`
+          : `bubble: only ${principal.principalId}'s owners may add it to threads now`,
+      );
+      return EXIT_CODES.ok;
+    }
     default: {
       const unreachable: never = command;
       throw new Error(`unhandled command ${JSON.stringify(unreachable)}`);

@@ -23,6 +23,7 @@ import {
   type Grant,
   type Info,
   type NewEvent,
+  type JoinableBy,
   type Principal,
   type Role,
   type Thread,
@@ -150,6 +151,15 @@ export class BubbleClient {
 
   async getPrincipal(principalId: string, options: CallOptions = {}): Promise<Principal> {
     const { body } = await this.transport.request({ method: 'GET', path: `/v1/principals/${enc(principalId)}`, schema: PrincipalResponseSchema, retry: 'idempotent', ...options });
+    return body.principal;
+  }
+
+  /**
+   * Changes a principal's `displayName` (itself or an owner) or a bot's `joinableBy` (an owner):
+   * `owners` lets only its owners put it on threads, `anyone` lets any participant.
+   */
+  async updatePrincipal(principalId: string, patch: { displayName?: string; joinableBy?: JoinableBy }, options: CallOptions = {}): Promise<Principal> {
+    const { body } = await this.transport.request({ method: 'PATCH', path: `/v1/principals/${enc(principalId)}`, body: patch, schema: PrincipalResponseSchema, retry: 'idempotent', ...options });
     return body.principal;
   }
 

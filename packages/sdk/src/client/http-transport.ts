@@ -35,7 +35,7 @@ export interface TransportOptions {
 }
 
 export interface RequestSpec<T> {
-  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   readonly path: string;
   readonly query?: Record<string, string | number | undefined>;
   readonly body?: unknown;

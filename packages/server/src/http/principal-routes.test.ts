@@ -51,6 +51,7 @@ describe('bots and tokens', () => {
       kind: 'bot',
       displayName: 'Research bot',
       ownerPrincipalIds: ['alice'],
+      joinableBy: 'owners',
       createdAt: expect.any(String),
     });
     expect(res.body.token).toEqual({ tokenId: expect.stringMatching(/^tok_/), token: expect.stringMatching(/^bubble_agent_[A-Za-z0-9_-]{43,}$/), createdAt: expect.any(String) });
@@ -74,6 +75,48 @@ describe('bots and tokens', () => {
     const res = await w.as['bot-a']!.post('/v1/principals', { principalId: 'bot-child', kind: 'bot' });
     expect(res.status).toBe(403);
     expect(errorCode(res)).toBe('forbidden');
+  });
+
+  it('PATCH: owners change joinableBy and displayName; a principal may rename itself but not open itself up', async () => {
+    const created = await w.as['alice']!.post('/v1/principals', { principalId: 'bot-p', kind: 'bot' });
+    const bot = w.withToken(created.body.token.token);
+    const alice = w.as['alice']!;
+    const both = await alice.call('PATCH', '/v1/principals/bot-p', { joinableBy: 'anyone', displayName: 'Patched' });
+    expect(both.status).toBe(200);
+    expect(both.body.principal).toMatchObject({ principalId: 'bot-p', displayName: 'Patched', joinableBy: 'anyone', ownerPrincipalIds: ['alice'] });
+    expect((await alice.get('/v1/principals/bot-p')).body.principal.joinableBy).toBe('anyone');
+    // The bot renames itself, but may not change who may add it.
+    expect((await bot.call('PATCH', '/v1/principals/bot-p', { displayName: 'Self-named' })).body.principal.displayName).toBe('Self-named');
+    const widen = await bot.call('PATCH', '/v1/principals/bot-p', { joinableBy: 'owners' });
+    expect(widen.status).toBe(403);
+    expect(widen.body.error.message).toBe('only an owner of bot-p may change who may add it to threads');
+    // A human renames itself; joinableBy is for bots only; humans carry no joinableBy.
+    const self = await alice.call('PATCH', '/v1/principals/alice', { displayName: 'Alice A.' });
+    expect(self.body.principal).toEqual({ principalId: 'alice', kind: 'human', displayName: 'Alice A.', ownerPrincipalIds: [], createdAt: expect.any(String) });
+    // Strangers: 404 for an invisible principal, 403 for a visible one they do not own.
+    expect((await w.as['bob']!.call('PATCH', '/v1/principals/bot-p', { joinableBy: 'owners' })).status).toBe(404);
+    const t = await w.thread('alice');
+    await w.grant('alice', t, 'bob');
+    await w.grant('alice', t, 'bot-p');
+    const bobRename = await w.as['bob']!.call('PATCH', '/v1/principals/bot-p', { displayName: 'Bob was here' });
+    expect(bobRename.status).toBe(403);
+    expect(bobRename.body.error.message).toBe('only bot-p itself or one of its owners may rename it');
+    expect((await w.as['bob']!.call('PATCH', '/v1/principals/alice', { displayName: 'x' })).status).toBe(403);
+    // Bad bodies say what is wrong.
+    const cases: Array<[unknown, string]> = [
+      [{}, 'name at least one of displayName and joinableBy'],
+      [{ joinableBy: 'everyone' }, 'joinableBy must be "owners" or "anyone"'],
+      [{ displayName: '' }, 'displayName'],
+    ];
+    for (const [body, message] of cases) {
+      const res = await alice.call('PATCH', '/v1/principals/bot-p', body);
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('invalid_request');
+      expect(res.body.error.message).toContain(message);
+    }
+    const human = await alice.call('PATCH', '/v1/principals/alice', { joinableBy: 'anyone' });
+    expect(human.status).toBe(403);
+    expect((await alice.call('PATCH', '/v1/principals/nobody', { displayName: 'x' })).status).toBe(404);
   });
 
   it('lets only owners mint, list and revoke; a revoked token fails at once', async () => {

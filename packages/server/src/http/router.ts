@@ -1,6 +1,6 @@
 import { invalidRequest } from '../errors/bubble-error.js';
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 interface Route<H> {
   method: HttpMethod;

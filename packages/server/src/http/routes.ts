@@ -13,6 +13,7 @@ import {
   PutArtifactRequestSchema,
   PutCursorRequestSchema,
   ReadEventsQuerySchema,
+  UpdatePrincipalRequestSchema,
 } from '@bubble/protocol';
 import { fastSingleEvent } from '../domain/append-fast-path.js';
 import { invalidRequest } from '../errors/bubble-error.js';
@@ -82,6 +83,11 @@ export function createRoutes(deps: RouteDeps): Router<Handler> {
     return ok({ principals: await principals.search(caller, q.query, q.limit) });
   });
   r.add('GET', '/v1/principals/:id', async (ctx) => ok({ principal: await principals.get(await ctx.caller(), ctx.params['id']!) }));
+  r.add('PATCH', '/v1/principals/:id', async (ctx) => {
+    const caller = await ctx.caller();
+    const patch = parseInput(UpdatePrincipalRequestSchema, await ctx.json(), 'principal update');
+    return ok({ principal: await principals.update(caller, ctx.params['id']!, patch) });
+  });
   r.add('POST', '/v1/principals/:id/tokens', async (ctx) => {
     const caller = await ctx.caller();
     parseInput(MintTokenRequestSchema, await ctx.json(), 'token request');

@@ -134,6 +134,40 @@ describe('grants', () => {
     expect((await bot.post(`/v1/threads/${own.body.thread.threadId}/participants`, { principalId: 'alice', role: 'member' })).status).toBe(201);
   });
 
+  it("puts a bot on a thread only by one of its owners unless its joinableBy is anyone", async () => {
+    await w.bot('alice', 'alice-bot');
+    // Mallory (dave) cannot see alice-bot: adding it to her own thread is 404, as for an unknown id.
+    const mallorys = await w.thread('dave');
+    expect((await w.as['dave']!.get('/v1/principals/alice-bot')).status).toBe(404);
+    const hidden = await w.as['dave']!.post(`/v1/threads/${mallorys}/participants`, { principalId: 'alice-bot', role: 'member' });
+    expect(hidden.status).toBe(404);
+    expect(hidden.body.error.message).toBe('principal alice-bot not found');
+    // Bob shares a thread with the bot, so he sees it; he is still not its owner: 403.
+    const shared = await w.thread('alice');
+    await w.grant('alice', shared, 'bob');
+    await w.grant('alice', shared, 'alice-bot');
+    const bobs = await w.thread('bob');
+    const visible = await w.as['bob']!.post(`/v1/threads/${bobs}/participants`, { principalId: 'alice-bot', role: 'member' });
+    expect(visible.status).toBe(403);
+    expect(visible.body.error).toMatchObject({ code: 'forbidden', message: 'only an owner of alice-bot may add it to a thread' });
+    // ... nor on the shared thread as owner role, nor as a re-add of a live grant.
+    expect(code(await w.as['bob']!.post(`/v1/threads/${shared}/participants`, { principalId: 'alice-bot', role: 'member' }))).toBe('forbidden');
+    // Nothing was appended to Bob's thread by the refusals.
+    expect((await w.as['bob']!.get(`/v1/threads/${bobs}/participants`)).body.grants.map((g: { principalId: string }) => g.principalId)).toEqual(['bob']);
+    // Another bot may not add it either (bots own no bots).
+    const other = await w.bot('bob', 'bob-bot');
+    await w.grant('bob', bobs, 'bob-bot');
+    expect(code(await other.post(`/v1/threads/${bobs}/participants`, { principalId: 'alice-bot', role: 'member' }))).toBe('not_found');
+
+    // Its owner opens it up: now any participant may add it.
+    const opened = await w.as['alice']!.call('PATCH', '/v1/principals/alice-bot', { joinableBy: 'anyone' });
+    expect(opened.status).toBe(200);
+    expect(opened.body.principal).toMatchObject({ principalId: 'alice-bot', joinableBy: 'anyone' });
+    const added = await w.as['bob']!.post(`/v1/threads/${bobs}/participants`, { principalId: 'alice-bot', role: 'member' });
+    expect(added.status).toBe(201);
+    expect(added.body.grant).toMatchObject({ principalId: 'alice-bot', grantedBy: 'bob' });
+  });
+
   it('revokes: an owner may remove anyone, anyone may leave, nobody else may remove', async () => {
     const t = await w.thread('alice');
     await w.grant('alice', t, 'bob');

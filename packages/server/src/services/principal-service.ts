@@ -1,5 +1,5 @@
-import { SYSTEM_PRINCIPAL_ID, type Principal, type Token, type TokenInfo } from '@bubble/protocol';
-import { conflict, forbidden, notFound } from '../errors/bubble-error.js';
+import { SYSTEM_PRINCIPAL_ID, type Principal, type Token, type TokenInfo, type UpdatePrincipalRequest } from '@bubble/protocol';
+import { conflict, forbidden, invalidRequest, notFound } from '../errors/bubble-error.js';
 import { newTokenId } from '../domain/ids.js';
 import { hashToken, mintTokenSecret } from '../domain/tokens.js';
 import type { BubbleStore } from '../store/store.js';
@@ -26,11 +26,15 @@ async function createWithToken(
 
 export function createPrincipalService(store: BubbleStore) {
   /** 404 for a principal the caller cannot see (exactly as for an unknown one), 403 for a visible one it does not own. */
-  const requireOwnerOf = async (caller: Principal, principalId: string): Promise<Principal> => {
+  const requireVisible = async (caller: Principal, principalId: string): Promise<Principal> => {
     const target = await store.getPrincipal(principalId);
     if (target === null || !(await store.isPrincipalVisible(caller.principalId, principalId))) {
       throw notFound(`principal ${principalId} not found`);
     }
+    return target;
+  };
+  const requireOwnerOf = async (caller: Principal, principalId: string): Promise<Principal> => {
+    const target = await requireVisible(caller, principalId);
     if (!target.ownerPrincipalIds.includes(caller.principalId)) {
       throw forbidden(`${caller.principalId} is not an owner of ${principalId}`);
     }
@@ -50,12 +54,23 @@ export function createPrincipalService(store: BubbleStore) {
 
     search: (caller: Principal, query: string, limit: number) => store.searchVisiblePrincipals(caller.principalId, query, limit),
 
-    async get(caller: Principal, principalId: string): Promise<Principal> {
-      const target = await store.getPrincipal(principalId);
-      if (target === null || !(await store.isPrincipalVisible(caller.principalId, principalId))) {
-        throw notFound(`principal ${principalId} not found`);
+    get: requireVisible,
+
+    /**
+     * `PATCH /v1/principals/:id`: an owner changes either field; a principal may
+     * rename itself but never widen who may add it (a bot must not open itself up).
+     */
+    async update(caller: Principal, principalId: string, patch: UpdatePrincipalRequest): Promise<Principal> {
+      const target = await requireVisible(caller, principalId);
+      const isOwner = target.ownerPrincipalIds.includes(caller.principalId);
+      if (patch.joinableBy !== undefined) {
+        if (!isOwner) throw forbidden(`only an owner of ${principalId} may change who may add it to threads`);
+        if (target.kind !== 'bot') throw invalidRequest('joinableBy applies to bots only', { field: 'joinableBy' });
       }
-      return target;
+      if (patch.displayName !== undefined && !isOwner && caller.principalId !== principalId) {
+        throw forbidden(`only ${principalId} itself or one of its owners may rename it`);
+      }
+      return store.updatePrincipal(principalId, { displayName: patch.displayName, joinableBy: patch.joinableBy });
     },
 
     async mintToken(caller: Principal, principalId: string): Promise<Token> {

@@ -1,5 +1,5 @@
 import type { Grant, Principal, Role, Thread } from '@bubble/protocol';
-import { BubbleError, notFound } from '../errors/bubble-error.js';
+import { BubbleError, forbidden, notFound } from '../errors/bubble-error.js';
 import { requireOwner, requireParticipant, requireReader } from '../domain/access-rules.js';
 import { newSubthreadId, newThreadId } from '../domain/ids.js';
 import type { BubbleStore } from '../store/store.js';
@@ -46,15 +46,21 @@ export function createThreadService(store: BubbleStore) {
      * Grants `role` to a principal. Needs the caller's own grant; `owner` needs an owner.
      * A human may add any existing principal; a bot only principals it can see
      * (so a model cannot probe for ids). Unknown principals are 404.
+     * A bot whose `joinableBy` is `owners` is added by one of its owners only: it acts,
+     * and spends, on their behalf. Anyone else is refused with 403, or 404 when the bot
+     * is not visible to them (exactly as an unknown id).
      */
     async addParticipant(caller: Principal, threadId: string, input: { principalId: string; role: Role }) {
       const access = await store.getThreadAccess(threadId, caller.principalId);
       if (input.role === 'owner') requireOwner(access, threadId, caller.principalId);
       const a = requireParticipant(access, threadId, caller.principalId);
       const target = await store.getPrincipal(input.principalId);
+      const ownersOnly = target !== null && target.kind === 'bot' && target.joinableBy !== 'anyone' && !target.ownerPrincipalIds.includes(caller.principalId);
       const visible =
-        target !== null && (caller.kind === 'human' || (await store.isPrincipalVisible(caller.principalId, input.principalId)));
+        target !== null &&
+        ((caller.kind === 'human' && !ownersOnly) || (await store.isPrincipalVisible(caller.principalId, input.principalId)));
       if (!visible) throw notFound(`principal ${input.principalId} not found`);
+      if (ownersOnly) throw forbidden(`only an owner of ${input.principalId} may add it to a thread`);
       return store.putGrant({
         threadId,
         principalId: input.principalId,

@@ -72,6 +72,20 @@ export function describeStoreContract(name: string, harness: StoreContractHarnes
         expect(await codeOf(human(store, 'alice'))).toBe('conflict');
       });
 
+      it("keeps a bot's joinableBy (owners by default) and changes only the fields a patch names", async () => {
+        const store = await fresh();
+        const alice = await human(store, 'alice');
+        expect(alice.joinableBy).toBeUndefined();
+        const bot = await store.createPrincipal({ principalId: 'bot-a', kind: 'bot', displayName: 'Bot A', ownerPrincipalIds: ['alice'] });
+        expect(bot.joinableBy).toBe('owners');
+        const open = await store.createPrincipal({ principalId: 'bot-b', kind: 'bot', displayName: null, ownerPrincipalIds: ['alice'], joinableBy: 'anyone' });
+        expect(open.joinableBy).toBe('anyone');
+        expect(await store.updatePrincipal('bot-a', { joinableBy: 'anyone' })).toEqual({ ...bot, joinableBy: 'anyone' });
+        expect(await store.updatePrincipal('bot-a', { displayName: 'Renamed' })).toEqual({ ...bot, joinableBy: 'anyone', displayName: 'Renamed' });
+        expect(await store.getPrincipal('bot-a')).toMatchObject({ displayName: 'Renamed', joinableBy: 'anyone' });
+        expect(await codeOf(store.updatePrincipal('nobody', { displayName: 'x' }))).toBe('not_found');
+      });
+
       it('finds live tokens by hash and stops finding them once revoked', async () => {
         const store = await fresh();
         await store.createPrincipal({ principalId: 'alice', kind: 'human', displayName: null, ownerPrincipalIds: [] }, {

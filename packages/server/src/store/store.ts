@@ -1,4 +1,4 @@
-import type { EventEnvelope, Grant, Principal, Thread } from '@bubble/protocol';
+import type { EventEnvelope, Grant, JoinableBy, Principal, Thread } from '@bubble/protocol';
 import type { LiveBusMessage } from '../live/live-bus.js';
 
 /**
@@ -17,6 +17,8 @@ export interface BubbleStore {
   // principals and tokens
   createPrincipal(input: NewPrincipal, token?: NewTokenRecord): Promise<Principal>;
   getPrincipal(principalId: string): Promise<Principal | null>;
+  /** Changes the given fields (a bot's `joinableBy` only; the service checks kinds and rights); 404 for an unknown id. */
+  updatePrincipal(principalId: string, patch: PrincipalPatch): Promise<Principal>;
   /** Principals visible to `viewerId` (see `isPrincipalVisible`), id or displayName containing `query` (case-insensitive), ordered by id. */
   searchVisiblePrincipals(viewerId: string, query: string, limit: number): Promise<Principal[]>;
   /** Self, owned, owners, and principals with a live grant on a thread the viewer can read. */
@@ -74,6 +76,13 @@ export interface NewPrincipal {
   kind: 'human' | 'bot';
   displayName: string | null;
   ownerPrincipalIds: string[];
+  /** Bots only; default `owners`. */
+  joinableBy?: JoinableBy;
+}
+
+export interface PrincipalPatch {
+  displayName?: string | undefined;
+  joinableBy?: JoinableBy | undefined;
 }
 
 export interface NewTokenRecord {

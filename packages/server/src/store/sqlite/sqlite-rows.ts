@@ -5,6 +5,7 @@ export interface PrincipalRow {
   principal_id: string;
   kind: 'human' | 'bot';
   display_name: string | null;
+  joinable_by: 'owners' | 'anyone' | null;
   created_at: string;
   owners: string;
 }
@@ -52,7 +53,7 @@ export interface ArtifactRow {
   content?: string;
 }
 
-export const PRINCIPAL_COLUMNS = `p.principal_id, p.kind, p.display_name, p.created_at,
+export const PRINCIPAL_COLUMNS = `p.principal_id, p.kind, p.display_name, p.joinable_by, p.created_at,
   (SELECT json_group_array(owner_principal_id) FROM
     (SELECT owner_principal_id FROM principal_owners o WHERE o.principal_id = p.principal_id ORDER BY position)) AS owners`;
 
@@ -61,6 +62,7 @@ export const toPrincipal = (r: PrincipalRow): Principal => ({
   kind: r.kind,
   displayName: r.display_name ?? r.principal_id,
   ownerPrincipalIds: JSON.parse(r.owners) as string[],
+  ...(r.kind === 'bot' ? { joinableBy: r.joinable_by ?? 'owners' } : {}),
   createdAt: r.created_at,
 });
 

@@ -93,6 +93,14 @@ const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
       );
     `,
   },
+  {
+    // Bots say who may put them on a thread (protocol.md, Principals); every bot from before is "owners".
+    version: 2,
+    sql: `
+      ALTER TABLE principals ADD COLUMN joinable_by TEXT CHECK (joinable_by IN ('owners', 'anyone'));
+      UPDATE principals SET joinable_by = 'owners' WHERE kind = 'bot';
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;

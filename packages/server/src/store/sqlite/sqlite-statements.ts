@@ -21,7 +21,9 @@ const s = (sql: string): string => sql;
 const SQL = {
     principalById: s(`SELECT ${PRINCIPAL_COLUMNS} FROM principals p WHERE p.principal_id = ?`),
     principalExists: s('SELECT 1 FROM principals WHERE principal_id = ?'),
-    insertPrincipal: s('INSERT INTO principals (principal_id, kind, display_name, created_at) VALUES (?, ?, ?, ?)'),
+    insertPrincipal: s('INSERT INTO principals (principal_id, kind, display_name, joinable_by, created_at) VALUES (?, ?, ?, ?, ?)'),
+    updatePrincipal: s(`UPDATE principals SET display_name = coalesce(@displayName, display_name),
+      joinable_by = coalesce(@joinableBy, joinable_by) WHERE principal_id = @principalId`),
     insertOwner: s('INSERT INTO principal_owners (principal_id, owner_principal_id, position) VALUES (?, ?, ?)'),
     searchVisible: s(`WITH RECURSIVE ${READABLE_THREADS}, ${VISIBLE_PRINCIPALS}
       SELECT ${PRINCIPAL_COLUMNS} FROM principals p JOIN visible v ON p.principal_id = v.id

@@ -148,12 +148,18 @@ export async function openSqliteStore(path: string, options: StoreOpenOptions = 
     createPrincipal: (input, token) =>
       write((_emit, nowIso) => {
         if (st.principalExists.get(input.principalId)) throw conflict(`principal ${input.principalId} already exists`);
-        st.insertPrincipal.run(input.principalId, input.kind, input.displayName, nowIso);
+        st.insertPrincipal.run(input.principalId, input.kind, input.displayName, input.kind === 'bot' ? (input.joinableBy ?? 'owners') : null, nowIso);
         input.ownerPrincipalIds.forEach((owner, i) => st.insertOwner.run(input.principalId, owner, i));
         if (token) st.insertToken.run(token.tokenId, token.principalId, token.hash, nowIso);
         return getPrincipalSync(input.principalId)!;
       }),
     getPrincipal: async (id) => getPrincipalSync(id),
+    updatePrincipal: (principalId, patch) =>
+      write(() => {
+        const result = st.updatePrincipal.run({ principalId, displayName: patch.displayName ?? null, joinableBy: patch.joinableBy ?? null });
+        if (result.changes === 0) throw notFound(`principal ${principalId} not found`);
+        return getPrincipalSync(principalId)!;
+      }),
     searchVisiblePrincipals: async (viewer, query, limit) =>
       (st.searchVisible.all({ viewer, q: query.toLowerCase(), limit }) as PrincipalRow[]).map(toPrincipal),
     isPrincipalVisible: async (viewer, target) => st.isVisible.get({ viewer, target }) !== undefined,
