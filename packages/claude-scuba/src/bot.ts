@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { buildChildEnv, RunQueue, startLiveQuery, type LiveQuery, type LiveQueryOptions } from '@bubble/engine';
+import { buildChildEnv, probeSandbox, RunQueue, startLiveQuery, type LiveQuery, type LiveQueryOptions, type ToolIsolation } from '@bubble/engine';
 import { BubbleClient, buildToolCatalog, MemoryCheckpointStore, SqliteCheckpointStore, startBotRuntime, type BotRuntime, type BotRuntimeEnd, type CheckpointStore } from '@bubble/sdk';
 import type { Logger } from 'pino';
 import type { ScubaConfig } from './config/resolve-config.js';
@@ -14,6 +14,10 @@ export interface BotOptions {
   childPath: string;
   /** The engine's startLiveQuery; injectable for wrappers (e.g. timing in benchmarks). */
   startQuery?: (options: LiveQueryOptions) => LiveQuery;
+  /** The config file the bot was started with: out of its tools' reach like the rest of its files. */
+  configPath?: string;
+  /** The home folder of the bot's own user (main.ts reads it): out of its tools' reach. */
+  home?: string;
 }
 
 export interface Bot {
@@ -46,6 +50,18 @@ export async function startBot(options: BotOptions): Promise<Bot> {
   }
   logger.info({ principalId, url: config.bubble.url }, 'authenticated');
   const botOwners: ReadonlySet<string> = new Set(me.ownerPrincipalIds ?? []);
+  const joinableBy = me.joinableBy ?? 'owners';
+  // The owners' names, for the words of a denial on a thread none of them is on.
+  const ownerNames = new Map<string, string>();
+  for (const owner of botOwners) {
+    const principal = await client.getPrincipal(owner).catch(() => undefined);
+    if (principal) ownerNames.set(owner, principal.displayName);
+  }
+  const isolation = await planIsolation(options);
+  if (isolation.kind === 'off') logger.warn('claude.sandbox is false: tool commands run unsandboxed, as this process\'s user, with its files and its network in reach');
+  else if (isolation.kind === 'unavailable') logger.error({ reason: isolation.reason }, `Claude Code's sandbox cannot start (${isolation.reason}): the bot runs no tools rather than run them unsandboxed`);
+  else logger.info({ privatePaths: isolation.privatePaths }, 'tools run in Claude Code\'s sandbox');
+  if (joinableBy === 'owners') logger.info({ owners: [...botOwners] }, 'only my owners may add me to threads: I work only where one of them is a participant');
   const catalog = await buildToolCatalog(client);
   logger.info({ tools: catalog.tools.map((t) => t.name), artifacts: catalog.extensions.artifacts }, 'local bubble tools');
 
@@ -80,6 +96,7 @@ export async function startBot(options: BotOptions): Promise<Bot> {
           listParticipants: (threadId) => client.listParticipants(threadId),
           getPrincipal: (id) => client.getPrincipal(id),
           createSubthread: (parent, input) => client.createSubthread(parent, input),
+          getThread: (id) => client.getThread(id),
         },
         runQueue,
         store,
@@ -89,6 +106,9 @@ export async function startBot(options: BotOptions): Promise<Bot> {
         settle: (seq) => context.settle(seq),
         tools: { catalog, client },
         botOwners,
+        ownerNames,
+        joinableBy,
+        isolation,
         routeInterrupt: (runId, by, reason, seq, from) => {
           for (const other of sessions.values()) if (other !== from && other.interruptChildRun(runId, by, reason, seq)) return;
         },
@@ -102,6 +122,9 @@ export async function startBot(options: BotOptions): Promise<Bot> {
         },
       });
       await session.init();
+      if (!session.admitted) {
+        logger.warn({ threadId: context.threadId }, 'granted a thread where none of my owners is, and only they may add me: ignoring it until one of them joins');
+      }
       sessions.set(context.threadId, session);
       return {
         onEvent: (event) => session.onEvent(event),
@@ -128,4 +151,32 @@ export async function startBot(options: BotOptions): Promise<Bot> {
     },
     done,
   };
+}
+
+/**
+ * The isolation every query of this bot runs with: the sandbox, with every
+ * file of the bot out of its tools' reach (the config, its secrets, the state
+ * database, the CLI's home with every thread's transcript, every workspace
+ * but the thread's own, the user's home); or, where the sandbox cannot start,
+ * no tools; or the owner's explicit opt-out.
+ */
+async function planIsolation(options: BotOptions): Promise<ToolIsolation> {
+  const { config } = options;
+  if (!config.claude.sandbox) return { kind: 'off' };
+  const probe = await probeSandbox(options.childPath);
+  if (!probe.ok) return { kind: 'unavailable', reason: probe.reason };
+  const secrets = [config.bubble.token, config.claude.credential.kind === 'oauth' ? config.claude.credential.token : config.claude.credential.key]
+    .map((secret) => secret.source)
+    .filter((source) => source.startsWith('file:'))
+    .map((source) => source.slice('file:'.length));
+  const store = config.store.path === ':memory:' ? [] : ['', '-wal', '-shm', '-journal'].map((suffix) => `${config.store.path}${suffix}`);
+  const privatePaths = [
+    config.claude.workspaceRoot,
+    config.claude.configDir,
+    ...store,
+    ...secrets,
+    ...(options.configPath !== undefined ? [options.configPath] : []),
+    ...(options.home !== undefined ? [options.home] : []),
+  ];
+  return { kind: 'sandbox', privatePaths };
 }

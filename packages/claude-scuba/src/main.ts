@@ -1,3 +1,4 @@
+import { homedir } from 'node:os';
 import { startBot } from './bot.js';
 import { loadConfigFile } from './config/load-config.js';
 import { isScubaError } from './errors.js';
@@ -47,7 +48,7 @@ async function main(): Promise<number> {
 
   let bot;
   try {
-    bot = await startBot({ config, logger, childPath: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin' });
+    bot = await startBot({ config, logger, childPath: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', configPath: loaded.path, home: homedir() });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     logger.fatal({ err: error, code: isScubaError(error) ? error.code : undefined }, message);

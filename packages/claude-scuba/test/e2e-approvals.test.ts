@@ -47,8 +47,14 @@ async function setup(extra: Record<string, unknown> = {}) {
 const workspaceFile = (w: ScubaWorld, name: string) => join(w.dir, 'workspaces', w.threadId, name);
 
 describe('tool approvals over the network', () => {
-  it('ignores a member under "owners", runs the tool when the owner allows', async () => {
+  it("ignores a member under the default (the bot's owners), announces the call to its approvers, runs the tool when the owner allows", async () => {
     const { world: w, bot, bobClient } = await setup();
+    const asked = await w.waitFor((all) => all.some(botPart(w, 'tool-approval-request')), { what: 'the approval request' });
+    const request = asked.find(botPart(w, 'tool-approval-request'))!;
+    // A call in the bot's own turn: the chunk sits in that run, after the call, and names who may answer.
+    const call = asked.find(botPart(w, 'tool-input-available'))!;
+    expect(request.data).toEqual({ runId: call.data.runId, chunk: { type: 'tool-approval-request', approvalId: 'toolu_make1', toolCallId: 'toolu_make1', providerMetadata: { bubble: { approvers: ['alice'] } } } });
+    expect(request.seq).toBeGreaterThan(call.seq);
     await bobClient.appendEvent(w.threadId, { type: 'tool_call_approval', data: { toolCallId: 'toolu_make1', decision: 'allow' } });
     await waitForLog(bot, (l) => l.msg === 'approval from a principal who may not approve; ignored' && l.by === 'bob', "bob's answer ignored");
     expect(existsSync(workspaceFile(w, 'made.txt'))).toBe(false);
@@ -77,9 +83,21 @@ describe('tool approvals over the network', () => {
     const { world: w, bobClient } = await setup();
     await w.alice.appendEvent(w.threadId, { type: 'tool_call_approval', data: { toolCallId: 'toolu_make1', decision: 'deny', reason: 'not in this repo' } });
     const events = await w.waitFor(botFinished(w), { what: 'the run to finish' });
-    const error = events.find(botPart(w, 'tool-output-error'))!;
-    expect(chunkOf(error)).toMatchObject({ toolCallId: 'toolu_make1', errorText: expect.stringContaining('Denied by alice: not in this repo') });
+    // A denial ends the call as denied (not failed), with its reason.
+    expect(events.some(botPart(w, 'tool-output-error'))).toBe(false);
+    const denied = events.find(botPart(w, 'tool-output-denied'))!;
+    expect(denied.data.chunk).toEqual({ type: 'tool-output-denied', toolCallId: 'toolu_make1', providerMetadata: { bubble: { reason: 'Denied by alice: not in this repo' } } });
     expect(existsSync(workspaceFile(w, 'made.txt'))).toBe(false);
+    bobClient.close();
+  });
+
+  it('"thread_owners" lets the thread owner answer and ignores a member who is no owner of the thread', async () => {
+    const { world: w, bot, bobClient } = await setup({ approvals: { approvers: 'thread_owners' } });
+    await bobClient.appendEvent(w.threadId, { type: 'tool_call_approval', data: { toolCallId: 'toolu_make1', decision: 'allow' } });
+    await waitForLog(bot, (l) => l.msg === 'approval from a principal who may not approve; ignored' && l.by === 'bob', "bob's answer ignored");
+    await w.alice.appendEvent(w.threadId, { type: 'tool_call_approval', data: { toolCallId: 'toolu_make1', decision: 'allow' } });
+    await w.waitFor(botFinished(w), { what: 'the run to finish' });
+    expect(existsSync(workspaceFile(w, 'made.txt'))).toBe(true);
     bobClient.close();
   });
 
@@ -96,7 +114,7 @@ describe('tool approvals over the network', () => {
     const events = await w.waitFor(botFinished(w), { what: 'the run to finish after the timeout' });
     const denial = events.find((e) => e.principalId === w.botId && e.type === 'tool_call_approval')!;
     expect(denial.data).toEqual({ toolCallId: 'toolu_make1', decision: 'deny', reason: 'Denied: nobody allowed to approve Bash answered within 1 s.' });
-    expect(chunkOf(events.find(botPart(w, 'tool-output-error'))!).errorText).toContain('nobody allowed to approve Bash answered within 1 s');
+    expect(events.find(botPart(w, 'tool-output-denied'))!.data.chunk).toMatchObject({ providerMetadata: { bubble: { reason: 'Denied: nobody allowed to approve Bash answered within 1 s.' } } });
     expect(existsSync(workspaceFile(w, 'made.txt'))).toBe(false);
     bobClient.close();
   });

@@ -90,12 +90,14 @@ describe('sub-agents become subthreads', () => {
 });
 
 describe('sub-agent tool approvals', () => {
-  it("a sub-agent's tool call shows on its subthread and is approved on the parent thread", async () => {
+  it.each([false, true])("a sub-agent's tool call shows on its subthread; its approval request and answer are on the parent thread (background: %s)", async (background) => {
+    const call = agentCall(background);
     const script: Script = [
-      { name: 'spawn', match: { text: 'delegate the file', subagent: false }, reply: [agentCall(false)] },
+      { name: 'spawn', match: { text: 'delegate the file', subagent: false }, reply: [call] },
       { name: 'sub-tool', match: { subagent: true, text: 'Please check the things' }, reply: [{ type: 'tool_use', id: 'toolu_subw1', name: 'Bash', input: { command: 'touch sub.txt', description: 'sub file' } }] },
       { name: 'sub-done', match: { subagent: true, toolResult: { name: 'Bash' } }, reply: [{ type: 'text', text: 'Made sub.txt.' }] },
-      { name: 'after', match: { toolResult: { name: 'Agent' } }, reply: [{ type: 'text', text: 'Delegated and done.' }] },
+      { name: 'after', match: { toolResult: { name: 'Agent' } }, reply: [{ type: 'text', text: background ? 'Launched it.' : 'Delegated and done.' }] },
+      { name: 'notified', match: { taskNotification: true }, reply: [{ type: 'text', text: 'The helper finished.' }], times: 'always' },
     ];
     world = await startScubaWorld({ script });
     const w = world;
@@ -107,16 +109,31 @@ describe('sub-agent tool approvals', () => {
       threadId: child,
       what: "the sub-agent's tool call on the subthread",
     });
-    const deadline = Date.now() + 15_000;
-    const parked = () => bot.logs.find((l) => l.msg === 'tool call waits for approval' && l.toolCallId === 'toolu_subw1');
-    while (!parked() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    expect(parked()?.agentId).toEqual(expect.any(String));
+    // The request is on the parent thread, in a run of the bot, naming the subthread, the tool and its input.
+    const asked = await w.waitFor((all) => all.some((e) => e.type === 'message_part' && chunk(e).type === 'tool-approval-request'), { what: 'the approval request on the parent' });
+    const request = asked.find((e) => e.type === 'message_part' && chunk(e).type === 'tool-approval-request')!;
+    expect(request.principalId).toBe(w.botId);
+    expect(request.data.chunk).toEqual({
+      type: 'tool-approval-request',
+      approvalId: 'toolu_subw1',
+      toolCallId: 'toolu_subw1',
+      providerMetadata: { bubble: { approvers: ['alice'], threadId: child, toolName: 'Bash', input: { command: 'touch sub.txt', description: 'sub file' } } },
+    });
+    const requestRun = request.data.runId as string;
+    expect(asked.some((e) => e.type === 'run_started' && e.principalId === w.botId && e.data.runId === requestRun)).toBe(true);
+    // None on the subthread: the people answer where they are.
+    expect((await w.events(child)).some((e) => e.type === 'message_part' && chunk(e).type === 'tool-approval-request')).toBe(false);
+    expect(bot.logs.find((l) => l.msg === 'tool call waits for approval' && l.toolCallId === 'toolu_subw1')?.agentId).toEqual(expect.any(String));
+
     await w.alice.appendEvent(w.threadId, { type: 'tool_call_approval', data: { toolCallId: 'toolu_subw1', decision: 'allow' } });
-    const done = await w.waitFor((all) => finishedRuns(all, w.botId).length === 1, { what: 'the parent run' });
-    expect(runText(done, done.find((e) => e.principalId === w.botId && e.type === 'run_started')!.data.runId as string)).toBe('Delegated and done.');
-    const sub = await w.waitFor((all) => finishedRuns(all, w.botId).length === 1, { threadId: child, what: 'the child run' });
+    const sub = await w.waitFor((all) => finishedRuns(all, w.botId).length >= 1, { threadId: child, what: 'the child run' });
     expect(sub.filter((e) => e.principalId === w.botId && e.type === 'message_part').map((e) => chunk(e).type)).toContain('tool-output-available');
     expect(bot.logs.some((l) => l.msg === 'tool call answered' && l.toolCallId === 'toolu_subw1' && l.by === 'alice')).toBe(true);
+    // The run that carried the request is closed, whichever it was.
+    const done = await w.waitFor((all) => all.some((e) => e.type === 'run_finished' && e.data.runId === requestRun), { what: 'the request run to close' });
+    if (!background) {
+      expect(runText(done, done.find((e) => e.principalId === w.botId && e.type === 'run_started')!.data.runId as string)).toBe('Delegated and done.');
+    }
   });
 });
 

@@ -51,6 +51,17 @@ describe('classifyEngineError from its other inputs', () => {
     ).toBe('session_not_found');
   });
 
+  it("reads the CLI's refusal to start without a sandbox (measured with bwrap off PATH, engine-notes §8)", () => {
+    const text =
+      'Sandbox required but unavailable: sandbox is enabled but dependencies are missing: bubblewrap (bwrap) not installed · install missing tools (e.g. apt install bubblewrap socat) or see https://code.claude.com/docs/en/sandboxing. Set sandbox.failIfUnavailable=false to allow unsandboxed execution.';
+    const fromResult = classifyEngineError({ result: { subtype: 'error_during_execution', is_error: true, errors: [text] } });
+    expect(fromResult).toMatchObject({ kind: 'sandbox_unavailable', retryable: false });
+    expect(fromResult.message).toContain('never runs tools unsandboxed');
+    expect(fromResult.message).toContain('bubblewrap (bwrap) not installed');
+    const thrown = Object.assign(new Error(`Claude Code returned an error result: ${text}`), { startupFailureReason: 'sandbox_required_unavailable' });
+    expect(classifyEngineError({ error: thrown }).kind).toBe('sandbox_unavailable');
+  });
+
   it('falls back to unknown, quoting the first line of the detail', () => {
     const c = classifyEngineError({ error: new Error('Claude Code process exited with code 1\nmore') });
     expect(c).toMatchObject({ kind: 'unknown', retryable: false, message: 'Claude ran into an error: Claude Code process exited with code 1' });

@@ -15,6 +15,7 @@ export type EngineErrorKind =
   | 'network'
   | 'interrupted'
   | 'session_not_found'
+  | 'sandbox_unavailable'
   | 'unknown';
 
 export interface EngineErrorClassification {
@@ -62,6 +63,8 @@ const OVERLOADED_TEXT = /overloaded_error|\boverloaded\b/i;
 const NETWORK_TEXT =
   /ECONNREFUSED|ENOTFOUND|ETIMEDOUT|ECONNRESET|EAI_AGAIN|fetch failed|connection error|socket hang up|unable to connect|network error/i;
 const SESSION_NOT_FOUND_TEXT = /no conversation found with session id/i;
+/** The CLI refusing to start with `sandbox.failIfUnavailable` (engine-notes §8), or the SDK's startupFailureReason for it. */
+const SANDBOX_UNAVAILABLE_TEXT = /sandbox required but unavailable|sandbox_required_unavailable/i;
 
 const ASSISTANT_ERROR_KIND: Record<string, EngineErrorKind> = {
   authentication_failed: 'auth',
@@ -87,6 +90,9 @@ function classifyKind(input: ClassifyInput, detail: string): EngineErrorKind {
   const terminal = input.result?.terminal_reason;
   if (terminal === 'aborted_streaming' || terminal === 'aborted_tools') return 'interrupted';
   if (SESSION_NOT_FOUND_TEXT.test(detail)) return 'session_not_found';
+  if (SANDBOX_UNAVAILABLE_TEXT.test(detail) || (input.error as { startupFailureReason?: unknown } | undefined)?.startupFailureReason === 'sandbox_required_unavailable') {
+    return 'sandbox_unavailable';
+  }
 
   const fromField = input.assistantError === undefined ? undefined : ASSISTANT_ERROR_KIND[input.assistantError];
   if (fromField) return fromField;
@@ -113,6 +119,7 @@ const RETRYABLE: Record<EngineErrorKind, boolean> = {
   network: true,
   interrupted: false,
   session_not_found: false,
+  sandbox_unavailable: false,
   unknown: false,
 };
 
@@ -136,6 +143,8 @@ function userMessageFor(kind: EngineErrorKind, resetAt: string | undefined, deta
       return 'The run was interrupted.';
     case 'session_not_found':
       return 'The saved Claude session was not found, so the conversation cannot be resumed.';
+    case 'sandbox_unavailable':
+      return `Claude Code refused to start: its sandbox cannot run on the bot's machine, and the bot never runs tools unsandboxed (${firstLine(detail.replace(/^.*?sandbox required but unavailable:\s*/i, '')) || 'no details were given'}).`;
     case 'unknown':
       return `Claude ran into an error: ${firstLine(detail) || 'no details were given'}`;
     default:

@@ -44,3 +44,7 @@ export type {
   TaskUpdatedLike,
   UserLike,
 } from './sdk-message.js';
+export { isInside, isolationOptions, privatePathTouched } from './tool-sandbox.js';
+export type { ToolIsolation } from './tool-sandbox.js';
+export { probeSandbox } from './probe-sandbox.js';
+export type { SandboxProbe } from './probe-sandbox.js';

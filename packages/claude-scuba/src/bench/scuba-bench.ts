@@ -58,7 +58,7 @@ async function rawSampler(doubleUrl: string, dir: string) {
   const open = () => {
     const cwd = join(dir, 'raw-ws', String(n++));
     mkdirSync(cwd, { recursive: true });
-    const options = buildQueryOptions({ config: config.config, threadId: `raw-${n}`, cwd, env, canUseTool: async () => ({ behavior: 'allow' }) });
+    const options = buildQueryOptions({ config: config.config, threadId: `raw-${n}`, cwd, env, canUseTool: async () => ({ behavior: 'allow' }), isolation: { kind: 'sandbox', privatePaths: [join(dir, 'raw-claude')] } });
     const query = startLiveQuery({ options });
     const messages = query.messages[Symbol.asyncIterator]();
     const until = async (done: (m: { type: string }) => boolean): Promise<void> => {

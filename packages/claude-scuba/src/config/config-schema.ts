@@ -70,16 +70,34 @@ export const ClaudeSectionSchema = z.object({
   apiKey: SecretRefSchema.optional(),
   /** The Messages API endpoint; omitted: ANTHROPIC_BASE_URL from the environment, else Anthropic's. */
   baseUrl: httpUrl.optional(),
+  /**
+   * Claude Code's own sandbox (bubblewrap on Linux) around every command its tools run.
+   * On by default; where it cannot start, the bot runs no tools at all. `false` is an
+   * explicit opt-out: commands then run as the bot's own user, with its files in reach.
+   */
+  sandbox: z.boolean({ error: 'must be true or false' }).default(true),
 }, { error: 'must be an object' });
+
+/**
+ * Who may answer the bot's parked tool calls, among the people on the thread:
+ * `bot_owners` (the default) the owners of the bot principal, `thread_owners` the
+ * thread's owners, `participants` anyone on it, or a list of principal ids.
+ * `owners` is read as `bot_owners` (it meant thread owners and the bot's owners
+ * before; a config that wants thread owners must now say so).
+ */
+export const APPROVER_POLICIES = ['bot_owners', 'thread_owners', 'participants'] as const;
 
 export const ApprovalsSectionSchema = z.object({
   approvers: z
-    .union([z.literal('owners'), z.literal('participants'), z.array(principalId).min(1, 'must name at least one principal')], {
-      error: 'must be "owners", "participants" or a list of principal ids',
+    .union([z.enum([...APPROVER_POLICIES, 'owners']), z.array(principalId).min(1, 'must name at least one principal')], {
+      error: 'must be "bot_owners", "thread_owners", "participants" or a list of principal ids',
     })
-    .default('owners'),
+    .default('bot_owners'),
   timeoutSeconds: positiveInt('seconds').default(600),
 }, { error: 'must be an object' });
+
+/** An approver policy as the bot runs it (`owners` already read as `bot_owners`). */
+export type ApproverPolicy = (typeof APPROVER_POLICIES)[number] | readonly string[];
 
 export const TurnsSectionSchema = z.object({
   steer: z.boolean({ error: 'must be true or false' }).default(true),

@@ -34,9 +34,10 @@ describe('resolveConfig: good configs', () => {
         permissionMode: 'default',
         maxTurns: 40,
         maxRetries: 2,
+        sandbox: true,
         credential: { kind: 'api_key', key: '[secret]' },
       },
-      approvals: { approvers: 'owners', timeoutSeconds: 600 },
+      approvals: { approvers: 'bot_owners', timeoutSeconds: 600 },
       turns: { steer: true, respondTo: 'all', maxBotOnlyTurns: 3 },
       backlog: { onFirstJoin: 'since_joined', onResume: 'catch_up', maxReplay: 50 },
       limits: { maxActiveQueries: 8, idleQueryTimeoutSeconds: 900 },
@@ -72,6 +73,22 @@ describe('resolveConfig: good configs', () => {
     expect(result.config.claude.model).toBe('claude-sonnet-4-5');
     expect(result.config.claude.tools).toEqual(['Read', 'Bash']);
     expect(result.config.claude.systemPrompt).toEqual({ append: 'Be brief.' });
+    // "owners" once meant the thread's owners too: it is read as the bot's own owners now, and the boot log says so.
+    expect(result.config.approvals.approvers).toBe('bot_owners');
+    expect(result.warnings).toEqual([
+      'approvals.approvers "owners" is read as "bot_owners" (the bot\'s own owners on the thread); write "thread_owners" to let the thread\'s owners approve',
+    ]);
+  });
+
+  it.each(['bot_owners', 'thread_owners', 'participants'])('takes approvers %j as written', (approvers) => {
+    const result = resolveConfig({ bubble, approvals: { approvers } }, ctx());
+    expect(result.ok && result.config.approvals.approvers).toBe(approvers);
+  });
+
+  it('takes claude.sandbox false as the explicit opt-out, and refuses a non-boolean', () => {
+    const off = resolveConfig({ bubble, claude: { sandbox: false } }, ctx());
+    expect(off.ok && off.config.claude.sandbox).toBe(false);
+    expect(resolveConfig({ bubble, claude: { sandbox: 'no' } }, ctx())).toEqual({ ok: false, problems: ['claude.sandbox must be true or false (got "no")'] });
   });
 
   it.each([
@@ -188,7 +205,7 @@ describe('resolveConfig: mistakes, each listed in plain words', () => {
       'a wrong approver keyword',
       { bubble, approvals: { approvers: 'everyone' } },
       {},
-      ['approvals.approvers must be "owners", "participants" or a list of principal ids (got "everyone")'],
+      ['approvals.approvers must be "bot_owners", "thread_owners", "participants" or a list of principal ids (got "everyone")'],
     ],
     ['a zero timeout', { bubble, approvals: { timeoutSeconds: 0 } }, {}, ['approvals.timeoutSeconds must be at least 1 (got 0)']],
     ['steer as a string', { bubble, turns: { steer: 'yes' } }, {}, ['turns.steer must be true or false (got "yes")']],

@@ -1,18 +1,19 @@
 import { isAbsolute, resolve } from 'node:path';
 import { describeIssues, unknownKeys } from './describe-issues.js';
-import { ScubaConfigFileSchema, type ScubaConfigFile } from './config-schema.js';
+import { ScubaConfigFileSchema, type ApproverPolicy, type ScubaConfigFile } from './config-schema.js';
 import { resolveSecret, type Secret, type SecretRef, type SecretSources } from './secret.js';
 
 /** The engine credential the CLI child runs with. */
 export type ClaudeCredential = { kind: 'oauth'; token: Secret } | { kind: 'api_key'; key: Secret };
 
-type Sections = Omit<ScubaConfigFile, 'bubble' | 'claude'>;
+type Sections = Omit<ScubaConfigFile, 'bubble' | 'claude' | 'approvals'>;
 
 /**
  * The config the bot runs with: defaults filled in, paths absolute, secrets
  * resolved (as `Secret`s, which never print their value), deeply frozen.
  */
 export interface ScubaConfig extends Readonly<Sections> {
+  readonly approvals: Readonly<Omit<ScubaConfigFile['approvals'], 'approvers'> & { approvers: ApproverPolicy }>;
   readonly bubble: { readonly url: string; readonly principalId: string; readonly token: Secret };
   readonly claude: Readonly<
     Omit<ScubaConfigFile['claude'], 'oauthToken' | 'apiKey' | 'baseUrl' | 'tools'> & {
@@ -67,10 +68,14 @@ export function resolveConfig(input: unknown, context: ResolveContext): ResolveR
     problems.push('claude.permissionMode "bypassPermissions" does not work as root unless IS_SANDBOX=1 is set');
   }
   if (problems.length > 0 || token === undefined || credential === undefined) return { ok: false, problems: [...problems, ...warnings] };
+  if (file.approvals.approvers === 'owners') {
+    warnings.push('approvals.approvers "owners" is read as "bot_owners" (the bot\'s own owners on the thread); write "thread_owners" to let the thread\'s owners approve');
+  }
 
   const { oauthToken: _o, apiKey: _a, baseUrl: _b, tools, ...claude } = file.claude;
   const config: ScubaConfig = {
     ...file,
+    approvals: { ...file.approvals, approvers: file.approvals.approvers === 'owners' ? 'bot_owners' : file.approvals.approvers },
     bubble: { url: file.bubble.url.replace(/\/+$/, ''), principalId: file.bubble.principalId, token },
     claude: {
       ...claude,

@@ -2,7 +2,7 @@ import type { Role } from '@bubble/protocol';
 import { describe, expect, it } from 'vitest';
 import { isScubaError } from '../errors.js';
 import { FakeClock } from '../testing/fake-clock.js';
-import { ApprovalRegistry, isAllowedApprover, type ApprovalDecision, type ApproverPolicy, type ParkedCall } from './approval-registry.js';
+import { ApprovalRegistry, approversOnThread, isAllowedApprover, noApproverMessage, type ApprovalDecision, type ApproverPolicy, type ParkedCall } from './approval-registry.js';
 
 const roles = new Map<string, Role>([
   ['alice', 'owner'],
@@ -10,30 +10,59 @@ const roles = new Map<string, Role>([
   ['bot-research', 'owner'],
 ]);
 
+const botOwners = new Set(['bob', 'dave']);
+const context = { selfId: 'bot-research', roles, botOwners };
+
 describe('isAllowedApprover', () => {
   it.each<[ApproverPolicy, string, boolean]>([
-    ['owners', 'alice', true],
-    ['owners', 'bob', false],
-    ['owners', 'mallory', false],
-    ['owners', 'bot-research', false],
+    // the default: the bot's own owners, while they are on the thread (dave owns the bot but is not here)
+    ['bot_owners', 'bob', true],
+    ['bot_owners', 'dave', false],
+    ['bot_owners', 'alice', false],
+    ['bot_owners', 'bot-research', false],
+    ['thread_owners', 'alice', true],
+    ['thread_owners', 'bob', false],
+    ['thread_owners', 'mallory', false],
+    ['thread_owners', 'bot-research', false],
     ['participants', 'alice', true],
     ['participants', 'bob', true],
     ['participants', 'mallory', false],
     ['participants', 'bot-research', false],
     [['bob', 'carol'], 'bob', true],
-    [['bob', 'carol'], 'carol', true],
+    [['bob', 'carol'], 'carol', false],
     [['bob', 'carol'], 'alice', false],
     [['bot-research'], 'bot-research', false],
   ])('%j: %s -> %s', (policy, principalId, allowed) => {
-    expect(isAllowedApprover(policy, principalId, { selfId: 'bot-research', roles })).toBe(allowed);
+    expect(isAllowedApprover(policy, principalId, context)).toBe(allowed);
   });
 
-  it.each<[string, boolean]>([
-    ['bob', true],
-    ['dave', false],
-    ['alice', true],
-  ])("'owners' also means the bot's owners while they are on the thread: %s -> %s", (principalId, allowed) => {
-    expect(isAllowedApprover('owners', principalId, { selfId: 'bot-research', roles, botOwners: new Set(['bob', 'dave']) })).toBe(allowed);
+  it('a thread owner is no approver of a bot she does not own (the Mallory case)', () => {
+    const mallorys = new Map<string, Role>([['mallory', 'owner'], ['bot-research', 'member']]);
+    expect(isAllowedApprover('bot_owners', 'mallory', { ...context, roles: mallorys })).toBe(false);
+    expect(approversOnThread('bot_owners', { ...context, roles: mallorys })).toEqual([]);
+  });
+});
+
+describe('approversOnThread and noApproverMessage', () => {
+  it.each<[ApproverPolicy, string[]]>([
+    ['bot_owners', ['bob']],
+    ['thread_owners', ['alice']],
+    ['participants', ['alice', 'bob']],
+    [['carol', 'bob'], ['bob']],
+  ])('%j -> %j', (policy, expected) => {
+    expect(approversOnThread(policy, context)).toEqual(expected);
+  });
+
+  const nameOf = (id: string) => ({ bob: 'Bob', dave: 'Dave' })[id] ?? id;
+  it.each<[ApproverPolicy, ReadonlySet<string>, string]>([
+    ['bot_owners', new Set(['bob', 'dave']), 'Denied at once: Bash needs an approval, but only an owner of this bot may approve its tools: Bob (bob) or Dave (dave), and none of them is on this thread; ask one of them to join it.'],
+    ['bot_owners', new Set(['dave']), 'Denied at once: Bash needs an approval, but only an owner of this bot may approve its tools: Dave (dave), and none of them is on this thread; ask one of them to join it.'],
+    ['bot_owners', new Set(), 'Denied at once: Bash needs an approval, but this bot has no owners, so nobody can approve its tools.'],
+    ['thread_owners', new Set(), 'Denied at once: Bash needs an approval, but only an owner of this thread may approve tools, and none is on it.'],
+    ['participants', new Set(), 'Denied at once: Bash needs an approval, but nobody else is on this thread to approve it.'],
+    [['carol'], new Set(), 'Denied at once: Bash needs an approval, but only carol may approve tools here, and none of them is on this thread; ask one of them to join it.'],
+  ])('%j', (policy, owners, message) => {
+    expect(noApproverMessage('Bash', policy, { selfId: 'bot-research', roles: new Map(), botOwners: owners, nameOf })).toBe(message);
   });
 });
 
@@ -43,7 +72,7 @@ function setup(timeoutMs = 600_000) {
   const registry = new ApprovalRegistry({
     clock,
     timeoutMs,
-    isApprover: (p) => isAllowedApprover('owners', p, { selfId: 'bot-research', roles }),
+    isApprover: (p) => isAllowedApprover('thread_owners', p, context),
     onSettled: (call: ParkedCall, decision) => settled.push([call.toolCallId, decision]),
   });
   return { clock, registry, settled };
@@ -229,7 +258,7 @@ describe('ApprovalRegistry', () => {
     const registry = new ApprovalRegistry({
       clock: new FakeClock(),
       timeoutMs: 1_000,
-      isApprover: (p) => isAllowedApprover('owners', p, { selfId: 'bot', roles: live }),
+      isApprover: (p) => isAllowedApprover('thread_owners', p, { selfId: 'bot', roles: live, botOwners: new Set() }),
     });
     const decision = registry.park(request());
     expect(registry.observe(approval('bob', { decision: 'allow' })).kind).toBe('not_allowed');

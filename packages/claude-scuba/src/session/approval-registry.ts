@@ -1,4 +1,5 @@
 import { ToolCallApprovalDataSchema, ToolCallResultDataSchema, type Role } from '@bubble/protocol';
+import type { ApproverPolicy } from '../config/config-schema.js';
 import { ScubaError } from '../errors.js';
 import type { Clock } from '../translate/delta-coalescer.js';
 import { systemClock } from '../translate/delta-coalescer.js';
@@ -6,27 +7,57 @@ import { systemClock } from '../translate/delta-coalescer.js';
 const MAX_EARLY = 100;
 const MAX_SETTLED_IDS = 1000;
 
-/** Who may answer a parked tool call (config `approvals.approvers`). */
-export type ApproverPolicy = 'owners' | 'participants' | readonly string[];
+export type { ApproverPolicy };
 
 export interface ApproverContext {
   /** The bot itself never approves its own calls. */
   selfId: string;
   /** Live roles on the thread the call is parked for. */
   roles: ReadonlyMap<string, Role>;
-  /** The owners of the bot principal (they count as owners on any thread they are on). */
-  botOwners?: ReadonlySet<string>;
+  /** The owners of the bot principal. */
+  botOwners: ReadonlySet<string>;
 }
 
 /**
- * Pure: may `principalId` answer parked calls under `policy`? `owners` means
- * the thread's owners, and the bot's own owners while they are on the thread.
+ * Pure: may `principalId` answer parked calls under `policy`? Only people on
+ * the thread count (an answer is an event on it): under `bot_owners` the bot's
+ * own owners, under `thread_owners` the thread's owners, under `participants`
+ * anyone, under a list the listed ones.
  */
 export function isAllowedApprover(policy: ApproverPolicy, principalId: string, context: ApproverContext): boolean {
-  if (principalId === context.selfId) return false;
-  if (policy === 'owners') return context.roles.get(principalId) === 'owner' || (context.roles.has(principalId) && (context.botOwners?.has(principalId) ?? false));
-  if (policy === 'participants') return context.roles.has(principalId);
+  if (principalId === context.selfId || !context.roles.has(principalId)) return false;
+  if (policy === 'bot_owners') return context.botOwners.has(principalId);
+  if (policy === 'thread_owners') return context.roles.get(principalId) === 'owner';
+  if (policy === 'participants') return true;
   return policy.includes(principalId);
+}
+
+/** Pure: the principals on the thread whose answer counts now, in id order. */
+export function approversOnThread(policy: ApproverPolicy, context: ApproverContext): string[] {
+  return [...context.roles.keys()].filter((p) => isAllowedApprover(policy, p, context)).sort();
+}
+
+/**
+ * Pure: the words for a call denied because nobody who may approve it is on
+ * the thread: who could, and what to do about it.
+ */
+export function noApproverMessage(toolName: string, policy: ApproverPolicy, context: ApproverContext & { nameOf: (id: string) => string }): string {
+  const named = (ids: Iterable<string>) => [...ids].filter((id) => id !== context.selfId).sort().map((id) => {
+    const name = context.nameOf(id);
+    return name !== id ? `${name} (${id})` : id;
+  });
+  const list = (ids: string[]) => (ids.length <= 1 ? (ids[0] ?? '') : `${ids.slice(0, -1).join(', ')} or ${ids.at(-1)}`);
+  const who =
+    policy === 'bot_owners'
+      ? context.botOwners.size === 0
+        ? 'this bot has no owners, so nobody can approve its tools'
+        : `only an owner of this bot may approve its tools: ${list(named(context.botOwners))}, and none of them is on this thread; ask one of them to join it`
+      : policy === 'thread_owners'
+        ? 'only an owner of this thread may approve tools, and none is on it'
+        : policy === 'participants'
+          ? 'nobody else is on this thread to approve it'
+          : `only ${list(named(policy))} may approve tools here, and none of them is on this thread; ask one of them to join it`;
+  return `Denied at once: ${toolName} needs an approval, but ${who}.`;
 }
 
 export type DecisionSource =

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { narrowSdkMessage, type LiveQuery, type LiveQueryOptions, type Release, type RunQueue } from '@bubble/engine';
-import type { EventEnvelope, Role } from '@bubble/protocol';
+import { narrowSdkMessage, type LiveQuery, type LiveQueryOptions, type Release, type RunQueue, type ToolIsolation } from '@bubble/engine';
+import type { EventEnvelope, JoinableBy, Role, Thread } from '@bubble/protocol';
 import type { ToolCatalog, ToolClient } from '@bubble/sdk';
 import type { Logger } from 'pino';
 import { BubbleToSdkDrain } from '../bridge/bubble-to-sdk.js';
 import type { ScubaConfig } from '../config/resolve-config.js';
+import type { BubbleEventDraft } from '../translate/bubble-draft.js';
 import type { Clock } from '../translate/delta-coalescer.js';
 import { systemClock } from '../translate/delta-coalescer.js';
 import { CheckpointWriter } from './checkpoint-writer.js';
@@ -15,7 +16,7 @@ import { buildQueryOptions } from './query-options.js';
 import type { SessionStore } from './session-store.js';
 import { ThreadOutput, type ThreadOutputStep } from './thread-output.js';
 import { ThreadPeople } from './thread-people.js';
-import { ToolGate } from './tool-gate.js';
+import { ToolGate, type ApprovalAnnouncement } from './tool-gate.js';
 import { decideTurn, nextBotOnlyStreak } from './turn-policy.js';
 
 /** What a session needs of Bubble (the sdk's BubbleClient has all of it). */
@@ -24,6 +25,7 @@ export interface SessionClient {
   listParticipants(threadId: string): Promise<Array<{ principalId: string; role: Role }>>;
   getPrincipal(principalId: string): Promise<{ principalId: string; kind: string; displayName?: string | null | undefined }>;
   createSubthread(parentThreadId: string, input: { title?: string | null; key?: string }): Promise<{ thread: { threadId: string } }>;
+  getThread(threadId: string): Promise<Pick<Thread, 'threadId' | 'parentThreadId'>>;
 }
 
 export interface SessionOptions {
@@ -48,8 +50,14 @@ export interface SessionOptions {
   evictIdle?: (requester: ClaudeSdkSession) => boolean;
   /** Hands an interrupt for a run this session does not own to the session that does (a sub-agent's run, asked on its subthread). */
   routeInterrupt?: (runId: string, by: string, reason: string | undefined, seq: number, from: ClaudeSdkSession) => void;
-  /** The owners of the bot principal (approvers under `owners` while they are on the thread). */
-  botOwners?: ReadonlySet<string>;
+  /** The owners of the bot principal (approvers under `bot_owners` while they are on the thread). */
+  botOwners: ReadonlySet<string>;
+  /** Display names of the bot's owners (they may not be on the thread). */
+  ownerNames?: ReadonlyMap<string, string>;
+  /** Who may put the bot on threads (`whoami`): with `owners`, the bot works only where an owner is. */
+  joinableBy: JoinableBy;
+  /** What the query's tools may reach (the bot probes the sandbox once at boot). */
+  isolation: ToolIsolation;
   /** The local `bubble` tools (sdk catalog) and the client they call Bubble with. */
   tools?: { catalog: ToolCatalog; client: ToolClient };
 }
@@ -87,6 +95,14 @@ export class ClaudeSdkSession {
   #pendingInterrupt: { runId: string; by: string; reason?: string } | undefined;
   /** When this session last started or finished a turn (for least-recently-used eviction). */
   lastActiveAt = 0;
+  /** Whether one of the bot's owners is on an ancestor thread (a subthread counts through its parent). */
+  #ownerAbove = false;
+  /** The bot refused to work here (no owner on the thread) and has said so in its log. */
+  #refusalLogged = false;
+  #toolsOffTold = false;
+  /** Runs opened only to carry an approval request (no turn of the bot was running): toolCallId → runId. */
+  readonly #approvalRuns = new Map<string, string>();
+  #workspace: string | undefined;
 
   constructor(options: SessionOptions) {
     this.threadId = options.threadId;
@@ -111,18 +127,62 @@ export class ClaudeSdkSession {
       timeoutMs: options.config.approvals.timeoutSeconds * 1000,
       roles: this.#people.roles,
       botOwners: options.botOwners,
+      nameOf: (id) => this.#people.names.get(id) ?? options.ownerNames?.get(id) ?? id,
+      cwd: () => this.#workspaceDir(),
+      privatePaths: options.isolation.kind === 'sandbox' ? options.isolation.privatePaths : [],
       clock: this.#clock,
       logger: this.#log,
       append: (events) => options.client.appendEvents(options.threadId, events),
       flush: () => this.#outbound.flush(),
       currentRunId: () => this.#output.currentRunId,
+      announce: (request) => this.#announce(request),
+      onSettled: (toolCallId) => this.#closeApprovalRun(toolCallId),
+      onDenied: (toolCallId, reason) => this.#output.noteDenied(toolCallId, reason),
       tools: options.tools,
     });
   }
 
-  /** Reads who is on the thread (roles for approvals, names for attribution). */
+  /**
+   * Reads who is on the thread (roles for approvals, names for attribution)
+   * and, for a subthread with none of the bot's owners on it, whether one is
+   * on an ancestor.
+   */
   async init(): Promise<void> {
     await this.#people.load();
+    if (this.#o.joinableBy === 'owners' && !this.#ownerHere()) this.#ownerAbove = await this.#ownerOnAncestor();
+  }
+
+  /**
+   * Defence in depth (the server enforces `joinableBy` too): a bot that only its
+   * owners may add works where one of them is a participant, here or on an
+   * ancestor. A grant on any other thread (an old server's, or a direct database
+   * write) is ignored.
+   */
+  get admitted(): boolean {
+    return this.#o.joinableBy === 'anyone' || this.#ownerAbove || this.#ownerHere();
+  }
+
+  #ownerHere(): boolean {
+    for (const principalId of this.#people.roles.keys()) if (this.#o.botOwners.has(principalId)) return true;
+    return false;
+  }
+
+  async #ownerOnAncestor(): Promise<boolean> {
+    let threadId = this.threadId;
+    for (let depth = 0; depth < 16; depth++) {
+      let parent: string | null;
+      try {
+        parent = (await this.#o.client.getThread(threadId)).parentThreadId;
+        if (parent === null) return false;
+        const grants = await this.#o.client.listParticipants(parent);
+        if (grants.some((g) => this.#o.botOwners.has(g.principalId))) return true;
+      } catch (error) {
+        this.#log.warn({ err: error, threadId }, 'could not read an ancestor thread; counting no owner there');
+        return false;
+      }
+      threadId = parent;
+    }
+    return false;
   }
 
   /** HTTP appends per thread so far (for the benchmark). */
@@ -169,6 +229,14 @@ export class ClaudeSdkSession {
     }
     const payload = this.#drain.drain();
     if (!payload) return;
+    if (!this.admitted) {
+      if (!this.#refusalLogged) {
+        this.#log.warn({ seqs: payload.consumedSeqs }, 'none of my owners is on this thread and only they may add me here: ignoring its messages');
+        this.#refusalLogged = true;
+      }
+      return;
+    }
+    this.#refusalLogged = false;
     const decision = decideTurn({
       parts: payload.parts,
       respondTo: this.#o.config.turns.respondTo,
@@ -183,6 +251,7 @@ export class ClaudeSdkSession {
       if (payload.text !== '') this.#log.info({ seqs: payload.consumedSeqs, reason: decision.reason }, 'turn not answered');
       return;
     }
+    this.#tellToolsOff();
     const runId = `run-${randomUUID()}`;
     const uuid = randomUUID();
     this.lastActiveAt = this.#clock.now();
@@ -303,6 +372,7 @@ export class ClaudeSdkSession {
     const { config } = this.#o;
     const record = this.#o.store.fixWorkspace(this.threadId, join(config.claude.workspaceRoot, safeDirName(this.threadId)));
     mkdirSync(record.workspace, { recursive: true });
+    this.#workspace = record.workspace;
     this.#sessionStored = record.claudeSessionId !== null;
     const options = buildQueryOptions({
       config,
@@ -310,6 +380,7 @@ export class ClaudeSdkSession {
       cwd: record.workspace,
       env: this.#o.childEnv,
       canUseTool: this.#tools.canUseTool,
+      isolation: this.#o.isolation,
       ...(record.claudeSessionId ? { resume: record.claudeSessionId } : {}),
       ...(this.#o.tools ? { mcpServers: this.#tools.mcpServers() } : {}),
     });
@@ -398,6 +469,72 @@ export class ClaudeSdkSession {
       await this.#apply(next);
     }
     if (step.dropped > 0) this.#log.warn({ dropped: step.dropped }, 'sub-agent messages dropped');
+  }
+
+  /**
+   * Puts a parked call's `tool-approval-request` on this thread, in the bot's
+   * running turn, or in a run of its own when none is (a background
+   * sub-agent's call). A sub-agent's call also names its subthread, tool and
+   * input, since the call itself is shown there.
+   */
+  async #announce(request: ApprovalAnnouncement): Promise<void> {
+    let where = this.#output.locateToolCall(request.toolCallId);
+    // The CLI can ask before its tool_use has come through the pump (or while a sub-agent's subthread is created).
+    for (let waited = 0; waited < 3_000 && (where === undefined || (where.subagent !== undefined && where.childThreadId === undefined)); waited += 20) {
+      await new Promise<void>((resolve) => this.#clock.setTimeout(resolve, 20));
+      where = this.#output.locateToolCall(request.toolCallId);
+    }
+    const fromSubagent = where?.subagent !== undefined || request.agentId !== undefined;
+    const bubble: Record<string, unknown> = { approvers: request.approvers };
+    if (fromSubagent) {
+      if (where?.childThreadId !== undefined) bubble.threadId = where.childThreadId;
+      bubble.toolName = request.toolName;
+      bubble.input = request.input;
+    }
+    const events: BubbleEventDraft[] = [];
+    let runId = this.#output.currentRunId;
+    if (runId === undefined) {
+      runId = `approval-${request.toolCallId}`;
+      this.#approvalRuns.set(request.toolCallId, runId);
+      events.push({ type: 'run_started', data: { runId }, clientEventId: `${runId}:start` });
+    }
+    events.push({
+      type: 'message_part',
+      data: {
+        runId,
+        chunk: { type: 'tool-approval-request', approvalId: request.toolCallId, toolCallId: request.toolCallId, providerMetadata: { bubble } },
+      },
+      clientEventId: `${runId}:approval-request:${request.toolCallId}`,
+    });
+    this.#outbound.send(this.threadId, events);
+    await this.#outbound.flush();
+  }
+
+  #closeApprovalRun(toolCallId: string): void {
+    const runId = this.#approvalRuns.get(toolCallId);
+    if (runId === undefined) return;
+    this.#approvalRuns.delete(toolCallId);
+    this.#outbound.send(this.threadId, [{ type: 'run_finished', data: { runId, status: 'completed' }, clientEventId: `${runId}:finish` }]);
+  }
+
+  /** Where the sandbox cannot start, the first turn of each thread says that tools are off, and why. */
+  #tellToolsOff(): void {
+    const isolation = this.#o.isolation;
+    if (isolation.kind !== 'unavailable' || this.#toolsOffTold) return;
+    this.#toolsOffTold = true;
+    const runId = `notice-${randomUUID()}`;
+    const text = `Tools are off: this bot runs commands only inside Claude Code's sandbox, and the sandbox cannot start on its machine (${isolation.reason}). I can still talk, but I will not run any tool until my owner fixes that.`;
+    this.#outbound.send(this.threadId, [
+      { type: 'run_started', data: { runId }, clientEventId: `${runId}:start` },
+      { type: 'message_part', data: { runId, chunk: { type: 'text-start', id: `${runId}:t0` } }, clientEventId: `${runId}:1` },
+      { type: 'message_part', data: { runId, chunk: { type: 'text-delta', id: `${runId}:t0`, delta: text } }, clientEventId: `${runId}:2` },
+      { type: 'message_part', data: { runId, chunk: { type: 'text-end', id: `${runId}:t0` } }, clientEventId: `${runId}:3` },
+      { type: 'run_finished', data: { runId, status: 'completed' }, clientEventId: `${runId}:finish` },
+    ]);
+  }
+
+  #workspaceDir(): string {
+    return this.#workspace ?? join(this.#o.config.claude.workspaceRoot, safeDirName(this.threadId));
   }
 
   #emit(step: ThreadOutputStep): void {

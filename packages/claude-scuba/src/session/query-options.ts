@@ -1,4 +1,5 @@
 import type { CanUseTool, Options } from '@anthropic-ai/claude-agent-sdk';
+import { isolationOptions, type ToolIsolation } from '@bubble/engine';
 import type { ScubaConfig } from '../config/resolve-config.js';
 
 export interface QueryOptionsInput {
@@ -9,6 +10,8 @@ export interface QueryOptionsInput {
   /** The CLI child's whole environment (engine `buildChildEnv`). */
   env: Record<string, string>;
   canUseTool: CanUseTool;
+  /** What the tools may reach: the sandbox and its rules, or no tools at all. */
+  isolation: ToolIsolation;
   /** The stored Claude session id, after an idle close or a restart. */
   resume?: string;
   mcpServers?: Options['mcpServers'];
@@ -27,7 +30,12 @@ export function buildQueryOptions(input: QueryOptionsInput): Options {
     `You are ${config.bubble.principalId}, a participant in the Bubble thread ${input.threadId}, shared by humans and other bots.`,
     'Messages from several people arrive as "Name (id): text". Address people by name when several are talking.',
     'Tools that need permission wait for an approval from a person on the thread.',
-  ].join(' ');
+    input.isolation.kind === 'sandbox'
+      ? `Commands run in a sandbox: they may write only inside your workspace ${input.cwd}, have no network, and cannot read the bot's own files.`
+      : input.isolation.kind === 'unavailable'
+        ? 'You have no tools on this machine: its sandbox cannot start.'
+        : '',
+  ].filter((line) => line !== '').join(' ');
   const append = config.claude.systemPrompt.append ? `${context}\n\n${config.claude.systemPrompt.append}` : context;
   const options: Options = {
     cwd: input.cwd,
@@ -43,6 +51,8 @@ export function buildQueryOptions(input: QueryOptionsInput): Options {
   if (config.claude.permissionMode === 'bypassPermissions') options.allowDangerouslySkipPermissions = true;
   if (config.claude.model !== undefined) options.model = config.claude.model;
   if (config.claude.tools !== undefined) options.tools = [...config.claude.tools];
+  // After the configured tools: where the sandbox cannot start, no tool set survives.
+  Object.assign(options, isolationOptions(input.isolation, input.cwd));
   if (input.resume !== undefined) options.resume = input.resume;
   if (input.mcpServers !== undefined) options.mcpServers = input.mcpServers;
   return options;

@@ -73,6 +73,8 @@ export interface SubagentRegistryOptions {
   now: () => Date;
   /** Messages kept per sub-agent while its subthread is being created. Default 500. */
   maxBuffered?: number;
+  /** The calls the bot refused, shared with every sub-agent's translator. */
+  denials?: ReadonlyMap<string, string>;
 }
 
 const EMPTY = (): RegistryStep => ({ deliveries: [], open: [], dropped: 0 });
@@ -119,7 +121,12 @@ export class SubagentRegistry {
       key,
       childRunId: `sub-${params.toolCallId}`,
       state: 'opening',
-      translator: new SdkToBubble({ scope: params.toolCallId, newRunId: () => `sub-${params.toolCallId}-more`, now: this.#options.now }),
+      translator: new SdkToBubble({
+        scope: params.toolCallId,
+        newRunId: () => `sub-${params.toolCallId}-more`,
+        now: this.#options.now,
+        ...(this.#options.denials ? { denials: this.#options.denials } : {}),
+      }),
       buffer: [],
     };
     this.#entries.set(params.toolCallId, entry);

@@ -1,8 +1,11 @@
-import type { NarrowedSdkMessage } from '@bubble/engine';
+import type { ContentBlockLike, NarrowedSdkMessage } from '@bubble/engine';
 import type { BubbleEventDraft } from '../translate/bubble-draft.js';
 import type { InterruptNote, RunOutcome } from '../translate/run-outcome.js';
 import { SdkToBubble, type TranslatorSignal } from '../translate/sdk-to-bubble.js';
 import { SubagentRegistry, type ChildRunInfo, type Delivery, type OpenRequest, type RegistryStep } from './subagent-registry.js';
+
+/** How many refused and located tool calls are remembered (oldest forgotten first). */
+const MAX_REMEMBERED = 1000;
 
 export interface ThreadOutputStep {
   /** Events to append, per thread, in order. */
@@ -30,11 +33,34 @@ export class ThreadOutput {
   readonly threadId: string;
   readonly #main: SdkToBubble;
   readonly #subagents: SubagentRegistry;
+  /** Refused calls → reason, read by every translator of this output. */
+  readonly #denials = new Map<string, string>();
+  /** Tool calls seen → the sub-agent (its Agent tool_use id) that made it, or null for the main conversation. */
+  readonly #callScopes = new Map<string, string | null>();
 
   constructor(options: ThreadOutputOptions) {
     this.threadId = options.threadId;
-    this.#main = new SdkToBubble({ scope: null, newRunId: options.newRunId, now: options.now });
-    this.#subagents = new SubagentRegistry({ now: options.now });
+    this.#main = new SdkToBubble({ scope: null, newRunId: options.newRunId, now: options.now, denials: this.#denials });
+    this.#subagents = new SubagentRegistry({ now: options.now, denials: this.#denials });
+  }
+
+  /** A call the bot refused: its end is shown as a denial with this reason, wherever the call is. */
+  noteDenied(toolCallId: string, reason: string): void {
+    this.#denials.set(toolCallId, reason);
+    if (this.#denials.size > MAX_REMEMBERED) this.#denials.delete(this.#denials.keys().next().value!);
+  }
+
+  /**
+   * Where a tool call seen so far is shown: on this thread (`subagent` undefined), or
+   * in a sub-agent's subthread (`childThreadId` once it exists). Undefined when the
+   * call's tool_use has not come through yet.
+   */
+  locateToolCall(toolCallId: string): { subagent?: string; childThreadId?: string } | undefined {
+    const scope = this.#callScopes.get(toolCallId);
+    if (scope === undefined) return undefined;
+    if (scope === null) return {};
+    const childThreadId = this.#subagents.childThreadOf(scope);
+    return childThreadId === undefined ? { subagent: scope } : { subagent: scope, childThreadId };
   }
 
   get currentRunId(): string | undefined {
@@ -77,6 +103,7 @@ export class ThreadOutput {
   }
 
   push(message: NarrowedSdkMessage): ThreadOutputStep {
+    if (message.kind === 'assistant') this.#noteCalls(message, message.message.parent_tool_use_id ?? null);
     const out = this.#main.push(message);
     const step: ThreadOutputStep = { deliveries: [], open: [], signals: [], dropped: 0 };
     this.#deliver(step, this.threadId, out.events);
@@ -88,6 +115,7 @@ export class ThreadOutput {
           );
           break;
         case 'routed':
+          if (signal.message.kind === 'assistant') this.#noteCalls(signal.message, signal.parentToolUseId);
           this.#merge(step, this.#subagents.route(signal.parentToolUseId, signal.message));
           break;
         case 'subagent_tool_result':
@@ -125,6 +153,17 @@ export class ThreadOutput {
     for (const runId of this.#main.openRunIds) events.push(...this.#main.finishRun(runId, outcome));
     this.#deliver(step, this.threadId, events);
     return step;
+  }
+
+  /** Remembers which scope each tool_use of an assistant message belongs to (null: this thread). */
+  #noteCalls(message: Extract<NarrowedSdkMessage, { kind: 'assistant' }>, scope: string | null): void {
+    const content = message.message.message.content;
+    if (!Array.isArray(content)) return;
+    for (const block of content as ContentBlockLike[]) {
+      if (block.type !== 'tool_use' || typeof block.id !== 'string' || this.#callScopes.has(block.id)) continue;
+      this.#callScopes.set(block.id, scope);
+      if (this.#callScopes.size > MAX_REMEMBERED) this.#callScopes.delete(this.#callScopes.keys().next().value!);
+    }
   }
 
   #fromRegistry(registry: RegistryStep): ThreadOutputStep {

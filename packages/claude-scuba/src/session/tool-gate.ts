@@ -3,8 +3,17 @@ import type { CanUseTool, Options, PermissionResult } from '@anthropic-ai/claude
 import type { NewEvent, Role } from '@bubble/protocol';
 import type { ToolCatalog, ToolClient } from '@bubble/sdk';
 import type { Logger } from 'pino';
-import type { ApproverPolicy } from './approval-registry.js';
-import { ApprovalRegistry, isAllowedApprover, type ApprovalDecision, type ObserveResult, type ParkedCall } from './approval-registry.js';
+import { privatePathTouched } from '@bubble/engine';
+import type { ApproverPolicy } from '../config/config-schema.js';
+import {
+  ApprovalRegistry,
+  approversOnThread,
+  isAllowedApprover,
+  noApproverMessage,
+  type ApprovalDecision,
+  type ObserveResult,
+  type ParkedCall,
+} from './approval-registry.js';
 import { BUBBLE_MCP_NAME, BUBBLE_MCP_PREFIX, buildBubbleMcpServer, McpCallBroker } from './bubble-mcp.js';
 import type { Clock } from '../translate/delta-coalescer.js';
 
@@ -16,7 +25,13 @@ export interface ToolGateOptions {
   /** Live roles on the thread. */
   roles: ReadonlyMap<string, Role>;
   /** The owners of the bot principal. */
-  botOwners?: ReadonlySet<string> | undefined;
+  botOwners: ReadonlySet<string>;
+  /** Display names, for the words of an automatic denial. */
+  nameOf: (principalId: string) => string;
+  /** The thread's workspace: file tools reach anything inside it. */
+  cwd: () => string;
+  /** Paths no tool may read or change (the bot's config, state, CLI home, other workspaces). */
+  privatePaths: readonly string[];
   clock: Clock;
   logger: Logger;
   /** Appends to the session's thread (automatic denials). */
@@ -24,7 +39,23 @@ export interface ToolGateOptions {
   /** Resolves once every event produced so far is on the thread. */
   flush: () => Promise<void>;
   currentRunId: () => string | undefined;
+  /** Puts the call's `tool-approval-request` on the thread, where its approvers can answer; resolves once it is there. */
+  announce: (request: ApprovalAnnouncement) => Promise<void>;
+  /** A parked call was settled (answered, timed out, interrupted). */
+  onSettled?: (toolCallId: string) => void;
+  /** The call was refused: its end reads as a denial with this reason. */
+  onDenied: (toolCallId: string, reason: string) => void;
   tools?: { catalog: ToolCatalog; client: ToolClient } | undefined;
+}
+
+/** What a `tool-approval-request` says (protocol.md, "Tool approvals"). */
+export interface ApprovalAnnouncement {
+  toolCallId: string;
+  toolName: string;
+  input: Record<string, unknown>;
+  approvers: string[];
+  /** Set when a sub-agent makes the call. */
+  agentId?: string | undefined;
 }
 
 /**
@@ -32,18 +63,20 @@ export interface ToolGateOptions {
  * `canUseTool` parked in the approval registry until someone allowed answers
  * on the thread, automatic denials written to the thread (its own audit log),
  * and the local `bubble` MCP server whose calls are approved the same way.
+ * A call that touches the bot's private files, or that nobody on the thread
+ * may approve, is refused at once instead of waiting out the timeout.
  */
 export class ToolGate {
   readonly approvals: ApprovalRegistry;
-  readonly #o: ToolGateOptions;
+  readonly #options: ToolGateOptions;
   readonly #mcpCalls = new McpCallBroker();
 
   constructor(options: ToolGateOptions) {
-    this.#o = options;
+    this.#options = options;
     this.approvals = new ApprovalRegistry({
       clock: options.clock,
       timeoutMs: options.timeoutMs,
-      isApprover: (p) => isAllowedApprover(options.approvers, p, { selfId: options.selfId, roles: options.roles, ...(options.botOwners ? { botOwners: options.botOwners } : {}) }),
+      isApprover: (p) => isAllowedApprover(options.approvers, p, this.#context()),
       onSettled: (call, decision) => this.#onSettled(call, decision),
     });
   }
@@ -51,48 +84,82 @@ export class ToolGate {
   /** Feeds a thread event to the registry and logs what it did. */
   observe(event: { type: string; principalId: string; data: unknown; seq: number }): ObserveResult {
     const answer = this.approvals.observe(event);
-    if (answer.kind === 'not_allowed') this.#o.logger.warn({ seq: event.seq, toolCallId: answer.toolCallId, by: answer.principalId }, 'approval from a principal who may not approve; ignored');
-    else if (answer.kind === 'resolved') this.#o.logger.info({ seq: event.seq, toolCallId: answer.toolCallId, decision: answer.decision.behavior, by: event.principalId }, 'tool call answered');
+    if (answer.kind === 'not_allowed') this.#options.logger.warn({ seq: event.seq, toolCallId: answer.toolCallId, by: answer.principalId }, 'approval from a principal who may not approve; ignored');
+    else if (answer.kind === 'resolved') this.#options.logger.info({ seq: event.seq, toolCallId: answer.toolCallId, decision: answer.decision.behavior, by: event.principalId }, 'tool call answered');
     return answer;
   }
 
   readonly canUseTool: CanUseTool = async (toolName, input, options) => {
+    const o = this.#options;
+    const toolCallId = options.toolUseID;
     // The tool call's chunk must be on the thread before anyone is asked to answer it.
-    await this.#o.flush();
-    this.#o.logger.info({ toolCallId: options.toolUseID, toolName, agentId: options.agentID }, 'tool call waits for approval');
-    const decision = await this.approvals.park({ toolCallId: options.toolUseID, toolName, input, signal: options.signal });
-    if (toolName === 'AskUserQuestion' && decision.behavior === 'deny' && decision.result && !decision.result.isError) {
+    await o.flush();
+    const touched = privatePathTouched(input, { cwd: o.cwd(), blockedPath: options.blockedPath, privatePaths: o.privatePaths });
+    if (touched !== undefined) {
+      o.logger.warn({ toolCallId, toolName, path: touched }, 'tool call touches a private path; refused');
+      return this.#refuse(toolCallId, `Denied: ${touched} is private to this bot (its configuration, its state, or another thread's workspace); no tool may read or change it.`);
+    }
+    const approvers = approversOnThread(o.approvers, this.#context());
+    if (approvers.length === 0) {
+      o.logger.warn({ toolCallId, toolName, policy: o.approvers }, 'tool call needs approval and nobody who may approve is on the thread; refused');
+      return this.#refuse(toolCallId, noApproverMessage(toolName, o.approvers, { ...this.#context(), nameOf: o.nameOf }));
+    }
+    o.logger.info({ toolCallId, toolName, agentId: options.agentID, approvers }, 'tool call waits for approval');
+    const decision = this.approvals.park({ toolCallId, toolName, input, signal: options.signal });
+    try {
+      await o.announce({ toolCallId, toolName, input, approvers, agentId: options.agentID });
+    } catch (error) {
+      o.logger.error({ err: error, toolCallId }, 'approval request not recorded on the thread');
+    }
+    const answered = await decision;
+    if (toolName === 'AskUserQuestion' && answered.behavior === 'deny' && answered.result && !answered.result.isError) {
       // A person answered Claude's question: the answers go in as the tool's input (engine-notes §1.1).
-      const answers = askUserAnswers(input, decision.result.output);
+      const answers = askUserAnswers(input, answered.result.output);
       if (answers) return { behavior: 'allow', updatedInput: { ...input, answers } };
     }
-    if (decision.behavior === 'allow' && toolName.startsWith(BUBBLE_MCP_PREFIX)) {
-      this.#mcpCalls.approved(toolName, { threadId: this.#o.threadId, runId: this.#o.currentRunId() ?? 'unknown', toolCallId: options.toolUseID });
+    if (answered.behavior === 'allow' && toolName.startsWith(BUBBLE_MCP_PREFIX)) {
+      this.#mcpCalls.approved(toolName, { threadId: o.threadId, runId: o.currentRunId() ?? 'unknown', toolCallId });
     }
-    return toPermission(decision);
+    if (answered.behavior === 'deny' && answered.source !== 'result') o.onDenied(toolCallId, answered.message);
+    return toPermission(answered);
   };
 
   /** A fresh `bubble` MCP server for a new query (none when no catalog was given). */
   mcpServers(): Options['mcpServers'] | undefined {
-    const tools = this.#o.tools;
+    const tools = this.#options.tools;
     if (!tools) return undefined;
     const server = buildBubbleMcpServer({
       catalog: tools.catalog,
       client: tools.client,
-      principalId: this.#o.selfId,
+      principalId: this.#options.selfId,
       broker: this.#mcpCalls,
-      fallback: () => ({ threadId: this.#o.threadId, runId: this.#o.currentRunId() ?? 'unknown', toolCallId: `mcp-${randomUUID()}` }),
+      fallback: () => ({ threadId: this.#options.threadId, runId: this.#options.currentRunId() ?? 'unknown', toolCallId: `mcp-${randomUUID()}` }),
     });
     return { [BUBBLE_MCP_NAME]: server };
   }
 
+  #context() {
+    return { selfId: this.#options.selfId, roles: this.#options.roles, botOwners: this.#options.botOwners };
+  }
+
+  /** Refuses a call without parking it, and says so on the thread. */
+  #refuse(toolCallId: string, message: string): PermissionResult {
+    this.#options.onDenied(toolCallId, message);
+    this.#recordDenial(toolCallId, message);
+    return { behavior: 'deny', message };
+  }
+
+  #recordDenial(toolCallId: string, reason: string): void {
+    this.#options
+      .append([{ type: 'tool_call_approval', data: { toolCallId, decision: 'deny', reason }, clientEventId: `approval:${toolCallId}` }])
+      .catch((error: unknown) => this.#options.logger.error({ err: error, toolCallId }, 'automatic denial not recorded on the thread'));
+  }
+
   #onSettled(call: ParkedCall, decision: ApprovalDecision): void {
+    this.#options.onSettled?.(call.toolCallId);
     if (decision.source === 'approval' || decision.source === 'result') return;
-    this.#o.logger.warn({ toolCallId: call.toolCallId, source: decision.source }, 'tool call denied automatically');
-    const reason = decision.behavior === 'deny' ? decision.message : '';
-    this.#o
-      .append([{ type: 'tool_call_approval', data: { toolCallId: call.toolCallId, decision: 'deny', reason }, clientEventId: `approval:${call.toolCallId}` }])
-      .catch((error: unknown) => this.#o.logger.error({ err: error, toolCallId: call.toolCallId }, 'automatic denial not recorded on the thread'));
+    this.#options.logger.warn({ toolCallId: call.toolCallId, source: decision.source }, 'tool call denied automatically');
+    this.#recordDenial(call.toolCallId, decision.behavior === 'deny' ? decision.message : '');
   }
 }
 

@@ -25,6 +25,11 @@ export interface SdkToBubbleOptions {
   newRunId: () => string;
   /** The clock, for rate-limit reset times. */
   now: () => Date;
+  /**
+   * Tool calls the bot refused (toolCallId → reason), filled in by the owner as it
+   * refuses them: their error result reads as `tool-output-denied`, not a failure.
+   */
+  denials?: ReadonlyMap<string, string>;
 }
 
 interface BeginRun {
@@ -302,7 +307,10 @@ export class SdkToBubble {
     const run = this.#runFor({}, step);
     for (const block of results) {
       const toolCallId = block.tool_use_id!;
-      if (block.is_error === true) {
+      const denial = block.is_error === true ? this.#options.denials?.get(toolCallId) : undefined;
+      if (denial !== undefined) {
+        step.events.push(this.#part(run, { type: 'tool-output-denied', toolCallId, providerMetadata: { bubble: { reason: denial } } }));
+      } else if (block.is_error === true) {
         step.events.push(this.#part(run, { type: 'tool-output-error', toolCallId, errorText: contentText(block.content) }));
       } else {
         step.events.push(this.#part(run, { type: 'tool-output-available', toolCallId, output: block.content ?? null }));

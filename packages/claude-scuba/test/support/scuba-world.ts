@@ -40,9 +40,10 @@ export interface ScubaWorld {
   startBot(options?: { configPath?: string; env?: Record<string, string> }): ScubaProcess;
   /** Alice says something: one complete run (run_started, text, run_finished). Returns the envelopes. */
   say(text: string, runId?: string, client?: BubbleClient): Promise<EventEnvelope[]>;
-  events(threadId?: string): Promise<EventEnvelope[]>;
+  /** Every event of the thread, read as Alice (or as `client`). */
+  events(threadId?: string, client?: BubbleClient): Promise<EventEnvelope[]>;
   /** Polls the thread until `predicate` holds for its events. */
-  waitFor(predicate: (events: EventEnvelope[]) => boolean, options?: { threadId?: string; timeoutMs?: number; what?: string }): Promise<EventEnvelope[]>;
+  waitFor(predicate: (events: EventEnvelope[]) => boolean, options?: { threadId?: string; timeoutMs?: number; what?: string; client?: BubbleClient }): Promise<EventEnvelope[]>;
   close(): Promise<void>;
 }
 
@@ -140,10 +141,10 @@ export async function startScubaWorld(options: { script: Script; botId?: string 
       ];
       return (await client.appendEvents(thread.threadId, events)).events;
     },
-    async events(threadId = thread.threadId) {
+    async events(threadId = thread.threadId, client = alice) {
       const all: EventEnvelope[] = [];
       for (;;) {
-        const page = await alice.readEvents(threadId, { after: all.at(-1)?.seq ?? 0, limit: 1000 });
+        const page = await client.readEvents(threadId, { after: all.at(-1)?.seq ?? 0, limit: 1000 });
         all.push(...page.events);
         if (page.events.length < 1000) return all;
       }
@@ -152,7 +153,7 @@ export async function startScubaWorld(options: { script: Script; botId?: string 
       const deadline = Date.now() + (waitOptions.timeoutMs ?? 30_000);
       let last: EventEnvelope[] = [];
       while (Date.now() < deadline) {
-        last = await world.events(waitOptions.threadId);
+        last = await world.events(waitOptions.threadId, waitOptions.client);
         if (predicate(last)) return last;
         await new Promise((resolve) => setTimeout(resolve, 100));
       }

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { isInside, isolationOptions, privatePathTouched } from './tool-sandbox.js';
+
+describe('isInside', () => {
+  it.each<[string, string, boolean]>([
+    ['/a/b', '/a/b', true],
+    ['/a/b/c', '/a/b', true],
+    ['/a/bc', '/a/b', false],
+    ['/a', '/a/b', false],
+    ['/x/../a/b/c', '/a/b', true],
+  ])('%s in %s -> %s', (path, dir, inside) => {
+    expect(isInside(path, dir)).toBe(inside);
+  });
+});
+
+describe('privatePathTouched', () => {
+  const options = { cwd: '/bot/ws/th_a', privatePaths: ['/bot/ws', '/bot/claude', '/bot/scuba.json'] };
+  it.each<[string, Record<string, unknown>, string | undefined, string | undefined]>([
+    ['a file in the workspace', { file_path: '/bot/ws/th_a/notes.md' }, undefined, undefined],
+    ['a relative file in the workspace', { file_path: 'notes.md' }, undefined, undefined],
+    ["another thread's workspace", { file_path: '/bot/ws/th_b/secret.txt' }, undefined, '/bot/ws/th_b/secret.txt'],
+    ['a way out with ..', { file_path: '../th_b/secret.txt' }, undefined, '/bot/ws/th_b/secret.txt'],
+    ['the config file', { file_path: '/bot/scuba.json' }, undefined, '/bot/scuba.json'],
+    ["a Glob rooted at the CLI's home", { pattern: '**/*.jsonl', path: '/bot/claude' }, undefined, '/bot/claude'],
+    ['a link in the workspace leading out (blockedPath)', { file_path: '/bot/ws/th_a/link' }, '/bot/ws/th_b/secret.txt', '/bot/ws/th_b/secret.txt'],
+    ['a path outside every private one', { file_path: '/etc/hostname' }, undefined, undefined],
+    ['a Bash command (no path field)', { command: 'cat /bot/scuba.json' }, undefined, undefined],
+  ])('%s', (_name, input, blockedPath, expected) => {
+    expect(privatePathTouched(input, { ...options, blockedPath })).toBe(expected);
+  });
+});
+
+describe('isolationOptions', () => {
+  it('off adds nothing; unavailable takes every built-in tool away', () => {
+    expect(isolationOptions({ kind: 'off' }, '/ws')).toEqual({});
+    expect(isolationOptions({ kind: 'unavailable', reason: 'no bwrap' }, '/ws')).toEqual({ tools: [] });
+  });
+
+  it('sandbox: private paths that hold the workspace are re-opened for it, and are no deny rule', () => {
+    const options = isolationOptions({ kind: 'sandbox', privatePaths: ['/home/me', '/home/me/bot/ws', '/home/me/bot/state.db'] }, '/home/me/bot/ws/th_a');
+    expect(options.sandbox?.filesystem).toEqual({ denyRead: ['/home/me', '/home/me/bot/state.db', '/home/me/bot/ws'], allowRead: ['/home/me/bot/ws/th_a'] });
+    const deny = (options.settings as { permissions: { deny: string[] } }).permissions.deny;
+    expect(deny).toEqual(['Read(//home/me/bot/state.db/**)', 'Read(//home/me/bot/state.db)', 'Edit(//home/me/bot/state.db/**)', 'Edit(//home/me/bot/state.db)', 'Read(//proc/**)']);
+  });
+});

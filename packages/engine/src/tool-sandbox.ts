@@ -1,0 +1,76 @@
+import { isAbsolute, relative, resolve } from 'node:path';
+import type { Options } from '@anthropic-ai/claude-agent-sdk';
+import { CREDENTIAL_ENV_VARS } from './child-env.js';
+
+/**
+ * What a bot's tools may reach. Claude Code runs every Bash command of a
+ * sandboxed session inside bubblewrap (engine-notes §8): its own pid namespace
+ * (so no parent's `/proc/<pid>/environ`), no network, writes only in the
+ * working directory. Reads are open by default, so the bot's private files
+ * are denied by name; the file tools (Read, Edit, Glob, Grep) are held to the
+ * same paths by permission rules.
+ */
+export type ToolIsolation =
+  /** Commands run in Claude Code's sandbox; `privatePaths` are out of every tool's reach. */
+  | { readonly kind: 'sandbox'; readonly privatePaths: readonly string[] }
+  /** The sandbox cannot start here: the session runs no built-in tools at all. */
+  | { readonly kind: 'unavailable'; readonly reason: string }
+  /** The owner turned the sandbox off (`claude.sandbox: false`): tools run as the bot's own user. */
+  | { readonly kind: 'off' };
+
+/** The options of one query that carry its isolation. Pure. */
+export function isolationOptions(isolation: ToolIsolation, cwd: string): Pick<Options, 'sandbox' | 'settings' | 'tools'> {
+  switch (isolation.kind) {
+    case 'off':
+      return {};
+    case 'unavailable':
+      // No Bash, no file tools, no sub-agents: nothing that could run unsandboxed.
+      return { tools: [] };
+    case 'sandbox': {
+      const privatePaths = [...new Set(isolation.privatePaths.map((p) => resolve(p)))].sort();
+      // A private path that holds the workspace (the workspace root, a home with the bot in it)
+      // cannot be a deny rule, which would shut the workspace too: the sandbox re-opens the
+      // workspace inside it for commands, and the bot's own canUseTool refuses the file tools
+      // (they ask there for any path outside the workspace).
+      const ruled = privatePaths.filter((p) => !isInside(cwd, p));
+      return {
+        sandbox: {
+          enabled: true,
+          failIfUnavailable: true,
+          autoAllowBashIfSandboxed: false,
+          allowUnsandboxedCommands: false,
+          filesystem: { denyRead: privatePaths, allowRead: [cwd] },
+          credentials: { envVars: CREDENTIAL_ENV_VARS.map((name) => ({ name, mode: 'deny' as const })) },
+        },
+        settings: {
+          permissions: {
+            deny: [...ruled.flatMap((p) => [`Read(/${p}/**)`, `Read(/${p})`, `Edit(/${p}/**)`, `Edit(/${p})`]), 'Read(//proc/**)'],
+            blockWritesOutsideWorkingDirectories: true,
+          },
+        },
+      };
+    }
+  }
+}
+
+/** Whether `path` is `dir` or lies below it (both absolute). Pure. */
+export function isInside(path: string, dir: string): boolean {
+  const rel = relative(dir, path);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
+/**
+ * The private path a file tool's call would touch, if any: its `file_path`,
+ * `path` or `notebook_path` (relative ones from `cwd`), and the CLI's own
+ * `blockedPath` (where a link in the workspace really leads). Paths inside the
+ * workspace are fine even where a private path holds it. Pure.
+ */
+export function privatePathTouched(
+  input: Record<string, unknown>,
+  options: { cwd: string; blockedPath?: string | undefined; privatePaths: readonly string[] },
+): string | undefined {
+  const candidates = [options.blockedPath, input.file_path, input.path, input.notebook_path]
+    .filter((p): p is string => typeof p === 'string' && p !== '')
+    .map((p) => resolve(options.cwd, p));
+  return candidates.find((p) => !isInside(p, options.cwd) && options.privatePaths.some((dir) => isInside(p, resolve(dir))));
+}
