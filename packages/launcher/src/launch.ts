@@ -81,7 +81,7 @@ export async function launch(options: LaunchOptions): Promise<Launched> {
         {
           bubble: { url: server.url, principalId: BOT_ID, token: { env: 'BUBBLE_BOT_TOKEN' } },
           claude: { workspaceRoot: './workspaces', configDir: './claude-home', ...options.claudeConfig },
-          approvals: { approvers: 'owners' },
+          approvals: { approvers: 'bot_owners' },
           store: { path: './scuba-state.db' },
           logger: { level: 'info' },
         },

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Script } from '@bubble/model-double';
@@ -6,7 +6,8 @@ import type { EventEnvelope } from '@bubble/protocol';
 import { BubbleClient } from '@bubble/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launch, type Launched } from '../src/launch.js';
-import { openBrowser, type TestBrowser } from './support/browser.js';
+import { createHumanPrincipal } from '@bubble/server';
+import { openBrowser, SCREENSHOT_DIR, type TestBrowser } from './support/browser.js';
 
 /**
  * The issue's browser steps against the whole product: `launch()` (server +
@@ -21,6 +22,11 @@ const script: Script = [
   { name: 'after-approved', match: { toolResult: { name: 'Bash', isError: false } }, times: 'always', reply: [{ type: 'text', text: 'The command ran fine.' }] },
   { name: 'after-denied', match: { toolResult: { name: 'Bash', isError: true } }, times: 'always', reply: [{ type: 'text', text: 'Understood, I did not run it.' }] },
   { name: 'after-agent', match: { toolResult: { name: 'Agent' } }, times: 'always', reply: [{ type: 'text', text: 'The helper reported back.' }] },
+  ...[false, true].map((background) => ({
+    name: `sub-tool-${background ? 'bg' : 'fg'}`,
+    match: { subagent: true, text: `Please write the ${background ? 'background' : 'foreground'} file` },
+    reply: [bash(`toolu_sub_${background ? 'bg' : 'fg'}`, `touch sub-${background ? 'bg' : 'fg'}.txt && echo sub-wrote-it`)],
+  })),
   { name: 'sub', match: { subagent: true }, times: 'always', reply: [{ type: 'text', text: 'Sub-agent report: all good.', chunkWords: 2, delayMs: 20 }] },
   {
     name: 'stream',
@@ -33,6 +39,19 @@ const script: Script = [
   { name: 'approve-me', match: { text: 'run the approved command', subagent: false }, reply: [bash('toolu_ok1', 'touch made-7.txt && echo approved-output-7')] },
   { name: 'deny-me', match: { text: 'run the denied command', subagent: false }, reply: [bash('toolu_no1', 'touch denied.txt && echo should-not-run')] },
   { name: 'long', match: { text: 'tell a long story', subagent: false }, reply: [{ type: 'text', text: STORY, chunkWords: 1, delayMs: 150 }] },
+  ...[false, true].map((background) => ({
+    name: `delegate-${background ? 'bg' : 'fg'}`,
+    match: { text: `delegate the ${background ? 'background' : 'foreground'} file`, subagent: false },
+    reply: [
+      {
+        type: 'tool_use' as const,
+        id: `toolu_agent_${background ? 'bg' : 'fg'}`,
+        name: 'Agent',
+        input: { description: 'Write a file', prompt: `Please write the ${background ? 'background' : 'foreground'} file`, subagent_type: 'general-purpose', run_in_background: background },
+      },
+    ],
+  })),
+  { name: 'notified', match: { taskNotification: true }, times: 'always', reply: [{ type: 'text', text: 'The background helper is done.' }] },
   {
     name: 'delegate',
     match: { text: 'use a helper', subagent: false },
@@ -177,6 +196,61 @@ describe('the web UI in Chromium', () => {
     await step('sub-agent text', () => page.getByText('Sub-agent report: all good.').waitFor());
     await step('back to parent', () => page.getByRole('link', { name: '← Parent thread' }).click());
     await step('parent again', () => page.getByText('The helper reported back.').waitFor());
+  });
+
+  it.each([false, true])(
+    "shows a sub-agent's call waiting on the parent thread: Approve for the bot's owner only, who may approve for everyone else (background: %s)",
+    async (background) => {
+      const { page, step } = browser;
+      const kind = background ? 'background' : 'foreground';
+      // Bob owns the thread too, but not the bot: he may not approve its tools.
+      const bobId = `bob-${kind}`;
+      const bob = await createHumanPrincipal(product.server.store, bobId, 'Bob');
+      await you.addParticipant(product.welcomeThreadId, bobId, 'owner');
+      const bobBrowser = await openBrowser(`flows-${bobId}`);
+      try {
+        await bobBrowser.step('bob signs in', () => bobBrowser.page.goto(`${product.url}/threads/${product.welcomeThreadId}#token=${bob.token.token}`));
+        await bobBrowser.step('bob on the thread', () => bobBrowser.page.getByTestId('me').filter({ hasText: 'Bob' }).waitFor());
+        await step('home thread', () => page.getByRole('link', { name: 'Welcome to Bubble' }).click());
+        await say(`delegate the ${kind} file`);
+        const card = (p: typeof page) => p.locator(`.approval-request[data-tool-call-id="toolu_sub_${background ? 'bg' : 'fg'}"]`);
+        await step('request card', () => card(page).getByRole('button', { name: 'Approve' }).waitFor());
+        expect(await card(page).locator('.tool-input').textContent()).toContain(`touch sub-${background ? 'bg' : 'fg'}.txt`);
+        expect(await card(page).getByRole('link', { name: "Open the sub-agent's subthread" }).count()).toBe(1);
+        await bobBrowser.step('bob sees who may approve', () => card(bobBrowser.page).getByText('Waiting for You to approve or deny.').waitFor());
+        expect(await card(bobBrowser.page).getByRole('button', { name: 'Approve' }).count()).toBe(0);
+        expect(await card(bobBrowser.page).getByRole('button', { name: 'Deny' }).count()).toBe(0);
+        mkdirSync(SCREENSHOT_DIR, { recursive: true });
+        await page.screenshot({ path: join(SCREENSHOT_DIR, `subagent-request-${kind}-owner.png`) });
+        await card(bobBrowser.page).screenshot({ path: join(SCREENSHOT_DIR, `subagent-request-${kind}-other.png`) });
+        await step('approve', () => card(page).getByRole('button', { name: 'Approve' }).click());
+        await step('approved', () => card(page).locator('p.approval', { hasText: 'Approved by You' }).waitFor());
+        await bobBrowser.step('bob sees the answer', () => card(bobBrowser.page).locator('p.approval', { hasText: 'Approved by You' }).waitFor());
+        await step('helper done', () => page.getByText(background ? 'The background helper is done.' : 'The helper reported back.').last().waitFor({ timeout: 30_000 }));
+      } finally {
+        await bobBrowser.close();
+        await you.removeParticipant(product.welcomeThreadId, bobId);
+      }
+    },
+    90_000,
+  );
+
+  it('switches who may add a bot on the Bots page, and says what it means', async () => {
+    const { page, step } = browser;
+    await step('bots page', () => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Bots' }).click());
+    const card = page.getByRole('article', { name: 'Bot claude' });
+    const group = card.getByRole('group', { name: 'Who may add this bot to a thread' });
+    await step('owners by default', () => group.getByRole('radio', { name: /Only its owners/ }).waitFor());
+    expect(await group.getByRole('radio', { name: /Only its owners/ }).isChecked()).toBe(true);
+    expect(await group.textContent()).toContain("The bot works, and spends, on its owners' behalf");
+    await step('open it up', () => group.getByRole('radio', { name: 'Anyone on a thread' }).check());
+    await step('said so', () => card.getByText('Anyone on a thread may now add claude.').waitFor());
+    expect((await you.getPrincipal('claude')).joinableBy).toBe('anyone');
+    mkdirSync(SCREENSHOT_DIR, { recursive: true });
+    await card.screenshot({ path: join(SCREENSHOT_DIR, 'bots-joinable.png') });
+    await step('close it again', () => group.getByRole('radio', { name: /Only its owners/ }).check());
+    await step('said so again', () => card.getByText('Only you and its other owners may add claude now.').waitFor());
+    expect((await you.getPrincipal('claude')).joinableBy).toBe('owners');
   });
 
   it('creates a thread, invites the bot, counts unread, shows artifact versions, and leaves', async () => {

@@ -114,6 +114,10 @@ describe('npm start', () => {
     await step('bot answers', () => page.locator('article[aria-label="Message from claude"][data-status="completed"]', { hasText: 'a scripted stand-in for the model' }).first().waitFor({ timeout: 60_000 }));
     await step('live', () => page.getByTestId('live-state').filter({ hasText: 'Live' }).waitFor());
     expect(scubaProcesses(dataDir).length).toBe(1);
+    // The bot npm start runs is sandboxed, and only its owner ("you") approves its tools.
+    const scubaLog = readFileSync(join(dataDir, 'launcher', 'claude-scuba.log'), 'utf8');
+    expect(scubaLog).toContain("tools run in Claude Code's sandbox");
+    expect(JSON.parse(readFileSync(join(dataDir, 'launcher', 'scuba.json'), 'utf8')).approvals).toEqual({ approvers: 'bot_owners' });
 
     // Ctrl-C: every process it started ends.
     first.child.kill('SIGINT');

@@ -57,22 +57,53 @@ describe('ThreadModel', () => {
     expect(m.items).toHaveLength(1);
   });
 
-  it('lists tool calls waiting for an answer until approved, answered or the run ends', async () => {
+  it('lists announced tool calls waiting for an answer until approved, answered or the run ends; unannounced calls never wait', async () => {
     seq = 0;
     const m = new ThreadModel('th_1');
+    const ask = (id: string, approvers: string[]) => part('r', { type: 'tool-approval-request', approvalId: id, toolCallId: id, providerMetadata: { bubble: { approvers } } });
     m.apply(ev('run_started', { runId: 'r' }));
     m.apply(part('r', { type: 'tool-input-available', toolCallId: 'a', toolName: 'Bash', input: {}, dynamic: true }));
     m.apply(part('r', { type: 'tool-input-available', toolCallId: 'b', toolName: 'Bash', input: {}, dynamic: true }));
+    m.apply(part('r', { type: 'tool-input-available', toolCallId: 'quiet', toolName: 'Read', input: {}, dynamic: true }));
+    m.apply(ask('a', ['you']));
+    m.apply(ask('b', ['you', 'ann']));
     await new Promise((r) => setTimeout(r, 10));
-    expect(m.waitingToolCalls().map((w) => w.toolCallId)).toEqual(['a', 'b']);
+    expect(m.waitingToolCalls()).toEqual([
+      { runId: 'r', toolCallId: 'a', toolName: 'Bash', approvers: ['you'] },
+      { runId: 'r', toolCallId: 'b', toolName: 'Bash', approvers: ['you', 'ann'] },
+    ]);
     m.apply(ev('tool_call_approval', { toolCallId: 'a', decision: 'deny', reason: 'no' }, 'you'));
     expect(m.waitingToolCalls().map((w) => w.toolCallId)).toEqual(['b']);
-    expect(m.approvals.get('a')).toEqual({ toolCallId: 'a', decision: 'deny', reason: 'no', by: 'you', seq: 4 });
+    expect(m.approvals.get('a')).toEqual({ toolCallId: 'a', decision: 'deny', reason: 'no', by: 'you', seq: 7 });
     m.apply(ev('run_interrupt_requested', { runId: 'r' }, 'you'));
     m.apply(ev('run_finished', { runId: 'r', status: 'interrupted' }));
     await m.settled();
     expect(m.waitingToolCalls()).toEqual([]);
     expect([m.run('r')!.status, m.run('r')!.interruptRequestedBy]).toEqual(['interrupted', 'you']);
+  });
+
+  it("keeps a sub-agent's request, whose call is on a subthread, with its tool and input", async () => {
+    seq = 0;
+    const m = new ThreadModel('th_1');
+    m.apply(ev('run_started', { runId: 'approval-s1' }));
+    m.apply(
+      part('approval-s1', {
+        type: 'tool-approval-request',
+        approvalId: 's1',
+        toolCallId: 's1',
+        providerMetadata: { bubble: { approvers: ['you'], threadId: 'th_1.sub-abcde-123', toolName: 'Bash', input: { command: 'touch x' } } },
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 10));
+    expect(m.subagentRequests('approval-s1')).toEqual([
+      { toolCallId: 's1', runId: 'approval-s1', seq: 2, approvers: ['you'], subthreadId: 'th_1.sub-abcde-123', toolName: 'Bash', input: { command: 'touch x' } },
+    ]);
+    expect(m.waitingRequest('s1')?.approvers).toEqual(['you']);
+    m.apply(ev('tool_call_approval', { toolCallId: 's1', decision: 'allow' }, 'you'));
+    expect(m.waitingRequest('s1')).toBeUndefined();
+    m.apply(ev('run_finished', { runId: 'approval-s1', status: 'completed' }));
+    await m.settled();
+    expect(m.run('approval-s1')!.message.parts).toEqual([]);
   });
 
   it('opens a bare-delta run without run_started and records errors', async () => {

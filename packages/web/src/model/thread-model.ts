@@ -36,6 +36,23 @@ export interface ApprovalView {
   readonly seq: number;
 }
 
+/**
+ * A parked tool call a bot announced with a `tool-approval-request` chunk
+ * (protocol.md, "Tool approvals"): only these get Approve and Deny, and only
+ * for the principals it lists.
+ */
+export interface ApprovalRequestView {
+  readonly toolCallId: string;
+  /** The bot's run on this thread that carries the request. */
+  readonly runId: string;
+  readonly seq: number;
+  readonly approvers: readonly string[];
+  /** A sub-agent's call: the subthread it is shown on, and what it wants to run. */
+  readonly subthreadId?: string;
+  readonly toolName?: string;
+  readonly input?: unknown;
+}
+
 export type TimelineItem =
   | { readonly kind: 'run'; readonly runId: string; readonly seq: number }
   | { readonly kind: 'notice'; readonly seq: number; readonly text: string; readonly principalId: string };
@@ -52,6 +69,8 @@ export class ThreadModel {
   lastSeq = 0;
   readonly items: TimelineItem[] = [];
   readonly approvals = new Map<string, ApprovalView>();
+  /** Parked calls announced on this thread, by toolCallId. */
+  readonly approvalRequests = new Map<string, ApprovalRequestView>();
   /** Tool calls answered by a participant with `tool_call_result`. */
   readonly suppliedResults = new Map<string, { by: string; isError: boolean }>();
   /** Bumped on every `artifact_updated`, so the artifacts panel knows to reload. */
@@ -103,6 +122,11 @@ export class ThreadModel {
           const child = chunk.providerMetadata?.bubble?.childThreadId;
           if (typeof child === 'string') run.view.childThreads[chunk.toolCallId] = child;
         }
+        if (chunk.type === 'tool-approval-request') {
+          // Kept beside the UI message: a sub-agent's call has no tool part in this run to attach to.
+          this.#noteApprovalRequest(runId, event.seq, chunk as unknown as Record<string, unknown>);
+          break;
+        }
         if (!run.closed) run.controller?.enqueue(chunk);
         break;
       }
@@ -152,19 +176,47 @@ export class ThreadModel {
     this.#notify();
   }
 
-  /** Tool calls of open runs that have neither output, nor an answer, nor a supplied result. */
-  waitingToolCalls(): Array<{ runId: string; toolCallId: string; toolName: string }> {
-    const waiting: Array<{ runId: string; toolCallId: string; toolName: string }> = [];
-    for (const { view } of this.#runs.values()) {
-      if (view.status !== 'streaming') continue;
-      for (const part of view.message.parts) {
-        const tool = toolPartOf(part);
-        if (tool === null || tool.state !== 'input-available') continue;
-        if (this.approvals.has(tool.toolCallId) || this.suppliedResults.has(tool.toolCallId)) continue;
-        waiting.push({ runId: view.runId, toolCallId: tool.toolCallId, toolName: tool.toolName });
-      }
+  /**
+   * Announced calls still waiting: no answer, no supplied result, no output yet,
+   * and the run that asked is still open (a bot that stopped asks no more).
+   */
+  waitingToolCalls(): Array<{ runId: string; toolCallId: string; toolName: string; approvers: readonly string[] }> {
+    const waiting: Array<{ runId: string; toolCallId: string; toolName: string; approvers: readonly string[] }> = [];
+    for (const request of this.approvalRequests.values()) {
+      if (this.approvals.has(request.toolCallId) || this.suppliedResults.has(request.toolCallId)) continue;
+      const view = this.#runs.get(request.runId)?.view;
+      if (view === undefined || view.status !== 'streaming') continue;
+      const tool = view.message.parts.map(toolPartOf).find((t) => t !== null && t.toolCallId === request.toolCallId);
+      if (tool && tool.state.startsWith('output-')) continue;
+      waiting.push({ runId: request.runId, toolCallId: request.toolCallId, toolName: request.toolName ?? tool?.toolName ?? 'tool', approvers: request.approvers });
     }
     return waiting;
+  }
+
+  /** The waiting request for a call, if it still waits. */
+  waitingRequest(toolCallId: string): ApprovalRequestView | undefined {
+    const request = this.approvalRequests.get(toolCallId);
+    return request !== undefined && this.waitingToolCalls().some((w) => w.toolCallId === toolCallId) ? request : undefined;
+  }
+
+  /** Requests for sub-agents' calls carried by a run (their calls are shown on subthreads). */
+  subagentRequests(runId: string): ApprovalRequestView[] {
+    return [...this.approvalRequests.values()].filter((r) => r.runId === runId && r.toolName !== undefined);
+  }
+
+  #noteApprovalRequest(runId: string, seq: number, chunk: Record<string, unknown>): void {
+    const toolCallId = chunk.toolCallId;
+    if (typeof toolCallId !== 'string' || this.approvalRequests.has(toolCallId)) return;
+    const bubble = ((chunk.providerMetadata as Record<string, unknown> | undefined)?.bubble ?? {}) as Record<string, unknown>;
+    const approvers = Array.isArray(bubble.approvers) ? bubble.approvers.filter((a): a is string => typeof a === 'string') : [];
+    this.approvalRequests.set(toolCallId, {
+      toolCallId,
+      runId,
+      seq,
+      approvers,
+      ...(typeof bubble.threadId === 'string' ? { subthreadId: bubble.threadId } : {}),
+      ...(typeof bubble.toolName === 'string' ? { toolName: bubble.toolName, input: bubble.input } : {}),
+    });
   }
 
   /** Ends every run's reader (the view is gone). */

@@ -111,7 +111,8 @@ function FreshToken(props: { principalId: string; token: string; onDone: () => v
 }
 
 function BotCard(props: { client: BubbleClient; bot: Principal; threads: Thread[]; onToken: (token: string) => void }) {
-  const { client, bot } = props;
+  const { client } = props;
+  const [bot, setBot] = useState(props.bot);
   const [tokens, setTokens] = useState<TokenRow[] | null>(null);
   const [threadId, setThreadId] = useState('');
   const [status, setStatus] = useState<string | null>(null);
@@ -129,11 +130,28 @@ function BotCard(props: { client: BubbleClient; bot: Principal; threads: Thread[
     }
   };
   const selectId = `add-${bot.principalId}`;
+  const joinable = bot.joinableBy ?? 'owners';
+  const setJoinable = (joinableBy: 'owners' | 'anyone') =>
+    void act(async () => setBot(await client.updatePrincipal(bot.principalId, { joinableBy })), joinableBy === 'anyone' ? `Anyone on a thread may now add ${bot.principalId}.` : `Only you and its other owners may add ${bot.principalId} now.`);
   return (
     <article class="card bot" aria-label={`Bot ${bot.principalId}`}>
       <h2>
         {bot.displayName} <span class="meta">({bot.principalId})</span>
       </h2>
+      <fieldset class="joinable">
+        <legend>Who may add this bot to a thread</legend>
+        <label>
+          <input type="radio" name={`joinable-${bot.principalId}`} value="owners" checked={joinable === 'owners'} onChange={() => setJoinable('owners')} /> Only its owners
+          <span class="meta"> (recommended)</span>
+        </label>
+        <label>
+          <input type="radio" name={`joinable-${bot.principalId}`} value="anyone" checked={joinable === 'anyone'} onChange={() => setJoinable('anyone')} /> Anyone on a thread
+        </label>
+        <p class="meta">
+          The bot works, and spends, on its owners' behalf wherever it is added. Wherever it is, only its owners can approve the tools it wants to run, and they
+          must be on that thread to do so.
+        </p>
+      </fieldset>
       <h3>Tokens</h3>
       <ul>
         {(tokens ?? []).map((t) => (

@@ -1,15 +1,18 @@
 import { useEffect, useState } from 'preact/hooks';
 import { renderMarkdown } from '../markdown';
-import { toolPartOf, type ApprovalView, type RunView, type ToolPartView } from '../model/thread-model';
+import { toolPartOf, type ApprovalRequestView, type ApprovalView, type RunView, type ToolPartView } from '../model/thread-model';
 import { navigate, threadPath } from './router';
 
 export interface RunActions {
-  /** Whether the signed-in person may answer the parked tool calls of a run by this author. */
-  canApprove(runAuthor: string): boolean;
+  /** Whether the signed-in person is one of the approvers the bot named for this call (never guessed). */
+  canApprove(request: ApprovalRequestView): boolean;
   /** Whether the signed-in person may append here (own grant): Stop needs it. */
   canWrite: boolean;
   approval(toolCallId: string): ApprovalView | undefined;
-  isWaiting(toolCallId: string): boolean;
+  /** The bot's request for this call while it still waits for an answer. */
+  waitingRequest(toolCallId: string): ApprovalRequestView | undefined;
+  /** Requests for calls of the run's sub-agents (the calls themselves are on subthreads). */
+  subagentRequests(runId: string): ApprovalRequestView[];
   answer(toolCallId: string, decision: 'allow' | 'deny', reason?: string): Promise<void>;
   stop(runId: string): Promise<void>;
   nameOf(principalId: string): string;
@@ -62,6 +65,9 @@ export function RunMessage(props: { run: RunView; mine: boolean; actions: RunAct
           if (tool !== null) return <ToolCall key={tool.toolCallId} tool={tool} run={run} actions={actions} />;
           return null;
         })}
+        {actions.subagentRequests(run.runId).map((request) => (
+          <SubagentRequest key={request.toolCallId} request={request} actions={actions} />
+        ))}
       </div>
       {run.error && (
         <p class="error" role="alert">
@@ -83,10 +89,9 @@ function formatValue(value: unknown): string {
 function ToolCall(props: { tool: ToolPartView; run: RunView; actions: RunActions }) {
   const { tool, run, actions } = props;
   const approval = actions.approval(tool.toolCallId);
-  const waiting = actions.isWaiting(tool.toolCallId);
+  const request = actions.waitingRequest(tool.toolCallId);
+  const waiting = request !== undefined;
   const child = run.childThreads[tool.toolCallId];
-  const [reason, setReason] = useState('');
-  const [busy, setBusy] = useState(false);
   // Opens by itself when it needs someone (an answer) or leads somewhere (a subthread);
   // after that only the reader folds it, so an answered call does not jump shut.
   const [open, setOpen] = useState(waiting || child !== undefined);
@@ -105,15 +110,6 @@ function ToolCall(props: { tool: ToolPartView; run: RunView; actions: RunActions
             : run.status === 'streaming'
               ? 'running'
               : 'no result';
-  const act = async (decision: 'allow' | 'deny') => {
-    setBusy(true);
-    try {
-      await actions.answer(tool.toolCallId, decision, decision === 'deny' ? reason.trim() : undefined);
-    } finally {
-      setBusy(false);
-    }
-  };
-  const reasonId = `deny-reason-${tool.toolCallId}`;
   return (
     <details class={`tool tool-${state.replace(/ /g, '-')}`} open={open} onToggle={(e) => setOpen((e.currentTarget as HTMLDetailsElement).open)} data-tool-call-id={tool.toolCallId}>
       <summary>
@@ -148,33 +144,95 @@ function ToolCall(props: { tool: ToolPartView; run: RunView; actions: RunActions
             </a>
           </p>
         )}
-        {approval && (
-          <p class={`approval approval-${approval.decision}`} role="status">
-            {approval.decision === 'allow' ? 'Approved' : 'Denied'} by {actions.nameOf(approval.by)}
-            {approval.reason ? `: ${approval.reason}` : ''}
-          </p>
-        )}
-        {waiting && actions.canApprove(run.principalId) && (
-          <form
-            class="approve-form"
-            aria-label={`Answer the ${tool.toolName} call`}
-            onSubmit={(e) => {
-              e.preventDefault();
-              void act('deny');
-            }}
-          >
-            <button type="button" class="approve" disabled={busy} onClick={() => void act('allow')}>
-              Approve
-            </button>
-            <label for={reasonId}>Reason to deny (optional)</label>
-            <input id={reasonId} value={reason} onInput={(e) => setReason(e.currentTarget.value)} />
-            <button type="submit" class="deny" disabled={busy}>
-              Deny
-            </button>
-          </form>
-        )}
-        {waiting && !actions.canApprove(run.principalId) && <p class="meta">Waiting for an owner of this thread or of the bot to approve or deny.</p>}
+        <ApprovalControls toolCallId={tool.toolCallId} toolName={tool.toolName} approval={approval} request={request} actions={actions} />
       </div>
     </details>
+  );
+}
+
+/** A sub-agent's call waiting for an answer here, on the parent thread: what it wants to run, and where. */
+function SubagentRequest(props: { request: ApprovalRequestView; actions: RunActions }) {
+  const { request, actions } = props;
+  const approval = actions.approval(request.toolCallId);
+  const waiting = actions.waitingRequest(request.toolCallId);
+  if (!waiting && !approval) return null;
+  const subthread = request.subthreadId;
+  return (
+    <div class="approval-request" data-tool-call-id={request.toolCallId} role="group" aria-label={`A sub-agent's ${request.toolName ?? 'tool'} call`}>
+      <h4>
+        A sub-agent wants to run <span class="tool-name">{request.toolName}</span>
+      </h4>
+      <pre class="tool-input">{formatValue(request.input)}</pre>
+      {subthread !== undefined && (
+        <p>
+          <a
+            href={threadPath(subthread)}
+            class="subthread-link"
+            onClick={(e) => {
+              e.preventDefault();
+              navigate(threadPath(subthread));
+            }}
+          >
+            Open the sub-agent's subthread
+          </a>
+        </p>
+      )}
+      <ApprovalControls toolCallId={request.toolCallId} toolName={request.toolName ?? 'tool'} approval={approval} request={waiting} actions={actions} />
+    </div>
+  );
+}
+
+/**
+ * The answer to a parked call: who answered, or, while it waits, Approve and
+ * Deny for the approvers the bot named, and their names for everyone else.
+ */
+function ApprovalControls(props: { toolCallId: string; toolName: string; approval: ApprovalView | undefined; request: ApprovalRequestView | undefined; actions: RunActions }) {
+  const { toolCallId, toolName, approval, request, actions } = props;
+  const [reason, setReason] = useState('');
+  const [busy, setBusy] = useState(false);
+  const act = async (decision: 'allow' | 'deny') => {
+    setBusy(true);
+    try {
+      await actions.answer(toolCallId, decision, decision === 'deny' ? reason.trim() : undefined);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const reasonId = `deny-reason-${toolCallId}`;
+  if (approval) {
+    return (
+      <p class={`approval approval-${approval.decision}`} role="status">
+        {approval.decision === 'allow' ? 'Approved' : 'Denied'} by {actions.nameOf(approval.by)}
+        {approval.reason ? `: ${approval.reason}` : ''}
+      </p>
+    );
+  }
+  if (request === undefined) return null;
+  if (!actions.canApprove(request)) {
+    const names = request.approvers.map((id) => actions.nameOf(id));
+    return (
+      <p class="meta waiting-for">
+        Waiting for {names.length === 0 ? 'an approver' : names.length === 1 ? names[0] : `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`} to approve or deny.
+      </p>
+    );
+  }
+  return (
+    <form
+      class="approve-form"
+      aria-label={`Answer the ${toolName} call`}
+      onSubmit={(e) => {
+        e.preventDefault();
+        void act('deny');
+      }}
+    >
+      <button type="button" class="approve" disabled={busy} onClick={() => void act('allow')}>
+        Approve
+      </button>
+      <label for={reasonId}>Reason to deny (optional)</label>
+      <input id={reasonId} value={reason} onInput={(e) => setReason(e.currentTarget.value)} />
+      <button type="submit" class="deny" disabled={busy}>
+        Deny
+      </button>
+    </form>
   );
 }

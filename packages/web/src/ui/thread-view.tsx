@@ -80,13 +80,12 @@ export function ThreadView(props: { client: BubbleClient; me: Principal; threadI
 
   const myGrant = grants.find((g) => g.principalId === me.principalId);
   const actions: RunActions = {
-    // claude-scuba's default approvers ("owners"): the thread's owners, and the owners of
-    // the bot that asks while they are on the thread. A bot configured otherwise may still
-    // accept or ignore an answer; the thread shows what it decided.
-    canApprove: (runAuthor) => myGrant !== undefined && (myGrant.role === 'owner' || (people.get(runAuthor)?.ownerPrincipalIds.includes(me.principalId) ?? false)),
+    // The bot names the approvers of each parked call in its request; nothing is guessed here.
+    canApprove: (request) => myGrant !== undefined && request.approvers.includes(me.principalId),
     canWrite: myGrant !== undefined,
     approval: (id) => model.approvals.get(id),
-    isWaiting: (id) => model.waitingToolCalls().some((w) => w.toolCallId === id),
+    waitingRequest: (id) => model.waitingRequest(id),
+    subagentRequests: (runId) => model.subagentRequests(runId),
     answer: async (toolCallId, decision, reason) => {
       try {
         await client.appendEvent(threadId, { type: 'tool_call_approval', data: { toolCallId, decision, ...(reason ? { reason } : {}) } });
