@@ -137,6 +137,38 @@ describe('sub-agent tool approvals', () => {
   });
 });
 
+describe("a background sub-agent's approval request", () => {
+  it('is stopped by Stop on the run that carries it: the call is denied and that run closes', async () => {
+    const script: Script = [
+      { name: 'spawn', match: { text: 'delegate the file', subagent: false }, reply: [agentCall(true)] },
+      { name: 'sub-tool', match: { subagent: true, text: 'Please check the things' }, delayMs: 800, reply: [{ type: 'tool_use', id: 'toolu_subw2', name: 'Bash', input: { command: 'touch sub.txt', description: 'sub file' } }] },
+      { name: 'sub-done', match: { subagent: true, toolResult: { name: 'Bash' } }, reply: [{ type: 'text', text: 'Could not make it.' }] },
+      { name: 'after', match: { toolResult: { name: 'Agent' } }, reply: [{ type: 'text', text: 'Launched it.' }] },
+      { name: 'notified', match: { taskNotification: true }, reply: [{ type: 'text', text: 'The helper finished.' }], times: 'always' },
+    ];
+    world = await startScubaWorld({ script });
+    const w = world;
+    w.startBot({ configPath: withAgents(w) });
+    await w.say('delegate the file');
+    // The parent's turn ends before the sub-agent (held 800 ms by the double) asks.
+    await w.waitFor((all) => finishedRuns(all, w.botId).length === 1, { what: 'the parent turn to end' });
+    const asked = await w.waitFor((all) => all.some((e) => e.type === 'message_part' && chunk(e).type === 'tool-approval-request'), { what: 'the approval request' });
+    const runId = asked.find((e) => e.type === 'message_part' && chunk(e).type === 'tool-approval-request')!.data.runId as string;
+    // The parent's own run ended when the agent was launched, so the request has a run of its own.
+    expect(runId).toBe('approval-toolu_subw2');
+    await w.alice.appendEvent(w.threadId, { type: 'run_interrupt_requested', data: { runId } });
+    const closed = await w.waitFor((all) => all.some((e) => e.type === 'run_finished' && e.data.runId === runId), { what: 'the approval run to close' });
+    expect(closed.find((e) => e.principalId === w.botId && e.type === 'tool_call_approval')?.data).toEqual({
+      toolCallId: 'toolu_subw2',
+      decision: 'deny',
+      reason: 'Denied: the run was interrupted while Bash waited for approval.',
+    });
+    const child = childOf(w, closed)!;
+    const sub = await w.waitFor((all) => all.some((e) => e.type === 'message_part' && chunk(e).type === 'tool-output-denied'), { threadId: child, what: 'the denial on the subthread' });
+    expect(sub.find((e) => e.type === 'message_part' && chunk(e).type === 'tool-output-denied')!.data.chunk).toMatchObject({ toolCallId: 'toolu_subw2' });
+  });
+});
+
 /** A background sub-agent that streams slowly (100 words, 200 ms apart), for the interrupt tests. */
 function slowBackgroundAgentScript(): Script {
   return [

@@ -92,6 +92,17 @@ async function peek<T>(promise: Promise<T>): Promise<T | 'pending'> {
 }
 
 describe('ApprovalRegistry', () => {
+  it('cancels one parked call as interrupted, leaving the others parked', async () => {
+    const { registry, settled } = setup();
+    const first = registry.park(request('toolu_1'));
+    const second = registry.park(request('toolu_2'));
+    expect(registry.cancel('toolu_1')).toBe(true);
+    expect(await first).toMatchObject({ behavior: 'deny', source: 'interrupt', by: null });
+    expect(await peek(second)).toBe('pending');
+    expect(registry.cancel('toolu_1')).toBe(false);
+    expect(settled.map(([id]) => id)).toEqual(['toolu_1']);
+  });
+
   it('parks a call until an owner allows it', async () => {
     const { registry } = setup();
     const decision = registry.park(request());

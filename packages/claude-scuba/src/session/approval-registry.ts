@@ -223,6 +223,14 @@ export class ApprovalRegistry {
     return { kind: 'resolved', toolCallId, decision };
   }
 
+  /** Denies one parked call as interrupted; false when it is not parked. */
+  cancel(toolCallId: string): boolean {
+    const entry = this.#entries.get(toolCallId);
+    if (!entry) return false;
+    this.#settle(toolCallId, this.#auto(entry.call, 'interrupt'));
+    return true;
+  }
+
   /** Denies every parked call (an interrupt, or the session closing). Returns what was cancelled. */
   cancelAll(source: 'interrupt' | 'closed'): ParkedCall[] {
     const calls = this.pending;

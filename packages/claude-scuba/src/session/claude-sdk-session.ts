@@ -323,6 +323,13 @@ export class ClaudeSdkSession {
       Promise.resolve(stop).catch((error: unknown) => this.#log.warn({ err: error, runId }, 'sub-agent interrupt failed'));
       return;
     }
+    const carried = [...this.#approvalRuns].find(([, approvalRun]) => approvalRun === runId);
+    if (carried) {
+      // Stop on a run that only carries an approval request: the call is denied, the run closes.
+      this.#log.info({ runId, by, seq, toolCallId: carried[0] }, 'interrupt of an approval request');
+      this.#tools.approvals.cancel(carried[0]);
+      return;
+    }
     if (runId !== this.#output.currentRunId) {
       this.#o.routeInterrupt?.(runId, by, reason, seq, this);
       return;
