@@ -119,7 +119,9 @@ describe('sub-agent tool approvals', () => {
       toolCallId: 'toolu_subw1',
       providerMetadata: { bubble: { approvers: ['alice'], threadId: child, toolName: 'Bash', input: { command: 'touch sub.txt', description: 'sub file' } } },
     });
+    // In a run of its own, open as long as the call waits (a background agent outlives the turn that launched it).
     const requestRun = request.data.runId as string;
+    expect(requestRun).toBe('approval-toolu_subw1');
     expect(asked.some((e) => e.type === 'run_started' && e.principalId === w.botId && e.data.runId === requestRun)).toBe(true);
     // None on the subthread: the people answer where they are.
     expect((await w.events(child)).some((e) => e.type === 'message_part' && chunk(e).type === 'tool-approval-request')).toBe(false);
@@ -130,9 +132,11 @@ describe('sub-agent tool approvals', () => {
     expect(sub.filter((e) => e.principalId === w.botId && e.type === 'message_part').map((e) => chunk(e).type)).toContain('tool-output-available');
     expect(bot.logs.some((l) => l.msg === 'tool call answered' && l.toolCallId === 'toolu_subw1' && l.by === 'alice')).toBe(true);
     // The run that carried the request is closed, whichever it was.
-    const done = await w.waitFor((all) => all.some((e) => e.type === 'run_finished' && e.data.runId === requestRun), { what: 'the request run to close' });
+    await w.waitFor((all) => all.some((e) => e.type === 'run_finished' && e.data.runId === requestRun), { what: 'the request run to close' });
     if (!background) {
-      expect(runText(done, done.find((e) => e.principalId === w.botId && e.type === 'run_started')!.data.runId as string)).toBe('Delegated and done.');
+      const turn = (all: EventEnvelope[]) => all.find((e) => e.principalId === w.botId && e.type === 'run_started' && e.data.runId !== requestRun)!.data.runId as string;
+      const done = await w.waitFor((all) => all.some((e) => e.type === 'run_finished' && e.data.runId === turn(all)), { what: 'the turn to end' });
+      expect(runText(done, turn(done))).toBe('Delegated and done.');
     }
   });
 });
@@ -141,7 +145,7 @@ describe("a background sub-agent's approval request", () => {
   it('is stopped by Stop on the run that carries it: the call is denied and that run closes', async () => {
     const script: Script = [
       { name: 'spawn', match: { text: 'delegate the file', subagent: false }, reply: [agentCall(true)] },
-      { name: 'sub-tool', match: { subagent: true, text: 'Please check the things' }, delayMs: 800, reply: [{ type: 'tool_use', id: 'toolu_subw2', name: 'Bash', input: { command: 'touch sub.txt', description: 'sub file' } }] },
+      { name: 'sub-tool', match: { subagent: true, text: 'Please check the things' }, reply: [{ type: 'tool_use', id: 'toolu_subw2', name: 'Bash', input: { command: 'touch sub.txt', description: 'sub file' } }] },
       { name: 'sub-done', match: { subagent: true, toolResult: { name: 'Bash' } }, reply: [{ type: 'text', text: 'Could not make it.' }] },
       { name: 'after', match: { toolResult: { name: 'Agent' } }, reply: [{ type: 'text', text: 'Launched it.' }] },
       { name: 'notified', match: { taskNotification: true }, reply: [{ type: 'text', text: 'The helper finished.' }], times: 'always' },
@@ -150,11 +154,8 @@ describe("a background sub-agent's approval request", () => {
     const w = world;
     w.startBot({ configPath: withAgents(w) });
     await w.say('delegate the file');
-    // The parent's turn ends before the sub-agent (held 800 ms by the double) asks.
-    await w.waitFor((all) => finishedRuns(all, w.botId).length === 1, { what: 'the parent turn to end' });
     const asked = await w.waitFor((all) => all.some((e) => e.type === 'message_part' && chunk(e).type === 'tool-approval-request'), { what: 'the approval request' });
     const runId = asked.find((e) => e.type === 'message_part' && chunk(e).type === 'tool-approval-request')!.data.runId as string;
-    // The parent's own run ended when the agent was launched, so the request has a run of its own.
     expect(runId).toBe('approval-toolu_subw2');
     await w.alice.appendEvent(w.threadId, { type: 'run_interrupt_requested', data: { runId } });
     const closed = await w.waitFor((all) => all.some((e) => e.type === 'run_finished' && e.data.runId === runId), { what: 'the approval run to close' });

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Script } from '@bubble/model-double';
@@ -87,7 +87,7 @@ describe('only its owners decide where a bot works', () => {
     // Alice's own thread works as ever, through the same bot.
     await w.say('hello');
     await w.waitFor((all) => all.some((e) => e.principalId === w.botId && e.type === 'run_finished'), { what: "the bot's answer to Alice" });
-  });
+  }, 60_000);
 
   it("with no approver on the thread, denies at once and names who could approve; the bot's owners approve, the thread's owner does not", async () => {
     const script: Script = [
@@ -116,7 +116,9 @@ describe('only its owners decide where a bot works', () => {
     expect(bot.logs.some((l) => l.msg === 'tool call waits for approval' && l.toolCallId === 'toolu_m1')).toBe(false);
     expect(existsSync(join(w.dir, 'workspaces', thread.threadId, 'mallory.txt'))).toBe(false);
 
-    // Mallory brings Alice in. Now the call waits for Alice, and only her answer counts.
+    // Mallory brings Alice in, once the bot's turn is over (a message sent mid-turn is steered into it: issue 12).
+    await w.waitFor((all) => all.some((e) => e.principalId === w.botId && e.type === 'run_finished'), { threadId: thread.threadId, client: asMallory, what: 'the first turn to end' });
+    // Now the call waits for Alice, and only her answer counts.
     await asMallory.addParticipant(thread.threadId, 'alice');
     await say(asMallory, thread.threadId, 'make another');
     const asked = await w.waitFor((all) => all.some(botPart(w, 'tool-approval-request', 'toolu_m2')), { threadId: thread.threadId, client: asMallory, what: 'the approval request' });
@@ -127,7 +129,7 @@ describe('only its owners decide where a bot works', () => {
     await w.alice.appendEvent(thread.threadId, { type: 'tool_call_approval', data: { toolCallId: 'toolu_m2', decision: 'allow' } });
     await w.waitFor((all) => all.some(botPart(w, 'tool-output-available', 'toolu_m2')), { threadId: thread.threadId, client: asMallory, what: 'the approved call' });
     expect(existsSync(join(w.dir, 'workspaces', thread.threadId, 'alice-ok.txt'))).toBe(true);
-  });
+  }, 90_000);
 });
 
 describe("tools run in Claude Code's sandbox, away from the bot's secrets", () => {
@@ -137,7 +139,11 @@ describe("tools run in Claude Code's sandbox, away from the bot's secrets", () =
     const { thread: second } = await w.alice.createThread({ title: 'thread B' });
     await w.alice.addParticipant(second.threadId, w.botId);
     const configPath = w.writeConfig({ claude: { workspaceRoot: './workspaces', configDir: './claude-home', tools: ['Bash', 'Read'] } });
-    const bot = w.startBot({ configPath });
+    // The bot's user has a home of its own here, with something private in it.
+    const home = join(w.dir, 'bot-user-home');
+    mkdirSync(home);
+    writeFileSync(join(home, 'private-note.txt'), 'HOME-SECRET');
+    const bot = w.startBot({ configPath, env: { HOME: home } });
     await waitForLog(bot, (l) => l.msg === "tools run in Claude Code's sandbox", 'the sandbox on');
     const wsA = join(w.dir, 'workspaces', w.threadId);
     const probe = [
@@ -148,6 +154,7 @@ describe("tools run in Claude Code's sandbox, away from the bot's secrets", () =
       `cat ${configPath} 2>&1 | head -c 300; echo`,
       `ls ${join(w.dir, 'claude-home')} 2>&1 | head -c 300; echo`,
       `head -c 100 ${join(w.dir, 'state.db')} 2>&1 | tr -cd "[:print:]"; echo`,
+      `cat ${join(home, 'private-note.txt')} 2>&1; echo`,
       `(echo x > ${join(w.dir, 'outside.txt')}) 2>&1 || echo WRITE-OUTSIDE-REFUSED`,
       'echo in > inside.txt && echo WROTE-INSIDE',
       `(exec 3<>/dev/tcp/127.0.0.1/${new URL(w.server.url).port}) 2>&1 || echo NO-NETWORK`,
@@ -185,6 +192,7 @@ describe("tools run in Claude Code's sandbox, away from the bot's secrets", () =
     expect(seen).not.toContain('"principalId"'); // the config file
     expect(seen).not.toContain('SQLite format'); // the state database
     expect(seen).not.toContain('projects'); // the CLI's home with every transcript
+    expect(seen).not.toContain('HOME-SECRET'); // the bot user's home
     expect(seen).toContain('WROTE-INSIDE');
     expect(seen).toContain('NO-NETWORK');
     expect(existsSync(join(w.dir, 'outside.txt'))).toBe(false);
@@ -238,6 +246,14 @@ describe("tools run in Claude Code's sandbox, away from the bot's secrets", () =
     for (const threadId of [w.threadId, second.threadId]) expect(JSON.stringify(await w.events(threadId))).not.toContain(w.botToken);
   }, 120_000);
 
+  it('claude.sandbox false is an explicit opt-out that the boot log warns about', async () => {
+    world = await startScubaWorld({ script: [after] });
+    const w = world;
+    const bot = w.startBot({ configPath: w.writeConfig({ claude: { workspaceRoot: './workspaces', configDir: './claude-home', tools: ['Bash'], sandbox: false } }) });
+    const line = await waitForLog(bot, (l) => String(l.msg).startsWith('claude.sandbox is false'), 'the warning');
+    expect(line).toMatchObject({ level: 40, msg: "claude.sandbox is false: tool commands run unsandboxed, as this process's user, with its files and its network in reach" });
+  });
+
   it('refuses tools where the sandbox cannot start (no bwrap on PATH), and says why in the log and on the thread', async () => {
     world = await startScubaWorld({ script: [{ name: 'tool', match: { text: 'list files' }, reply: [bash('toolu_x', 'ls')] }, after] });
     const w = world;
@@ -263,5 +279,5 @@ describe("tools run in Claude Code's sandbox, away from the bot's secrets", () =
     const tools = ((request.body as { tools?: Array<{ name: string }> }).tools ?? []).map((t) => t.name);
     expect(tools.filter((name) => !name.startsWith('mcp__') && name !== 'DeferredToolPlaceholder')).toEqual([]);
     expect(events.some(botPart(w, 'tool-output-available'))).toBe(false);
-  });
+  }, 60_000);
 });

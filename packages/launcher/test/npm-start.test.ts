@@ -70,7 +70,9 @@ function scubaProcesses(dataDir: string): number[] {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(needle)) pids.push(Number(entry));
+      // `--config <file>` exactly: the CLI child names the file too (its sandbox settings deny reading it).
+      const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (args.some((arg, i) => arg === needle && args[i - 1] === '--config')) pids.push(Number(entry));
     } catch {
       // gone already
     }

@@ -479,10 +479,11 @@ export class ClaudeSdkSession {
   }
 
   /**
-   * Puts a parked call's `tool-approval-request` on this thread, in the bot's
-   * running turn, or in a run of its own when none is (a background
-   * sub-agent's call). A sub-agent's call also names its subthread, tool and
-   * input, since the call itself is shown there.
+   * Puts a parked call's `tool-approval-request` on this thread: a call of
+   * the bot's own turn in that turn's run; a sub-agent's call (or one made
+   * while no turn runs) in a run of its own, `approval-<toolCallId>`, closed
+   * when the call is settled. A sub-agent's call also names its subthread,
+   * tool and input, since the call itself is shown there.
    */
   async #announce(request: ApprovalAnnouncement): Promise<void> {
     let where = this.#output.locateToolCall(request.toolCallId);
@@ -499,7 +500,9 @@ export class ClaudeSdkSession {
       bubble.input = request.input;
     }
     const events: BubbleEventDraft[] = [];
-    let runId = this.#output.currentRunId;
+    // A sub-agent's request outlives the turn that launched it (a background agent's turn ends at once),
+    // so it gets a run of its own, open exactly as long as the call waits.
+    let runId = fromSubagent ? undefined : this.#output.currentRunId;
     if (runId === undefined) {
       runId = `approval-${request.toolCallId}`;
       this.#approvalRuns.set(request.toolCallId, runId);
