@@ -68,9 +68,17 @@ export class Connection {
     return this.phase === 'ready';
   }
 
-  /** Queues a frame that must not be dropped for slowness (answers, acknowledgements). */
+  /**
+   * Queues an answer or acknowledgement. It counts toward the same bound as
+   * live events: a client that sends requests and never reads their answers
+   * (error frames included) is closed with 4008 like any slow consumer.
+   */
   sendControl(text: string): void {
     if (this.phase === 'closed') return;
+    if (this.ws.bufferedAmount + this.outboxBytes + text.length > this.context.maxBufferedBytes) {
+      this.close(CLOSE_CODES.slowConsumer, 'slow consumer: read your answers, then resubscribe from your last seq');
+      return;
+    }
     this.enqueue(text);
   }
 

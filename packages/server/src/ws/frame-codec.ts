@@ -32,8 +32,9 @@ export function parseClientFrame(text: string): ParsedClientFrame {
   const id = typeof record.id === 'string' && record.id.length > 0 && record.id.length <= 200 ? record.id : undefined;
   const type = record.type;
   if (typeof type !== 'string' || !KNOWN_TYPES.has(type)) {
-    return fail(id, `unknown frame type ${JSON.stringify(type ?? null)}; expected one of ${CLIENT_FRAME_TYPES.join(', ')}`, {
-      type: typeof type === 'string' ? type : null,
+    const shown = typeof type === 'string' ? quoteBounded(type) : JSON.stringify(type ?? null).slice(0, MAX_ECHO + 2);
+    return fail(id, `unknown frame type ${shown}; expected one of ${CLIENT_FRAME_TYPES.join(', ')}`, {
+      type: typeof type === 'string' ? type.slice(0, MAX_ECHO) : null,
     });
   }
   const parsed = ClientFrameSchema.safeParse(record);
@@ -43,6 +44,14 @@ export function parseClientFrame(text: string): ParsedClientFrame {
     return fail(id, `invalid ${type} frame: ${summary}`, { type, issues });
   }
   return { ok: true, frame: parsed.data };
+}
+
+/** At most this much of a client's input is quoted back in an error (a 1 MiB type must not come back twice over). */
+const MAX_ECHO = 64;
+
+/** A string as JSON, cut to MAX_ECHO characters with its full length named. */
+function quoteBounded(text: string): string {
+  return text.length <= MAX_ECHO ? JSON.stringify(text) : `${JSON.stringify(text.slice(0, MAX_ECHO)).slice(0, -1)}…" (${text.length} characters)`;
 }
 
 function fail(id: string | undefined, message: string, details: Record<string, unknown> = {}): ParsedClientFrame {

@@ -1,0 +1,64 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../testing/test-server.js';
+import { TestApi } from './ws-test-api.js';
+import { TestSocket, type Frame } from './ws-test-client.js';
+
+/** Attacks on the WebSocket by a signed-in client (issue 13), against the real server on loopback. */
+let server: TestServer;
+afterEach(async () => {
+  await server.stop();
+});
+
+/** How long /healthz takes to answer, in ms. */
+async function healthz(url: string): Promise<number> {
+  const started = performance.now();
+  const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(5_000) });
+  expect(res.status).toBe(200);
+  return performance.now() - started;
+}
+
+describe('error frames never echo unbounded input', () => {
+  it('answers 120 one-megabyte frames of an unknown type with small errors, and serves everyone else meanwhile', async () => {
+    server = await startTestServer();
+    const alice = new TestApi(server.url, (await server.createHuman('alice')).token.token);
+    const { socket } = await TestSocket.authenticated(server.wsUrl, alice.token);
+    socket.ws.pause();
+    const junk = JSON.stringify({ type: 'x'.repeat(1024 * 1024 - 20) });
+    expect(junk.length).toBeLessThanOrEqual(1024 * 1024);
+    for (let i = 0; i < 120; i += 1) socket.ws.send(junk);
+    // The server is still there for everyone else meanwhile.
+    const other = await TestSocket.authenticated(server.wsUrl, alice.token);
+    expect(await other.socket.roundTrip()).toEqual([]);
+    expect(await healthz(server.url)).toBeLessThan(1_000);
+    socket.ws.resume();
+    const errors: Frame[] = [];
+    for (let i = 0; i < 120; i += 1) errors.push(await socket.next(() => true, 30_000));
+    expect(errors).toHaveLength(120);
+    for (const frame of errors) {
+      expect(frame).toMatchObject({ type: 'error', error: { code: 'invalid_request' } });
+      expect(JSON.stringify(frame).length).toBeLessThan(1024);
+    }
+    expect((errors[0]!.error as { message: string }).message).toMatch(/^unknown frame type "x{64}…" \(1048556 characters\); expected one of /);
+    // 120 MiB came in and under 120 KiB went back (the echo used to send 2 MiB per frame: 240 MiB queued for a client that does not read).
+    expect(errors.reduce((sum, frame) => sum + JSON.stringify(frame).length, 0)).toBeLessThan(120 * 1024);
+    other.socket.close();
+    socket.close();
+  });
+});
+
+describe('answers count toward the socket bound', () => {
+  it('closes with 4008 a client that keeps sending bad frames and never reads the errors', async () => {
+    server = await startTestServer({ ws: { maxBufferedBytes: 64 * 1024 } });
+    const alice = new TestApi(server.url, (await server.createHuman('alice')).token.token);
+    const { socket } = await TestSocket.authenticated(server.wsUrl, alice.token);
+    socket.ws.pause();
+    // ~12 MB of error frames: past what loopback TCP absorbs for a reader that stopped (see ws-subscribe's slow consumer).
+    for (let i = 0; i < 60_000 && socket.ws.readyState === socket.ws.OPEN; i += 1) socket.ws.send('{"type":"nope"}');
+    const other = await TestSocket.authenticated(server.wsUrl, alice.token);
+    expect(await other.socket.roundTrip()).toEqual([]);
+    expect(await healthz(server.url)).toBeLessThan(1_000);
+    socket.ws.resume();
+    expect((await socket.closed).code).toBe(4008);
+    other.socket.close();
+  });
+});
