@@ -46,6 +46,10 @@ export class Connection {
   private outboxBytes = 0;
   private drainWaiters: Array<() => void> | null = null;
   private subscriptions: Map<string, Subscription> | null = null;
+  /** The end of the chain of backlog pages: one page is read and written at a time per socket. */
+  private backlogTail: Promise<unknown> = Promise.resolve();
+  /** Bytes of live events this socket's subscriptions hold while they catch up (bounded like the queue). */
+  heldBytes = 0;
 
   constructor(
     readonly ws: WebSocket,
@@ -117,6 +121,17 @@ export class Connection {
       }
       this.drainWaiters.push(resolve);
     });
+  }
+
+  /**
+   * Runs `step` once every backlog page this socket's other subscriptions
+   * asked for earlier is written: a socket holds one page at a time, however
+   * many subscriptions it opens.
+   */
+  backlogTurn<T>(step: () => Promise<T>): Promise<T> {
+    const run = this.backlogTail.then(step, step);
+    this.backlogTail = run.catch(() => undefined);
+    return run;
   }
 
   /** Writes every queued frame in one corked burst. Called by the hub's flush. */

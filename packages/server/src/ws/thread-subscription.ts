@@ -1,5 +1,5 @@
 import type { EventEnvelope, SubscribeFrame } from '@bubble/protocol';
-import { LIMITS, SUBSCRIPTION_END_REASONS } from '@bubble/protocol';
+import { SUBSCRIPTION_END_REASONS } from '@bubble/protocol';
 import { EVENT_FRAME_SUFFIX, errorFrame, eventFramePrefix, serializeFrame } from './frame-codec.js';
 import type { Connection } from './connection.js';
 import type { ReadAccess } from '../domain/access-rules.js';
@@ -10,7 +10,12 @@ import type { ReadAccess } from '../domain/access-rules.js';
  * either, the held events are dropped and read from the store instead.
  */
 const MAX_PENDING_EVENTS = 4096;
-const PAGE_LIMIT = LIMITS.maxPageLimit;
+/**
+ * Events per backlog read. A page is held while it is written out, and a
+ * socket reads one page at a time across all its subscriptions, so a socket
+ * holds at most this many events (64 KiB of data each at most) of backlog.
+ */
+export const BACKLOG_PAGE_EVENTS = 100;
 
 type Mode = 'checking' | 'catching_up' | 'buffering' | 'live' | 'ended';
 
@@ -92,8 +97,7 @@ export class ThreadSubscription {
     this.holds += 1;
     if (this.mode === 'live') {
       this.mode = 'buffering';
-      this.pending = [];
-      this.pendingBytes = 0;
+      this.dropPending();
     }
     let readable: boolean;
     try {
@@ -115,8 +119,7 @@ export class ThreadSubscription {
   end(reason?: string): void {
     if (this.ended) return;
     this.mode = 'ended';
-    this.pending = [];
-    this.pendingBytes = 0;
+    this.dropPending();
     this.connection.context.hub.removeThreadSubscription(this);
     this.connection.forgetSubscription(this);
     if (reason !== undefined) {
@@ -145,14 +148,21 @@ export class ThreadSubscription {
       const seq = (events[i] as EventEnvelope).seq;
       if (seq <= this.lastSeq) continue;
       const json = jsons[i] as string;
-      if (this.pending.length >= MAX_PENDING_EVENTS || this.pendingBytes + json.length > this.connection.context.maxBufferedBytes) {
-        this.pending = [];
-        this.pendingBytes = 0;
+      // Held events of all the socket's subscriptions share one bound; past it this one's are read from the store instead.
+      if (this.pending.length >= MAX_PENDING_EVENTS || this.connection.heldBytes + json.length > this.connection.context.maxBufferedBytes) {
+        this.dropPending();
         this.overflowed = true;
       }
       this.pending.push({ seq, json });
       this.pendingBytes += json.length;
+      this.connection.heldBytes += json.length;
     }
+  }
+
+  private dropPending(): void {
+    this.connection.heldBytes -= this.pendingBytes;
+    this.pending = [];
+    this.pendingBytes = 0;
   }
 
   private running = false;
@@ -167,7 +177,6 @@ export class ThreadSubscription {
     if (this.running) return;
     this.running = true;
     try {
-      const { deps } = this.connection.context;
       this.mode = 'catching_up';
       for (;;) {
         if (this.ended) return;
@@ -175,35 +184,13 @@ export class ThreadSubscription {
           this.mode = 'buffering';
           return;
         }
-        const page = await deps.readEvents(this.threadId, this.lastSeq, PAGE_LIMIT);
-        if (this.ended) return;
-        if (this.holds > 0) {
-          this.mode = 'buffering';
-          return;
-        }
-        if (!this.confirmed) {
-          this.confirmed = true;
-          this.connection.sendControl(serializeFrame({ type: 'subscribed', id: this.id, headSeq: page.headSeq }));
-        }
-        for (const event of page.events) {
-          if (event.seq <= this.lastSeq) continue;
-          if (event.seq !== this.lastSeq + 1) break; // the store never has gaps; if it ever did, re-read
-          this.connection.sendPaced(this.prefix + JSON.stringify(event) + EVENT_FRAME_SUFFIX);
-          this.lastSeq = event.seq;
-          if (this.connection.needsDrain()) {
-            await this.connection.drained();
-            if (this.ended) return;
-            if (this.holds > 0) {
-              this.mode = 'buffering';
-              return;
-            }
-          }
-        }
-        if (page.events.length > 0 && this.lastSeq < page.headSeq) continue;
+        const outcome = await this.connection.backlogTurn(() => this.sendPage());
+        if (outcome === 'stop') return;
+        if (outcome === 'more') continue;
+
         // Caught up with the store as of that read: join the live stream through what was held.
         const held = this.pending;
-        this.pending = [];
-        this.pendingBytes = 0;
+        this.dropPending();
         if (this.overflowed) {
           this.overflowed = false;
           continue;
@@ -231,6 +218,43 @@ export class ThreadSubscription {
     } finally {
       this.running = false;
     }
+  }
+
+  /**
+   * One backlog page: read from `lastSeq`, written out at the socket's pace.
+   * Runs in the socket's backlog turn, so one page is in hand per socket.
+   */
+  private async sendPage(): Promise<'stop' | 'more' | 'caught_up'> {
+    if (this.ended) return 'stop';
+    if (this.holds > 0) {
+      this.mode = 'buffering';
+      return 'stop';
+    }
+    const page = await this.connection.context.deps.readEvents(this.threadId, this.lastSeq, BACKLOG_PAGE_EVENTS);
+    if (this.ended) return 'stop';
+    if (this.holds > 0) {
+      this.mode = 'buffering';
+      return 'stop';
+    }
+    if (!this.confirmed) {
+      this.confirmed = true;
+      this.connection.sendControl(serializeFrame({ type: 'subscribed', id: this.id, headSeq: page.headSeq }));
+    }
+    for (const event of page.events) {
+      if (event.seq <= this.lastSeq) continue;
+      if (event.seq !== this.lastSeq + 1) break; // the store never has gaps; if it ever did, re-read
+      this.connection.sendPaced(this.prefix + JSON.stringify(event) + EVENT_FRAME_SUFFIX);
+      this.lastSeq = event.seq;
+      if (this.connection.needsDrain()) {
+        await this.connection.drained();
+        if (this.ended) return 'stop';
+        if (this.holds > 0) {
+          this.mode = 'buffering';
+          return 'stop';
+        }
+      }
+    }
+    return page.events.length > 0 && this.lastSeq < page.headSeq ? 'more' : 'caught_up';
   }
 
   private fail(error: unknown): void {

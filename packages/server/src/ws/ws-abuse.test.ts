@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../testing/test-server.js';
 import { TestApi } from './ws-test-api.js';
@@ -8,6 +10,15 @@ let server: TestServer;
 afterEach(async () => {
   await server.stop();
 });
+
+setFlagsFromString('--expose_gc');
+/** A full collection, so a memory sample counts what is retained, not garbage not yet collected. */
+const gc = runInNewContext('gc') as () => void;
+const retained = (): number => {
+  gc();
+  const usage = process.memoryUsage();
+  return usage.heapUsed + usage.external;
+};
 
 /** How long /healthz takes to answer, in ms. */
 async function healthz(url: string): Promise<number> {
@@ -61,4 +72,39 @@ describe('answers count toward the socket bound', () => {
     expect((await socket.closed).code).toBe(4008);
     other.socket.close();
   });
+});
+
+describe('backlog subscriptions are paced by the socket, one page in hand at a time', () => {
+  it('a client that never reads subscribes 40 times to its own 30 MB thread: memory stays bounded, others are served', async () => {
+    server = await startTestServer();
+    const alice = new TestApi(server.url, (await server.createHuman('alice')).token.token);
+    const bob = new TestApi(server.url, (await server.createHuman('bob')).token.token);
+    const thread = await alice.createThread({ title: 'big' });
+    const pad = 'x'.repeat(60 * 1024);
+    for (let i = 0; i < 500 / 10; i += 1) {
+      await alice.append(thread.threadId, Array.from({ length: 10 }, () => ({ type: 'test.note', data: { pad } })));
+    }
+    const { socket } = await TestSocket.authenticated(server.wsUrl, alice.token);
+    socket.ws.pause();
+    const baseline = retained();
+    for (let i = 0; i < 40; i += 1) socket.send({ type: 'subscribe', id: `s${i}`, threadId: thread.threadId, afterSeq: 0 });
+    // Everyone else is served meanwhile: health, appends and a live subscription of another person.
+    const bobs = await bob.createThread({ title: 'unaffected' });
+    const watcher = await TestSocket.authenticated(server.wsUrl, bob.token);
+    watcher.socket.send({ type: 'subscribe', id: 'w', threadId: bobs.threadId, afterSeq: 1 });
+    expect(await watcher.socket.next()).toMatchObject({ type: 'subscribed', id: 'w' });
+    let peak = 0;
+    for (let i = 0; i < 20; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      peak = Math.max(peak, retained() - baseline);
+      expect(await healthz(server.url)).toBeLessThan(1_000);
+      await bob.append(bobs.threadId, [{ type: 'test.note', data: { i } }]);
+      expect(await watcher.socket.next()).toMatchObject({ type: 'event', id: 'w' });
+    }
+    // 40 subscriptions x 30 MB of backlog is 1.2 GB if each holds its page (1.8 GB peak measured before); one 100-event page per socket is ~6 MB.
+    console.log(`backlog attack: retained heap + external, peak ${(peak / 1024 / 1024).toFixed(1)} MiB over the baseline`);
+    expect(peak / 1024 / 1024).toBeLessThan(200);
+    watcher.socket.close();
+    socket.close();
+  }, 60_000);
 });
