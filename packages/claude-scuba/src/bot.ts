@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { buildChildEnv, probeSandbox, RunQueue, startLiveQuery, type LiveQuery, type LiveQueryOptions, type ToolIsolation } from '@bubble/engine';
 import { BubbleClient, buildToolCatalog, MemoryCheckpointStore, SqliteCheckpointStore, startBotRuntime, type BotRuntime, type BotRuntimeEnd, type CheckpointStore } from '@bubble/sdk';
 import type { Logger } from 'pino';
@@ -6,6 +7,7 @@ import type { ScubaConfig } from './config/resolve-config.js';
 import { ScubaError } from './errors.js';
 import { ClaudeSdkSession } from './session/claude-sdk-session.js';
 import { SqliteSessionStore } from './session/session-store.js';
+import { tmpRootOf } from './session/query-options.js';
 
 export interface BotOptions {
   config: ScubaConfig;
@@ -50,7 +52,7 @@ export async function startBot(options: BotOptions): Promise<Bot> {
   }
   logger.info({ principalId, url: config.bubble.url }, 'authenticated');
   const botOwners: ReadonlySet<string> = new Set(me.ownerPrincipalIds ?? []);
-  const joinableBy = me.joinableBy ?? 'owners';
+  let joinableBy = me.joinableBy ?? 'owners';
   // The owners' names, for the words of a denial on a thread none of them is on.
   const ownerNames = new Map<string, string>();
   for (const owner of botOwners) {
@@ -87,6 +89,12 @@ export async function startBot(options: BotOptions): Promise<Bot> {
     backlog: config.backlog,
     logger,
     handlerFactory: async (context) => {
+      // An owner may have changed who may add the bot since boot: read it again with every new thread.
+      const now = await client.whoami().catch(() => undefined);
+      if (now?.joinableBy !== undefined && now.joinableBy !== joinableBy) {
+        logger.info({ joinableBy: now.joinableBy }, 'who may add me to threads changed');
+        joinableBy = now.joinableBy;
+      }
       const session = new ClaudeSdkSession({
         threadId: context.threadId,
         selfId: principalId,
@@ -107,7 +115,7 @@ export async function startBot(options: BotOptions): Promise<Bot> {
         tools: { catalog, client },
         botOwners,
         ownerNames,
-        joinableBy,
+        joinableBy: () => joinableBy,
         isolation,
         routeInterrupt: (runId, by, reason, seq, from) => {
           for (const other of sessions.values()) if (other !== from && other.interruptChildRun(runId, by, reason, seq)) return;
@@ -173,10 +181,13 @@ async function planIsolation(options: BotOptions): Promise<ToolIsolation> {
   const privatePaths = [
     config.claude.workspaceRoot,
     config.claude.configDir,
+    tmpRootOf(config),
     ...store,
     ...secrets,
-    ...(options.configPath !== undefined ? [options.configPath] : []),
+    // The config's folder, not only the file: it is where an owner keeps the bot's other secrets (.env files, tokens).
+    ...(options.configPath !== undefined ? [dirname(options.configPath)] : []),
     ...(options.home !== undefined ? [options.home] : []),
+    ...config.claude.privatePaths,
   ];
   return { kind: 'sandbox', privatePaths };
 }

@@ -121,7 +121,7 @@ describe('sub-agent tool approvals', () => {
     });
     // In a run of its own, open as long as the call waits (a background agent outlives the turn that launched it).
     const requestRun = request.data.runId as string;
-    expect(requestRun).toBe('approval-toolu_subw1');
+    expect(requestRun).toMatch(/^approval-toolu_subw1-[0-9a-f]{8}$/);
     expect(asked.some((e) => e.type === 'run_started' && e.principalId === w.botId && e.data.runId === requestRun)).toBe(true);
     // None on the subthread: the people answer where they are.
     expect((await w.events(child)).some((e) => e.type === 'message_part' && chunk(e).type === 'tool-approval-request')).toBe(false);
@@ -156,9 +156,10 @@ describe("a background sub-agent's approval request", () => {
     await w.say('delegate the file');
     const asked = await w.waitFor((all) => all.some((e) => e.type === 'message_part' && chunk(e).type === 'tool-approval-request'), { what: 'the approval request' });
     const runId = asked.find((e) => e.type === 'message_part' && chunk(e).type === 'tool-approval-request')!.data.runId as string;
-    expect(runId).toBe('approval-toolu_subw2');
-    await w.alice.appendEvent(w.threadId, { type: 'run_interrupt_requested', data: { runId } });
+    expect(runId).toMatch(/^approval-toolu_subw2-[0-9a-f]{8}$/);
+    await w.alice.appendEvent(w.threadId, { type: 'run_interrupt_requested', data: { runId, reason: 'not now' } });
     const closed = await w.waitFor((all) => all.some((e) => e.type === 'run_finished' && e.data.runId === runId), { what: 'the approval run to close' });
+    expect(closed.find((e) => e.type === 'run_finished' && e.data.runId === runId)!.data).toEqual({ runId, status: 'interrupted', interruptedBy: 'alice', interruptReason: 'not now' });
     expect(closed.find((e) => e.principalId === w.botId && e.type === 'tool_call_approval')?.data).toEqual({
       toolCallId: 'toolu_subw2',
       decision: 'deny',

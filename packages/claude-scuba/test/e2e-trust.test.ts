@@ -138,7 +138,7 @@ describe("tools run in Claude Code's sandbox, away from the bot's secrets", () =
     const w = world;
     const { thread: second } = await w.alice.createThread({ title: 'thread B' });
     await w.alice.addParticipant(second.threadId, w.botId);
-    const configPath = w.writeConfig({ claude: { workspaceRoot: './workspaces', configDir: './claude-home', tools: ['Bash', 'Read'] } });
+    const configPath = w.writeConfig({ claude: { workspaceRoot: './workspaces', configDir: './claude-home', tools: ['Bash', 'Read', 'Grep', 'Glob'] } });
     // The bot's user has a home of its own here, with something private in it.
     const home = join(w.dir, 'bot-user-home');
     mkdirSync(home);
@@ -162,10 +162,16 @@ describe("tools run in Claude Code's sandbox, away from the bot's secrets", () =
     w.double.setScript([
       { name: 'secret', match: { text: 'keep a secret' }, reply: [bash('toolu_a1', 'echo TOP-SECRET-A > a-secret.txt && echo stored')] },
       { name: 'probe', match: { text: 'probe the sandbox' }, reply: [bash('toolu_probe', probe)] },
-      { name: 'peek', match: { text: 'peek at thread a' }, reply: [bash('toolu_b1', `cat ${join(wsA, 'a-secret.txt')} 2>/dev/null || echo CANNOT-READ-A; echo "LS=[$(ls ${join(w.dir, 'workspaces')} 2>&1 | tr '\\n' ' ')]"`)] },
+      // Through a variable, so the CLI cannot see the path before it runs: it asks, and the sandbox has the last word.
+      { name: 'peek', match: { text: 'peek at thread a' }, reply: [bash('toolu_b1', `d=${join(w.dir, 'workspaces')}; cat $d/${w.threadId}/a-secret.txt 2>/dev/null || echo CANNOT-READ-A; echo "LS=[$(ls $d 2>&1 | tr '\\n' ' ')]"`)] },
+      // Named outright: the CLI reports the path, and the bot refuses at once.
+      { name: 'peek-direct', match: { text: 'cat thread a' }, reply: [bash('toolu_b0', `cat ${join(wsA, 'a-secret.txt')}`)] },
       { name: 'read-a', match: { text: 'read tool on a' }, reply: [{ type: 'tool_use', id: 'toolu_b2', name: 'Read', input: { file_path: join(wsA, 'a-secret.txt') } }] },
       { name: 'read-config', match: { text: 'read tool on the config' }, reply: [{ type: 'tool_use', id: 'toolu_b3', name: 'Read', input: { file_path: configPath } }] },
       { name: 'read-outside', match: { text: 'read tool outside' }, reply: [{ type: 'tool_use', id: 'toolu_b4', name: 'Read', input: { file_path: '/etc/hostname' } }] },
+      { name: 'grep-root', match: { text: 'grep everything' }, reply: [{ type: 'tool_use', id: 'toolu_b5', name: 'Grep', input: { pattern: 'TOP-SECRET', path: '/' } }] },
+      { name: 'link', match: { text: 'make a link' }, reply: [bash('toolu_b6', `ln -s ${join(wsA, 'a-secret.txt')} link.txt && echo linked`)] },
+      { name: 'read-link', match: { text: 'read the link' }, reply: [{ type: 'tool_use', id: 'toolu_b7', name: 'Read', input: { file_path: 'link.txt' } }] },
       after,
     ]);
     // Each step waits for the bot's run to end: a message sent mid-run is steered into it (issue 12).
@@ -199,36 +205,45 @@ describe("tools run in Claude Code's sandbox, away from the bot's secrets", () =
     expect(existsSync(join(wsA, 'inside.txt'))).toBe(true);
 
     // Thread B's commands cannot read thread A's workspace.
+    {
+      const before = finished(await w.events(second.threadId));
+      await say(w.alice, second.threadId, 'cat thread a');
+      const events = await w.waitFor((all) => finished(all) > before, { threadId: second.threadId, what: 'the refused cat' });
+      expect(events.find(botPart(w, 'tool-output-denied', 'toolu_b0'))!.data.chunk).toMatchObject({
+        providerMetadata: { bubble: { reason: `Denied: ${join(wsA, 'a-secret.txt')} is private to this bot (its configuration, its state, or another thread's workspace); no tool may read or change it.` } },
+      });
+      expect(events.some(botPart(w, 'tool-approval-request', 'toolu_b0'))).toBe(false);
+    }
     await say(w.alice, second.threadId, 'peek at thread a');
     const peeked = await approve(second.threadId, 'toolu_b1');
     expect(peeked).not.toContain('TOP-SECRET-A');
     expect(peeked).toContain('CANNOT-READ-A');
     expect(peeked).toMatch(/LS=\[[^\]]*\]/);
     expect(peeked.match(/LS=\[([^\]]*)\]/)![1]).not.toContain(w.threadId);
+    // Nor its temp files (where a sub-agent's output goes): each thread's CLI has a temp folder of its own.
+    expect(existsSync(join(w.dir, 'tmp', w.threadId))).toBe(true);
     console.log(`sandbox probe (thread A):\n${seen}\nthread B peeking at A:\n${peeked}`);
 
-    // The Read tool: another workspace and the config are refused at once; any other outside path asks first.
-    for (const [text, id, path] of [
-      ['read tool on a', 'toolu_b2', join(wsA, 'a-secret.txt')],
-      ['read tool on the config', 'toolu_b3', configPath],
-    ] as const) {
-      await say(w.alice, second.threadId, text);
+    // The file tools read only the workspace, in every mode: another workspace, the config, any outside path, a
+    // search rooted at / and a link in the workspace that leads out are all refused, without asking anyone.
+    const refusedRead = async (text: string, id: string) => {
       const before = finished(await w.events(second.threadId));
-      const refused = await w.waitFor(
-        (all) => finished(all) > before && all.some((e) => e.principalId === w.botId && e.type === 'message_part' && chunkOf(e).toolCallId === id && chunkOf(e).type.startsWith('tool-output')),
-        { threadId: second.threadId, what: `the end of ${id}` },
-      );
-      const end = refused.find((e) => e.principalId === w.botId && e.type === 'message_part' && chunkOf(e).toolCallId === id && chunkOf(e).type.startsWith('tool-output'))!;
-      expect(JSON.stringify(end.data.chunk)).not.toContain('TOP-SECRET-A');
-      expect(JSON.stringify(end.data.chunk)).not.toContain(w.botToken);
-      expect(refused.some(botPart(w, 'tool-approval-request', id))).toBe(false);
-      if (chunkOf(end).type === 'tool-output-denied') expect(chunkOf(end).providerMetadata?.bubble?.reason).toContain(path);
-      else expect(chunkOf(end).type).toBe('tool-output-error'); // refused by the CLI's own deny rule
-    }
-    await say(w.alice, second.threadId, 'read tool outside');
-    await w.waitFor((all) => all.some(botPart(w, 'tool-approval-request', 'toolu_b4')), { threadId: second.threadId, what: 'the Read outside the workspace to ask' });
-    await w.alice.appendEvent(second.threadId, { type: 'tool_call_approval', data: { toolCallId: 'toolu_b4', decision: 'deny', reason: 'not needed' } });
-    await w.waitFor((all) => all.some(botPart(w, 'tool-output-denied', 'toolu_b4')), { threadId: second.threadId, what: 'the denied Read' });
+      await say(w.alice, second.threadId, text);
+      const events = await w.waitFor((all) => finished(all) > before && all.some(botPart(w, 'tool-output-error', id)), { threadId: second.threadId, what: `the refusal of ${id}` });
+      const end = events.find(botPart(w, 'tool-output-error', id))!;
+      expect(events.some(botPart(w, 'tool-approval-request', id))).toBe(false);
+      const errorText = (end.data.chunk as { errorText: string }).errorText;
+      expect(errorText).toMatch(/blockReadsOutsideWorkingDirectories|is private to this bot/);
+      expect(errorText).not.toContain('TOP-SECRET-A');
+      return errorText;
+    };
+    await refusedRead('read tool on a', 'toolu_b2');
+    await refusedRead('read tool on the config', 'toolu_b3');
+    await refusedRead('read tool outside', 'toolu_b4');
+    await refusedRead('grep everything', 'toolu_b5');
+    await say(w.alice, second.threadId, 'make a link');
+    expect(await approve(second.threadId, 'toolu_b6')).toContain('linked');
+    await refusedRead('read the link', 'toolu_b7');
 
     // The CLI's own environment never held the bot's Bubble token.
     const cli = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).find((p) => {

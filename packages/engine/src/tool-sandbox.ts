@@ -19,7 +19,7 @@ export type ToolIsolation =
   | { readonly kind: 'off' };
 
 /** The options of one query that carry its isolation. Pure. */
-export function isolationOptions(isolation: ToolIsolation, cwd: string): Pick<Options, 'sandbox' | 'settings' | 'tools'> {
+export function isolationOptions(isolation: ToolIsolation, cwd: string, tmpDir?: string): Pick<Options, 'sandbox' | 'settings' | 'tools'> {
   switch (isolation.kind) {
     case 'off':
       return {};
@@ -32,7 +32,9 @@ export function isolationOptions(isolation: ToolIsolation, cwd: string): Pick<Op
       // cannot be a deny rule, which would shut the workspace too: the sandbox re-opens the
       // workspace inside it for commands, and the bot's own canUseTool refuses the file tools
       // (they ask there for any path outside the workspace).
-      const ruled = privatePaths.filter((p) => !isInside(cwd, p));
+      // Likewise one that holds the CLI's temp folder: an Edit deny rule is also a sandbox write denial, and the
+      // CLI's shell writes its state there after every command.
+      const ruled = privatePaths.filter((p) => !isInside(cwd, p) && !(tmpDir !== undefined && isInside(tmpDir, p)));
       return {
         sandbox: {
           enabled: true,
@@ -45,6 +47,9 @@ export function isolationOptions(isolation: ToolIsolation, cwd: string): Pick<Op
         settings: {
           permissions: {
             deny: [...ruled.flatMap((p) => [`Read(/${p}/**)`, `Read(/${p})`, `Edit(/${p}/**)`, `Edit(/${p})`]), 'Read(//proc/**)'],
+            // The file tools (Read, Grep, Glob, LSP) read only the workspace, in every permission mode; a command
+            // that names a path outside it is asked about even under bypassPermissions (engine-notes §8).
+            blockReadsOutsideWorkingDirectories: true,
             blockWritesOutsideWorkingDirectories: true,
           },
         },

@@ -80,7 +80,8 @@ export async function launch(options: LaunchOptions): Promise<Launched> {
       `${JSON.stringify(
         {
           bubble: { url: server.url, principalId: BOT_ID, token: { env: 'BUBBLE_BOT_TOKEN' } },
-          claude: { workspaceRoot: './workspaces', configDir: './claude-home', ...options.claudeConfig },
+          // The server's data folder (every thread, every token's state) is out of the bot's tools' reach too.
+          claude: { workspaceRoot: './workspaces', configDir: './claude-home', privatePaths: [dataDir], ...options.claudeConfig },
           approvals: { approvers: 'bot_owners' },
           store: { path: './scuba-state.db' },
           logger: { level: 'info' },

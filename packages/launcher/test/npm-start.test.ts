@@ -119,7 +119,10 @@ describe('npm start', () => {
     // The bot npm start runs is sandboxed, and only its owner ("you") approves its tools.
     const scubaLog = readFileSync(join(dataDir, 'launcher', 'claude-scuba.log'), 'utf8');
     expect(scubaLog).toContain("tools run in Claude Code's sandbox");
-    expect(JSON.parse(readFileSync(join(dataDir, 'launcher', 'scuba.json'), 'utf8')).approvals).toEqual({ approvers: 'bot_owners' });
+    const scubaConfig = JSON.parse(readFileSync(join(dataDir, 'launcher', 'scuba.json'), 'utf8'));
+    expect(scubaConfig.approvals).toEqual({ approvers: 'bot_owners' });
+    // The server's data folder (bubble.db, the launcher's state with both tokens) is out of the tools' reach.
+    expect(scubaConfig.claude.privatePaths).toEqual([resolve(dataDir)]);
 
     // Ctrl-C: every process it started ends.
     first.child.kill('SIGINT');

@@ -16,7 +16,12 @@ export const LIMITS = Object.freeze({
   maxPageLimit: 1000,
   /** Seconds a WebSocket client has to send `client.auth`. */
   authTimeoutSeconds: 10,
+  /** How deep subthreads nest below a top-level thread (ids stay short enough for every route and frame). */
+  maxSubthreadDepth: 8,
 });
+
+/** How many subthread levels an id carries (a top-level thread is 0). */
+export const subthreadDepth = (threadId: string): number => threadId.split('.sub-').length - 1;
 
 /** WebSocket close codes used by the server. */
 export const CLOSE_CODES = Object.freeze({

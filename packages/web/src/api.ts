@@ -18,9 +18,20 @@ export function isUserToken(token: string): boolean {
   return TOKEN_PATTERN.test(token.trim());
 }
 
+/**
+ * The token lives in this tab's sessionStorage (and the client's memory): it
+ * survives a reload, ends with the tab, and is not shared with other tabs or
+ * left on disk for the next person at this browser. A token an older version
+ * kept in localStorage is moved over once.
+ */
 export function loadToken(): string | null {
   try {
-    return localStorage.getItem(TOKEN_KEY);
+    const legacy = localStorage.getItem(TOKEN_KEY);
+    if (legacy !== null) {
+      localStorage.removeItem(TOKEN_KEY);
+      sessionStorage.setItem(TOKEN_KEY, legacy);
+    }
+    return sessionStorage.getItem(TOKEN_KEY);
   } catch {
     return null;
   }
@@ -28,10 +39,10 @@ export function loadToken(): string | null {
 
 export function saveToken(token: string | null): void {
   try {
-    if (token === null) localStorage.removeItem(TOKEN_KEY);
-    else localStorage.setItem(TOKEN_KEY, token);
+    if (token === null) sessionStorage.removeItem(TOKEN_KEY);
+    else sessionStorage.setItem(TOKEN_KEY, token);
   } catch {
-    // private mode: the token lives for this page only
+    // storage refused: the token lives for this page only
   }
 }
 

@@ -76,6 +76,12 @@ export const ClaudeSectionSchema = z.object({
    * explicit opt-out: commands then run as the bot's own user, with its files in reach.
    */
   sandbox: z.boolean({ error: 'must be true or false' }).default(true),
+  /**
+   * More paths no tool may read or change, beside the bot's own files (the
+   * config's folder, the state database, the CLI's home, every workspace but
+   * the thread's, the user's home): a server's data folder on the same machine, say.
+   */
+  privatePaths: z.array(path, { error: 'must be a list of paths' }).default([]),
 }, { error: 'must be an object' });
 
 /**

@@ -35,6 +35,7 @@ describe('resolveConfig: good configs', () => {
         maxTurns: 40,
         maxRetries: 2,
         sandbox: true,
+        privatePaths: [],
         credential: { kind: 'api_key', key: '[secret]' },
       },
       approvals: { approvers: 'bot_owners', timeoutSeconds: 600 },

@@ -82,6 +82,7 @@ export function resolveConfig(input: unknown, context: ResolveContext): ResolveR
       tools,
       workspaceRoot: abs(claude.workspaceRoot),
       configDir: abs(claude.configDir),
+      privatePaths: claude.privatePaths.map(abs),
       credential,
       baseUrl,
     },

@@ -223,11 +223,16 @@ export class ApprovalRegistry {
     return { kind: 'resolved', toolCallId, decision };
   }
 
-  /** Denies one parked call as interrupted; false when it is not parked. */
-  cancel(toolCallId: string): boolean {
+  isParked(toolCallId: string): boolean {
+    return this.#entries.has(toolCallId);
+  }
+
+  /** Denies one parked call as interrupted (with `message` in place of the usual words); false when it is not parked. */
+  cancel(toolCallId: string, message?: string): boolean {
     const entry = this.#entries.get(toolCallId);
     if (!entry) return false;
-    this.#settle(toolCallId, this.#auto(entry.call, 'interrupt'));
+    const decision = this.#auto(entry.call, 'interrupt');
+    this.#settle(toolCallId, message !== undefined && decision.behavior === 'deny' ? { ...decision, message } : decision);
     return true;
   }
 

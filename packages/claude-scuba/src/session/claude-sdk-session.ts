@@ -12,7 +12,7 @@ import type { Clock } from '../translate/delta-coalescer.js';
 import { systemClock } from '../translate/delta-coalescer.js';
 import { CheckpointWriter } from './checkpoint-writer.js';
 import { Outbound, type AppendFn } from './outbound.js';
-import { buildQueryOptions } from './query-options.js';
+import { buildQueryOptions, tmpRootOf } from './query-options.js';
 import type { SessionStore } from './session-store.js';
 import { ThreadOutput, type ThreadOutputStep } from './thread-output.js';
 import { ThreadPeople } from './thread-people.js';
@@ -54,8 +54,8 @@ export interface SessionOptions {
   botOwners: ReadonlySet<string>;
   /** Display names of the bot's owners (they may not be on the thread). */
   ownerNames?: ReadonlyMap<string, string>;
-  /** Who may put the bot on threads (`whoami`): with `owners`, the bot works only where an owner is. */
-  joinableBy: JoinableBy;
+  /** Who may put the bot on threads (`whoami`, read again as grants arrive): with `owners`, the bot works only where an owner is. */
+  joinableBy: () => JoinableBy;
   /** What the query's tools may reach (the bot probes the sandbox once at boot). */
   isolation: ToolIsolation;
   /** The local `bubble` tools (sdk catalog) and the client they call Bubble with. */
@@ -102,6 +102,8 @@ export class ClaudeSdkSession {
   #toolsOffTold = false;
   /** Runs opened only to carry an approval request (no turn of the bot was running): toolCallId → runId. */
   readonly #approvalRuns = new Map<string, string>();
+  /** Who pressed Stop on an approval run, for its run_finished. */
+  readonly #approvalStops = new Map<string, { by: string; reason?: string }>();
   #workspace: string | undefined;
 
   constructor(options: SessionOptions) {
@@ -149,7 +151,7 @@ export class ClaudeSdkSession {
    */
   async init(): Promise<void> {
     await this.#people.load();
-    if (this.#o.joinableBy === 'owners' && !this.#ownerHere()) this.#ownerAbove = await this.#ownerOnAncestor();
+    if (!this.#ownerHere()) this.#ownerAbove = await this.#ownerOnAncestor();
   }
 
   /**
@@ -159,7 +161,7 @@ export class ClaudeSdkSession {
    * write) is ignored.
    */
   get admitted(): boolean {
-    return this.#o.joinableBy === 'anyone' || this.#ownerAbove || this.#ownerHere();
+    return this.#o.joinableBy() === 'anyone' || this.#ownerAbove || this.#ownerHere();
   }
 
   #ownerHere(): boolean {
@@ -298,6 +300,10 @@ export class ClaudeSdkSession {
   #steer(): void {
     const payload = this.#drain.drain();
     if (!payload) return;
+    if (!this.admitted) {
+      this.#log.warn({ seqs: payload.consumedSeqs }, 'none of my owners is on this thread any more: not steering its messages into the turn');
+      return;
+    }
     this.#turnSeqs.push(...payload.consumedSeqs);
     if (payload.text === '') return;
     this.#log.info({ runId: this.#output.currentRunId, seqs: payload.consumedSeqs }, 'steering the running turn');
@@ -327,6 +333,7 @@ export class ClaudeSdkSession {
     if (carried) {
       // Stop on a run that only carries an approval request: the call is denied, the run closes.
       this.#log.info({ runId, by, seq, toolCallId: carried[0] }, 'interrupt of an approval request');
+      this.#approvalStops.set(carried[0], { by, ...(reason !== undefined ? { reason } : {}) });
       this.#tools.approvals.cancel(carried[0]);
       return;
     }
@@ -380,12 +387,15 @@ export class ClaudeSdkSession {
     const record = this.#o.store.fixWorkspace(this.threadId, join(config.claude.workspaceRoot, safeDirName(this.threadId)));
     mkdirSync(record.workspace, { recursive: true });
     this.#workspace = record.workspace;
+    // Each thread's CLI has temp files of its own (sub-agent outputs live there), so no thread's commands see another's.
+    const tmp = join(tmpRootOf(config), safeDirName(this.threadId));
+    mkdirSync(tmp, { recursive: true });
     this.#sessionStored = record.claudeSessionId !== null;
     const options = buildQueryOptions({
       config,
       threadId: this.threadId,
       cwd: record.workspace,
-      env: this.#o.childEnv,
+      env: { ...this.#o.childEnv, CLAUDE_CODE_TMPDIR: tmp, TMPDIR: tmp },
       canUseTool: this.#tools.canUseTool,
       isolation: this.#o.isolation,
       ...(record.claudeSessionId ? { resume: record.claudeSessionId } : {}),
@@ -486,12 +496,15 @@ export class ClaudeSdkSession {
    * tool and input, since the call itself is shown there.
    */
   async #announce(request: ApprovalAnnouncement): Promise<void> {
+    const parked = () => this.#tools.approvals.isParked(request.toolCallId);
     let where = this.#output.locateToolCall(request.toolCallId);
     // The CLI can ask before its tool_use has come through the pump (or while a sub-agent's subthread is created).
-    for (let waited = 0; waited < 3_000 && (where === undefined || (where.subagent !== undefined && where.childThreadId === undefined)); waited += 20) {
+    for (let waited = 0; waited < 3_000 && parked() && (where === undefined || (where.subagent !== undefined && where.childThreadId === undefined)); waited += 20) {
       await new Promise<void>((resolve) => this.#clock.setTimeout(resolve, 20));
       where = this.#output.locateToolCall(request.toolCallId);
     }
+    // Answered (or stopped) already, before anyone saw the request: nothing to ask any more.
+    if (!parked()) return;
     const fromSubagent = where?.subagent !== undefined || request.agentId !== undefined;
     const bubble: Record<string, unknown> = { approvers: request.approvers };
     if (fromSubagent) {
@@ -504,7 +517,8 @@ export class ClaudeSdkSession {
     // so it gets a run of its own, open exactly as long as the call waits.
     let runId = fromSubagent ? undefined : this.#output.currentRunId;
     if (runId === undefined) {
-      runId = `approval-${request.toolCallId}`;
+      // Unguessable, so nobody can open the run first and have the bot's request refused.
+      runId = `approval-${request.toolCallId}-${randomUUID().slice(0, 8)}`;
       this.#approvalRuns.set(request.toolCallId, runId);
       events.push({ type: 'run_started', data: { runId }, clientEventId: `${runId}:start` });
     }
@@ -524,7 +538,13 @@ export class ClaudeSdkSession {
     const runId = this.#approvalRuns.get(toolCallId);
     if (runId === undefined) return;
     this.#approvalRuns.delete(toolCallId);
-    this.#outbound.send(this.threadId, [{ type: 'run_finished', data: { runId, status: 'completed' }, clientEventId: `${runId}:finish` }]);
+    const stop = this.#approvalStops.get(toolCallId);
+    this.#approvalStops.delete(toolCallId);
+    const data =
+      stop === undefined
+        ? { runId, status: 'completed' as const }
+        : { runId, status: 'interrupted' as const, interruptedBy: stop.by, ...(stop.reason !== undefined ? { interruptReason: stop.reason } : {}) };
+    this.#outbound.send(this.threadId, [{ type: 'run_finished', data, clientEventId: `${runId}:finish` }]);
   }
 
   /** Where the sandbox cannot start, the first turn of each thread says that tools are off, and why. */

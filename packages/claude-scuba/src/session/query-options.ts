@@ -1,6 +1,12 @@
 import type { CanUseTool, Options } from '@anthropic-ai/claude-agent-sdk';
+import { dirname, join } from 'node:path';
 import { isolationOptions, type ToolIsolation } from '@bubble/engine';
 import type { ScubaConfig } from '../config/resolve-config.js';
+
+/** Where each thread's CLI keeps its temp files (sub-agent outputs, sockets): out of every tool's reach but its own. */
+export function tmpRootOf(config: ScubaConfig): string {
+  return join(dirname(config.claude.configDir), 'tmp');
+}
 
 export interface QueryOptionsInput {
   config: ScubaConfig;
@@ -52,7 +58,7 @@ export function buildQueryOptions(input: QueryOptionsInput): Options {
   if (config.claude.model !== undefined) options.model = config.claude.model;
   if (config.claude.tools !== undefined) options.tools = [...config.claude.tools];
   // After the configured tools: where the sandbox cannot start, no tool set survives.
-  Object.assign(options, isolationOptions(input.isolation, input.cwd));
+  Object.assign(options, isolationOptions(input.isolation, input.cwd, input.env.TMPDIR));
   if (input.resume !== undefined) options.resume = input.resume;
   if (input.mcpServers !== undefined) options.mcpServers = input.mcpServers;
   return options;

@@ -109,7 +109,9 @@ export class ToolGate {
     try {
       await o.announce({ toolCallId, toolName, input, approvers, agentId: options.agentID });
     } catch (error) {
-      o.logger.error({ err: error, toolCallId }, 'approval request not recorded on the thread');
+      // Nobody would see it, so nobody could answer: no waiting out the timeout.
+      o.logger.error({ err: error, toolCallId }, 'approval request not recorded on the thread; denying the call');
+      this.approvals.cancel(toolCallId, `Denied: the request for approval of ${toolName} could not be put on the thread.`);
     }
     const answered = await decision;
     if (toolName === 'AskUserQuestion' && answered.behavior === 'deny' && answered.result && !answered.result.isError) {

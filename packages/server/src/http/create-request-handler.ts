@@ -23,6 +23,8 @@ export interface RequestHandlerDeps {
  * The HTTP edge: route, run the handler, and turn whatever it returns or
  * throws into the answer. This is the only place errors become responses.
  */
+const API_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer' } as const;
+
 export function createRequestHandler(deps: RequestHandlerDeps) {
   const { router, authenticate, logger } = deps;
   return (req: IncomingMessage, res: ServerResponse): void => {
@@ -38,7 +40,8 @@ export function createRequestHandler(deps: RequestHandlerDeps) {
 
     const finish = (status: number, body: unknown, headers: Record<string, string> = {}): void => {
       const payload = body === undefined ? '' : JSON.stringify(body);
-      const outHeaders: Record<string, string | number> = { 'x-request-id': requestId, ...headers };
+      // Answers can carry tokens and private threads: never stored by a cache, never sniffed, never a referrer.
+      const outHeaders: Record<string, string | number> = { 'x-request-id': requestId, ...API_HEADERS, ...headers };
       if (body !== undefined) {
         outHeaders['content-type'] = 'application/json; charset=utf-8';
         outHeaders['content-length'] = Buffer.byteLength(payload);

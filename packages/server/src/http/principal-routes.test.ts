@@ -115,7 +115,8 @@ describe('bots and tokens', () => {
       expect(res.body.error.message).toContain(message);
     }
     const human = await alice.call('PATCH', '/v1/principals/alice', { joinableBy: 'anyone' });
-    expect(human.status).toBe(403);
+    expect(human.status).toBe(400);
+    expect(human.body.error.message).toBe('joinableBy applies to bots only');
     expect((await alice.call('PATCH', '/v1/principals/nobody', { displayName: 'x' })).status).toBe(404);
   });
 

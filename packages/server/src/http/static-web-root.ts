@@ -36,6 +36,24 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
   '.webmanifest': 'application/manifest+json',
 };
 
+/**
+ * The page runs only its own scripts and styles, talks only to this server
+ * (HTTP and its WebSocket), draws images only from itself (or data:/blob:),
+ * posts forms nowhere else, and may not be framed by any other page.
+ */
+export const WEB_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data: blob:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
 /** Whether a request path belongs to the API (never served from the web root). */
 export function isApiPath(pathname: string): boolean {
   return pathname === '/v1' || pathname.startsWith('/v1/') || pathname === '/healthz';
@@ -55,6 +73,8 @@ export function createStaticWebRoot(webRoot: string): StaticWebRoot {
     if (file === index) {
       // The sign-in link carries the token in the fragment; keep it out of any referrer.
       headers['referrer-policy'] = 'no-referrer';
+      headers['content-security-policy'] = WEB_CSP;
+      headers['x-frame-options'] = 'DENY';
     }
     res.writeHead(200, headers);
     if (req.method === 'HEAD') {

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SUBTHREAD_ID_PATTERN } from '@bubble/protocol';
 import { startTestWorld, type TestWorld } from '../testing/test-world.js';
+import { TestSocket } from '../ws/ws-test-client.js';
 
 let w: TestWorld;
 beforeEach(async () => {
@@ -66,6 +67,26 @@ describe('threads', () => {
 
     expect(code(await w.as['bob']!.post('/v1/threads', { parentThreadId: parent }))).toBe('forbidden');
     expect(code(await w.as['bob']!.post('/v1/threads', { parentThreadId: 'th_unknown' }))).toBe('not_found');
+  });
+
+  it('nests subthreads at most 8 levels deep, with a clear 400, and every id made is usable on every route and frame', async () => {
+    let parent = await w.thread('alice');
+    for (let depth = 1; depth <= 8; depth += 1) {
+      const res = await w.as['alice']!.post('/v1/threads', { parentThreadId: parent });
+      expect(res.status).toBe(201);
+      parent = res.body.thread.threadId;
+    }
+    expect(parent.split('.sub-')).toHaveLength(9);
+    const deeper = await w.as['alice']!.post('/v1/threads', { parentThreadId: parent });
+    expect(deeper.status).toBe(400);
+    expect(deeper.body.error.message).toBe(`subthreads nest at most 8 levels deep; ${parent} is at the limit`);
+    // The deepest id works for reads, appends and a WebSocket subscription.
+    expect((await w.as['alice']!.post(`/v1/threads/${parent}/events`, { type: 'acme.x', data: {} })).status).toBe(201);
+    expect((await w.as['alice']!.get(`/v1/threads/${parent}/events?after=0`)).body.events).toHaveLength(2);
+    const { socket } = await TestSocket.authenticated(w.server.wsUrl, w.tokens['alice']!);
+    socket.send({ type: 'subscribe', id: 'deep', threadId: parent, afterSeq: 0 });
+    expect(await socket.next()).toMatchObject({ type: 'subscribed', id: 'deep', headSeq: 2 });
+    socket.close();
   });
 
   it('lets readers of a parent read its subthreads but not write them; GET /v1/threads lists own grants only', async () => {

@@ -64,8 +64,8 @@ export function createPrincipalService(store: BubbleStore) {
       const target = await requireVisible(caller, principalId);
       const isOwner = target.ownerPrincipalIds.includes(caller.principalId);
       if (patch.joinableBy !== undefined) {
-        if (!isOwner) throw forbidden(`only an owner of ${principalId} may change who may add it to threads`);
         if (target.kind !== 'bot') throw invalidRequest('joinableBy applies to bots only', { field: 'joinableBy' });
+        if (!isOwner) throw forbidden(`only an owner of ${principalId} may change who may add it to threads`);
       }
       if (patch.displayName !== undefined && !isOwner && caller.principalId !== principalId) {
         throw forbidden(`only ${principalId} itself or one of its owners may rename it`);

@@ -1,5 +1,5 @@
-import type { Grant, Principal, Role, Thread } from '@bubble/protocol';
-import { BubbleError, forbidden, notFound } from '../errors/bubble-error.js';
+import { LIMITS, subthreadDepth, type Grant, type Principal, type Role, type Thread } from '@bubble/protocol';
+import { BubbleError, forbidden, invalidRequest, notFound } from '../errors/bubble-error.js';
 import { requireOwner, requireParticipant, requireReader } from '../domain/access-rules.js';
 import { newSubthreadId, newThreadId } from '../domain/ids.js';
 import type { BubbleStore } from '../store/store.js';
@@ -14,6 +14,9 @@ export function createThreadService(store: BubbleStore) {
       const parent = input.parentThreadId ?? null;
       if (parent !== null) {
         requireParticipant(await store.getThreadAccess(parent, caller.principalId), parent, caller.principalId);
+        if (subthreadDepth(parent) >= LIMITS.maxSubthreadDepth) {
+          throw invalidRequest(`subthreads nest at most ${LIMITS.maxSubthreadDepth} levels deep; ${parent} is at the limit`, { maxDepth: LIMITS.maxSubthreadDepth });
+        }
       }
       for (let attempt = 0; ; attempt += 1) {
         try {

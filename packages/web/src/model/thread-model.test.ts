@@ -74,7 +74,7 @@ describe('ThreadModel', () => {
     ]);
     m.apply(ev('tool_call_approval', { toolCallId: 'a', decision: 'deny', reason: 'no' }, 'you'));
     expect(m.waitingToolCalls().map((w) => w.toolCallId)).toEqual(['b']);
-    expect(m.approvals.get('a')).toEqual({ toolCallId: 'a', decision: 'deny', reason: 'no', by: 'you', seq: 7 });
+    expect(m.approval('a')).toEqual({ toolCallId: 'a', decision: 'deny', reason: 'no', by: 'you', seq: 7 });
     m.apply(ev('run_interrupt_requested', { runId: 'r' }, 'you'));
     m.apply(ev('run_finished', { runId: 'r', status: 'interrupted' }));
     await m.settled();
@@ -96,7 +96,7 @@ describe('ThreadModel', () => {
     );
     await new Promise((r) => setTimeout(r, 10));
     expect(m.subagentRequests('approval-s1')).toEqual([
-      { toolCallId: 's1', runId: 'approval-s1', seq: 2, approvers: ['you'], subthreadId: 'th_1.sub-abcde-123', toolName: 'Bash', input: { command: 'touch x' } },
+      { toolCallId: 's1', by: 'bot', runId: 'approval-s1', seq: 2, approvers: ['you'], subthreadId: 'th_1.sub-abcde-123', toolName: 'Bash', input: { command: 'touch x' } },
     ]);
     expect(m.waitingRequest('s1')?.approvers).toEqual(['you']);
     m.apply(ev('tool_call_approval', { toolCallId: 's1', decision: 'allow' }, 'you'));
@@ -104,6 +104,33 @@ describe('ThreadModel', () => {
     m.apply(ev('run_finished', { runId: 'approval-s1', status: 'completed' }));
     await m.settled();
     expect(m.run('approval-s1')!.message.parts).toEqual([]);
+  });
+
+  it('trusts only a bot\'s request, none when two principals announce one call, and only the named approvers\' answers', async () => {
+    seq = 0;
+    const bots = new Set(['bot', 'other-bot']);
+    const m = new ThreadModel('th_1', { isBot: (id) => bots.has(id) });
+    const ask = (runId: string, id: string, approvers: string[], by: string) =>
+      part(runId, { type: 'tool-approval-request', approvalId: id, toolCallId: id, providerMetadata: { bubble: { approvers, toolName: 'Bash', input: {} } } }, by);
+    m.apply(ev('run_started', { runId: 'forged' }, 'mallory'));
+    m.apply(ask('forged', 'x', ['you'], 'mallory'));
+    m.apply(ev('run_started', { runId: 'real' }));
+    m.apply(ask('real', 'y', ['you'], 'bot'));
+    m.apply(ev('run_started', { runId: 'rival' }, 'other-bot'));
+    m.apply(ask('rival', 'y', ['you'], 'other-bot'));
+    m.apply(ask('real', 'z', ['you'], 'bot'));
+    await new Promise((r) => setTimeout(r, 10));
+    // A person cannot ask in a bot's name; a call two bots claim gets no buttons for anyone.
+    expect(m.request('x')).toBeUndefined();
+    expect(m.request('y')).toBeUndefined();
+    expect(m.waitingToolCalls().map((w) => w.toolCallId)).toEqual(['z']);
+    // Mallory's answer does not settle z (the bot ignores it too); the approver's does, and so would the bot's own denial.
+    m.apply(ev('tool_call_approval', { toolCallId: 'z', decision: 'allow' }, 'mallory'));
+    expect(m.approval('z')).toBeUndefined();
+    expect(m.waitingRequest('z')?.approvers).toEqual(['you']);
+    m.apply(ev('tool_call_approval', { toolCallId: 'z', decision: 'deny', reason: 'not now' }, 'you'));
+    expect(m.approval('z')).toMatchObject({ by: 'you', decision: 'deny', reason: 'not now' });
+    expect(m.waitingRequest('z')).toBeUndefined();
   });
 
   it('opens a bare-delta run without run_started and records errors', async () => {

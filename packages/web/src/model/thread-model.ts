@@ -43,6 +43,8 @@ export interface ApprovalView {
  */
 export interface ApprovalRequestView {
   readonly toolCallId: string;
+  /** The bot that asked (the author of the run that carries the request). */
+  readonly by: string;
   /** The bot's run on this thread that carries the request. */
   readonly runId: string;
   readonly seq: number;
@@ -68,11 +70,12 @@ export class ThreadModel {
   readonly threadId: string;
   lastSeq = 0;
   readonly items: TimelineItem[] = [];
-  readonly approvals = new Map<string, ApprovalView>();
-  /** Parked calls announced on this thread, by toolCallId. */
-  readonly approvalRequests = new Map<string, ApprovalRequestView>();
-  /** Tool calls answered by a participant with `tool_call_result`. */
-  readonly suppliedResults = new Map<string, { by: string; isError: boolean }>();
+  /** Every answer to a call, in seq order; `approval()` picks the one that counts. */
+  readonly #answers = new Map<string, ApprovalView[]>();
+  /** Requests announced on this thread, by toolCallId: the first of each author. */
+  readonly #requests = new Map<string, ApprovalRequestView[]>();
+  /** Tool calls answered by a participant with `tool_call_result`, every answer in seq order. */
+  readonly #results = new Map<string, Array<{ by: string; isError: boolean }>>();
   /** Bumped on every `artifact_updated`, so the artifacts panel knows to reload. */
   artifactsVersion = 0;
   /** Bumped on every participant change. */
@@ -81,8 +84,12 @@ export class ThreadModel {
   readonly #listeners = new Set<() => void>();
   #notifyScheduled = false;
 
-  constructor(threadId: string) {
+  readonly #isBot: (principalId: string) => boolean;
+
+  /** `isBot` tells bots from people (the thread view knows the participants' kinds). */
+  constructor(threadId: string, options: { isBot?: (principalId: string) => boolean } = {}) {
     this.threadId = threadId;
+    this.#isBot = options.isBot ?? (() => true);
   }
 
   run(runId: string): RunView | undefined {
@@ -124,7 +131,7 @@ export class ThreadModel {
         }
         if (chunk.type === 'tool-approval-request') {
           // Kept beside the UI message: a sub-agent's call has no tool part in this run to attach to.
-          this.#noteApprovalRequest(runId, event.seq, chunk as unknown as Record<string, unknown>);
+          this.#noteApprovalRequest(runId, event.seq, chunk as unknown as Record<string, unknown>, event.principalId);
           break;
         }
         if (!run.closed) run.controller?.enqueue(chunk);
@@ -147,15 +154,13 @@ export class ThreadModel {
       }
       case 'tool_call_approval': {
         const toolCallId = String(data.toolCallId);
-        if (!this.approvals.has(toolCallId)) {
-          const decision = data.decision === 'allow' ? 'allow' : 'deny';
-          const reason = typeof data.reason === 'string' && data.reason !== '' ? data.reason : undefined;
-          this.approvals.set(toolCallId, { toolCallId, decision, by: event.principalId, seq: event.seq, ...(reason ? { reason } : {}) });
-        }
+        const decision = data.decision === 'allow' ? 'allow' : 'deny';
+        const reason = typeof data.reason === 'string' && data.reason !== '' ? data.reason : undefined;
+        push(this.#answers, toolCallId, { toolCallId, decision, by: event.principalId, seq: event.seq, ...(reason ? { reason } : {}) });
         break;
       }
       case 'tool_call_result':
-        this.suppliedResults.set(String(data.toolCallId), { by: event.principalId, isError: data.isError === true });
+        push(this.#results, String(data.toolCallId), { by: event.principalId, isError: data.isError === true });
         break;
       case 'participant_added':
         this.participantsVersion += 1;
@@ -182,8 +187,10 @@ export class ThreadModel {
    */
   waitingToolCalls(): Array<{ runId: string; toolCallId: string; toolName: string; approvers: readonly string[] }> {
     const waiting: Array<{ runId: string; toolCallId: string; toolName: string; approvers: readonly string[] }> = [];
-    for (const request of this.approvalRequests.values()) {
-      if (this.approvals.has(request.toolCallId) || this.suppliedResults.has(request.toolCallId)) continue;
+    for (const toolCallId of this.#requests.keys()) {
+      const request = this.request(toolCallId);
+      if (request === undefined) continue;
+      if (this.approval(request.toolCallId) !== undefined || this.suppliedResult(request.toolCallId) !== undefined) continue;
       const view = this.#runs.get(request.runId)?.view;
       if (view === undefined || view.status !== 'streaming') continue;
       const tool = view.message.parts.map(toolPartOf).find((t) => t !== null && t.toolCallId === request.toolCallId);
@@ -193,24 +200,57 @@ export class ThreadModel {
     return waiting;
   }
 
+  /**
+   * The answer that counts for a call: the first from one of the approvers its
+   * bot named, or the bot's own (an automatic denial). Anyone else's answer is
+   * ignored by the bot, so it is not shown as the outcome either.
+   */
+  approval(toolCallId: string): ApprovalView | undefined {
+    return this.#answers.get(toolCallId)?.find((answer) => this.#counts(toolCallId, answer.by));
+  }
+
+  /** A result supplied in the tool's place that counts (by the same rule as answers). */
+  suppliedResult(toolCallId: string): { by: string; isError: boolean } | undefined {
+    return this.#results.get(toolCallId)?.find((result) => this.#counts(toolCallId, result.by));
+  }
+
+  /**
+   * The request that counts for a call: only a bot asks for approvals, and a
+   * call that two bots announced (one impersonating the other's call) counts
+   * as none, so nobody is offered buttons for it.
+   */
+  request(toolCallId: string): ApprovalRequestView | undefined {
+    const fromBots = (this.#requests.get(toolCallId) ?? []).filter((r) => this.#isBot(r.by));
+    return fromBots.length === 1 ? fromBots[0] : undefined;
+  }
+
+  #counts(toolCallId: string, by: string): boolean {
+    const request = this.request(toolCallId);
+    return request === undefined || by === request.by || request.approvers.includes(by);
+  }
+
   /** The waiting request for a call, if it still waits. */
   waitingRequest(toolCallId: string): ApprovalRequestView | undefined {
-    const request = this.approvalRequests.get(toolCallId);
+    const request = this.request(toolCallId);
     return request !== undefined && this.waitingToolCalls().some((w) => w.toolCallId === toolCallId) ? request : undefined;
   }
 
   /** Requests for sub-agents' calls carried by a run (their calls are shown on subthreads). */
   subagentRequests(runId: string): ApprovalRequestView[] {
-    return [...this.approvalRequests.values()].filter((r) => r.runId === runId && r.toolName !== undefined);
+    return [...this.#requests.keys()].map((id) => this.request(id)).filter((r): r is ApprovalRequestView => r !== undefined && r.runId === runId && r.toolName !== undefined);
   }
 
-  #noteApprovalRequest(runId: string, seq: number, chunk: Record<string, unknown>): void {
+  /** Keeps each author's first request for a call; which one counts is decided when read (see `request`). */
+  #noteApprovalRequest(runId: string, seq: number, chunk: Record<string, unknown>, by: string): void {
     const toolCallId = chunk.toolCallId;
-    if (typeof toolCallId !== 'string' || this.approvalRequests.has(toolCallId)) return;
+    if (typeof toolCallId !== 'string') return;
+    const earlier = this.#requests.get(toolCallId) ?? [];
+    if (earlier.some((r) => r.by === by)) return;
     const bubble = ((chunk.providerMetadata as Record<string, unknown> | undefined)?.bubble ?? {}) as Record<string, unknown>;
     const approvers = Array.isArray(bubble.approvers) ? bubble.approvers.filter((a): a is string => typeof a === 'string') : [];
-    this.approvalRequests.set(toolCallId, {
+    push(this.#requests, toolCallId, {
       toolCallId,
+      by,
       runId,
       seq,
       approvers,
@@ -279,6 +319,12 @@ export class ThreadModel {
       for (const listener of this.#listeners) listener();
     });
   }
+}
+
+function push<T>(map: Map<string, T[]>, key: string, value: T): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
 }
 
 export interface ToolPartView {

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { renderMarkdown } from '../markdown';
+import { renderMarkdown, safeHref } from '../markdown';
 import { toolPartOf, type ApprovalRequestView, type ApprovalView, type RunView, type ToolPartView } from '../model/thread-model';
 import { navigate, threadPath } from './router';
 
@@ -53,11 +53,17 @@ export function RunMessage(props: { run: RunView; mine: boolean; actions: RunAct
             );
           }
           if (part.type === 'file') {
+            const href = safeHref(part.url);
+            const label = part.filename ?? `File (${part.mediaType})`;
             return (
-              <p key={i}>
-                <a href={part.url} target="_blank" rel="noreferrer noopener">
-                  {part.filename ?? `File (${part.mediaType})`}
-                </a>
+              <p key={i} class="file">
+                {href === null ? (
+                  <span title="not opened: only http, https and mailto links are followed">{label}</span>
+                ) : (
+                  <a href={href} target="_blank" rel="noreferrer noopener">
+                    {label}
+                  </a>
+                )}
               </p>
             );
           }

@@ -10,7 +10,9 @@ import { RunMessage, type RunActions } from './run-message';
 
 export function ThreadView(props: { client: BubbleClient; me: Principal; threadId: string }) {
   const { client, me, threadId } = props;
-  const model = useMemo(() => new ThreadModel(threadId), [threadId]);
+  // Kinds are read when the view renders: a request counts only once its author is known to be a bot.
+  const kinds = useRef<ReadonlyMap<string, Principal>>(new Map());
+  const model = useMemo(() => new ThreadModel(threadId, { isBot: (id) => kinds.current.get(id)?.kind === 'bot' }), [threadId]);
   const [, setTick] = useState(0);
   const [thread, setThread] = useState<Thread | null>(null);
   const [grants, setGrants] = useState<Grant[]>([]);
@@ -44,6 +46,7 @@ export function ThreadView(props: { client: BubbleClient; me: Principal; threadI
 
   // Display names of everyone who wrote or is here; an id stays as it is until its name is known.
   const [people, setPeople] = useState<ReadonlyMap<string, Principal>>(new Map());
+  kinds.current = people;
   const authors = [...new Set([...grants.map((g) => g.principalId), ...model.runs.map((r) => r.principalId)])].sort().join(' ');
   useEffect(() => {
     let cancelled = false;
@@ -83,7 +86,7 @@ export function ThreadView(props: { client: BubbleClient; me: Principal; threadI
     // The bot names the approvers of each parked call in its request; nothing is guessed here.
     canApprove: (request) => myGrant !== undefined && request.approvers.includes(me.principalId),
     canWrite: myGrant !== undefined,
-    approval: (id) => model.approvals.get(id),
+    approval: (id) => model.approval(id),
     waitingRequest: (id) => model.waitingRequest(id),
     subagentRequests: (runId) => model.subagentRequests(runId),
     answer: async (toolCallId, decision, reason) => {
