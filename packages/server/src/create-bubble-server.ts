@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { pino, type Logger } from 'pino';
 import { createLiveBus, type LiveBus } from './live/live-bus.js';
+import { guardConnections, type ConnectionLimits } from './http/connection-guard.js';
 import { createRequestHandler } from './http/create-request-handler.js';
 import { createRoutes } from './http/routes.js';
 import { createRateLimiter, type RateLimitOptions } from './http/rate-limiter.js';
@@ -35,6 +36,8 @@ export interface BubbleServerOptions {
   ws?: WsOptions;
   /** Per-principal request limits (off when absent): over them, 429 with Retry-After. */
   rateLimit?: RateLimitOptions;
+  /** Caps and timeouts of TCP connections; defaults suit a team server (see `http/connection-guard.ts`). */
+  connections?: ConnectionLimits;
   /** How long shutdown waits for in-flight requests before cutting connections. Default 10 s. */
   shutdownGraceMs?: number;
   /** A built web app to serve at `/` (never shadowing `/v1/*` or `/healthz`); see `http/static-web-root.ts`. */
@@ -110,7 +113,9 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
       },
     );
   };
-  const httpServer = createServer({ keepAliveTimeout: 5_000 }, serve);
+  // Timeouts are checked every second (Node's default is every 30 s).
+  const httpServer = createServer({ connectionsCheckingInterval: 1_000 }, serve);
+  guardConnections(httpServer, options.connections ?? {}, logger);
   // `Expect: 100-continue` (curl sends it for large bodies): invite the body
   // only when its declared size is within the limit; otherwise the handler
   // answers 413 at once and the body is never sent.

@@ -59,7 +59,19 @@ async function serve(command: ServeCommand): Promise<void> {
     command.rateLimit === undefined
       ? undefined
       : { perSecond: command.rateLimit, burst: command.rateLimitBurst ?? Math.max(1, Math.ceil(command.rateLimit * 2)) };
-  server = await createBubbleServer({ dataDir, host: command.host, port: command.port, logger, ...(rateLimit ? { rateLimit } : {}), ...(command.webRoot ? { webRoot: resolve(command.webRoot) } : {}) });
+  const connections = {
+    ...(command.maxConnections !== undefined ? { maxConnections: command.maxConnections } : {}),
+    ...(command.maxConnectionsPerAddress !== undefined ? { maxPerAddress: command.maxConnectionsPerAddress } : {}),
+  };
+  server = await createBubbleServer({
+    dataDir,
+    host: command.host,
+    port: command.port,
+    logger,
+    connections,
+    ...(rateLimit ? { rateLimit } : {}),
+    ...(command.webRoot ? { webRoot: resolve(command.webRoot) } : {}),
+  });
   if (stopping) {
     await server.close();
     process.exit(0);

@@ -14,9 +14,11 @@ export interface IdleJob {
 
 async function run(job: IdleJob): Promise<void> {
   const sockets: WebSocket[] = [];
+  let opened = 0;
   const openOne = (): Promise<void> =>
     new Promise((resolve, reject) => {
-      const socket = new WebSocket(job.wsUrl, { perMessageDeflate: false });
+      // Spread over client addresses of the loopback range, as many clients would be (the server caps connections per address).
+      const socket = new WebSocket(job.wsUrl, { perMessageDeflate: false, localAddress: `127.0.0.${2 + (opened++ % 200)}` });
       sockets.push(socket);
       socket.on('open', () => socket.send(JSON.stringify({ type: 'client.auth', token: job.token })));
       socket.once('message', (data: Buffer) => {

@@ -18,6 +18,13 @@ describe('parseCli', () => {
     expect(r.ok && r.value.command === 'serve' && [r.value.rateLimit, r.value.rateLimitBurst]).toEqual([20, 50]);
   });
 
+  it('parses connection caps, and says what is wrong with a bad one', () => {
+    const r = parseCli(['serve', '--max-connections', '100', '--max-connections-per-address', '10']);
+    expect(r.ok && r.value.command === 'serve' && [r.value.maxConnections, r.value.maxConnectionsPerAddress]).toEqual([100, 10]);
+    expect(parseCli(['serve', '--max-connections-per-address', '0'])).toEqual({ ok: false, errors: ['--max-connections-per-address must be at least 1'] });
+    expect(parseCli(['serve', '--max-connections', 'lots'])).toEqual({ ok: false, errors: ['--max-connections must be a number'] });
+  });
+
   it('parses principal create-human', () => {
     expect(parseCli(['principal', 'create-human', 'alice', '--display-name', 'Alice', '--data', './d'])).toEqual({
       ok: true,

@@ -5,6 +5,7 @@ import { z } from 'zod';
 export const USAGE = `usage:
   bubble-server serve [--host 127.0.0.1] [--port 7777] [--data ./data] [--log-level info]
                       [--rate-limit N [--rate-limit-burst B]] [--web-root DIR]
+                      [--max-connections N] [--max-connections-per-address N]
   bubble-server principal create-human <id> [--display-name NAME] [--data ./data]
 
   --data DIR         folder of the SQLite database (created if missing; default ./data)
@@ -13,6 +14,8 @@ export const USAGE = `usage:
   --rate-limit N     at most N requests per second per principal (429 over it; default: no limit)
   --rate-limit-burst B  requests a principal may make at once (default 2×N, at least 1)
   --web-root DIR     serve a built web app from DIR at / (the API under /v1 always wins)
+  --max-connections N              open connections in all (default 4096; past it new ones get 429)
+  --max-connections-per-address N  open connections from one client address (default 256)
 `;
 
 const LogLevelSchema = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
@@ -42,6 +45,12 @@ const ServeSchema = z.object({
     .min(1, '--rate-limit-burst must be at least 1')
     .optional(),
   webRoot: z.string().min(1, '--web-root must not be empty').optional(),
+  maxConnections: z.coerce.number({ error: '--max-connections must be a number' }).int('--max-connections must be a whole number').min(1, '--max-connections must be at least 1').optional(),
+  maxConnectionsPerAddress: z.coerce
+    .number({ error: '--max-connections-per-address must be a number' })
+    .int('--max-connections-per-address must be a whole number')
+    .min(1, '--max-connections-per-address must be at least 1')
+    .optional(),
   storage: StorageSchema,
 }).check((ctx) => {
   if (ctx.value.rateLimitBurst !== undefined && ctx.value.rateLimit === undefined) {
@@ -79,6 +88,8 @@ export function parseCli(argv: string[]): CliParse {
         'log-level': { type: 'string' },
         'rate-limit': { type: 'string' },
         'rate-limit-burst': { type: 'string' },
+        'max-connections': { type: 'string' },
+        'max-connections-per-address': { type: 'string' },
         'web-root': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -102,6 +113,8 @@ export function parseCli(argv: string[]): CliParse {
       rateLimit: values['rate-limit'],
       rateLimitBurst: values['rate-limit-burst'],
       webRoot: values['web-root'],
+      maxConnections: values['max-connections'],
+      maxConnectionsPerAddress: values['max-connections-per-address'],
       storage,
     };
     schema = ServeSchema;

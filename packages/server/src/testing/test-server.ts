@@ -1,3 +1,4 @@
+import type { ConnectionLimits } from '../http/connection-guard.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,7 @@ export interface TestServerOptions {
   logger?: Logger;
   ws?: WsOptions;
   rateLimit?: RateLimitOptions;
+  connections?: ConnectionLimits;
   /** Reuse this data folder instead of a fresh temp one (it is then not removed by `stop`). */
   dataDir?: string;
 }
@@ -43,6 +45,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       ...(options.logger ? { logger: options.logger } : {}),
       ...(options.ws ? { ws: options.ws } : {}),
       ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
+      ...(options.connections ? { connections: options.connections } : {}),
       shutdownGraceMs: 5_000,
     });
   let server = await start(0);
