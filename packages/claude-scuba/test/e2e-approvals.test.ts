@@ -4,7 +4,7 @@ import type { Script } from '@bubble/model-double';
 import type { EventEnvelope } from '@bubble/protocol';
 import { BubbleClient } from '@bubble/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startScubaWorld, type ScubaProcess, type ScubaWorld } from './support/scuba-world.js';
+import { startScubaWorld, waitForLog, type ScubaWorld } from './support/scuba-world.js';
 
 /** Tool approvals over the network: the real CLI asks `canUseTool`, a participant answers on the thread. */
 let world: ScubaWorld | undefined;
@@ -22,15 +22,6 @@ const chunkOf = (e: EventEnvelope) => e.data.chunk as { type: string; toolCallId
 const botPart = (world: ScubaWorld, type: string) => (e: EventEnvelope) => e.principalId === world.botId && e.type === 'message_part' && chunkOf(e).type === type;
 const botFinished = (world: ScubaWorld) => (all: EventEnvelope[]) => all.some((e) => e.principalId === world.botId && e.type === 'run_finished');
 
-async function waitForLog(bot: ScubaProcess, predicate: (line: Record<string, unknown>) => boolean, what: string): Promise<Record<string, unknown>> {
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    const line = bot.logs.find(predicate);
-    if (line) return line;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`no log line: ${what}`);
-}
 
 async function setup(extra: Record<string, unknown> = {}) {
   world = await startScubaWorld({ script });

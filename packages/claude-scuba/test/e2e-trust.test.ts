@@ -5,7 +5,7 @@ import type { Script } from '@bubble/model-double';
 import type { EventEnvelope } from '@bubble/protocol';
 import { BubbleApiError, BubbleClient } from '@bubble/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startScubaWorld, type ScubaProcess, type ScubaWorld } from './support/scuba-world.js';
+import { startScubaWorld, waitForLog, type ScubaWorld } from './support/scuba-world.js';
 
 /**
  * A bot is safe to share: the attack of issue 11, step by step, against the
@@ -29,15 +29,6 @@ const outputText = (e: EventEnvelope): string => {
   return Array.isArray(output) ? output.map((b) => String((b as { text?: unknown }).text ?? '')).join('') : String(output);
 };
 
-async function waitForLog(bot: ScubaProcess, predicate: (line: Record<string, unknown>) => boolean, what: string): Promise<Record<string, unknown>> {
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    const line = bot.logs.find(predicate);
-    if (line) return line;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`no log line: ${what}\n${bot.logs.slice(-20).map((l) => JSON.stringify(l)).join('\n')}`);
-}
 
 const bash = (id: string, command: string) => ({ type: 'tool_use' as const, id, name: 'Bash', input: { command, description: 'probe' } });
 const after = { name: 'after', match: { toolResult: true as const }, reply: [{ type: 'text' as const, text: 'Done.' }], times: 'always' as const };

@@ -183,3 +183,14 @@ export function runText(events: EventEnvelope[], runId: string): string {
     })
     .join('');
 }
+
+/** Waits for a log line of the bot that matches, for up to 20 s. */
+export async function waitForLog(bot: ScubaProcess, predicate: (line: Record<string, unknown>) => boolean, what: string): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    const line = bot.logs.find(predicate);
+    if (line) return line;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`no log line: ${what}\n${bot.logs.slice(-20).map((l) => JSON.stringify(l)).join('\n')}`);
+}

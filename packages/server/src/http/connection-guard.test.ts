@@ -1,7 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../testing/test-server.js';
-import { httpCall } from '../testing/test-client.js';
+import { healthzMs, httpCall } from '../testing/test-client.js';
 
 /** Connection hygiene (issue 13 row 3): real TCP on loopback, the attacker on its own loopback address. */
 let server: TestServer;
@@ -24,12 +24,6 @@ function silent(port: number, localAddress: string) {
   });
 }
 
-async function healthz(url: string): Promise<number> {
-  const started = performance.now();
-  const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(5_000) });
-  expect(res.status).toBe(200);
-  return performance.now() - started;
-}
 
 describe('connection limits', () => {
   it('refuses connections past the per-address cap with 429 while everyone else is served, and closes the silent ones after the header timeout', async () => {
@@ -45,7 +39,7 @@ describe('connection limits', () => {
       expect(said).toContain('too many open connections: 127.0.0.2 holds 20 connections');
     }
     // Others are served meanwhile.
-    expect(await healthz(server.url)).toBeLessThan(1_000);
+    expect(await healthzMs(server.url)).toBeLessThan(1_000);
     const thread = await httpCall(server.url, 'POST', '/v1/threads', { token: token.token, body: {} });
     expect(thread.status).toBe(201);
     // The silent ones are closed once the header timeout has passed (checked every second).

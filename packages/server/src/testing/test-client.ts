@@ -68,3 +68,11 @@ export function client(baseUrl: string, token?: string) {
 }
 
 export type TestClient = ReturnType<typeof client>;
+
+/** How long `GET /healthz` takes to answer, in ms (fails unless it answers 200 within 5 s). */
+export async function healthzMs(baseUrl: string): Promise<number> {
+  const started = performance.now();
+  const res = await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(5_000) });
+  if (res.status !== 200) throw new Error(`/healthz answered ${res.status}`);
+  return performance.now() - started;
+}

@@ -3,6 +3,7 @@ import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../testing/test-server.js';
 import { TestApi } from './ws-test-api.js';
+import { healthzMs } from '../testing/test-client.js';
 import { TestSocket, type Frame } from './ws-test-client.js';
 
 /** Attacks on the WebSocket by a signed-in client (issue 13), against the real server on loopback. */
@@ -20,13 +21,6 @@ const retained = (): number => {
   return usage.heapUsed + usage.external;
 };
 
-/** How long /healthz takes to answer, in ms. */
-async function healthz(url: string): Promise<number> {
-  const started = performance.now();
-  const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(5_000) });
-  expect(res.status).toBe(200);
-  return performance.now() - started;
-}
 
 describe('error frames never echo unbounded input', () => {
   it('answers 120 one-megabyte frames of an unknown type with small errors, and serves everyone else meanwhile', async () => {
@@ -40,7 +34,7 @@ describe('error frames never echo unbounded input', () => {
     // The server is still there for everyone else meanwhile.
     const other = await TestSocket.authenticated(server.wsUrl, alice.token);
     expect(await other.socket.roundTrip()).toEqual([]);
-    expect(await healthz(server.url)).toBeLessThan(1_000);
+    expect(await healthzMs(server.url)).toBeLessThan(1_000);
     socket.ws.resume();
     const errors: Frame[] = [];
     for (let i = 0; i < 120; i += 1) errors.push(await socket.next(() => true, 30_000));
@@ -67,7 +61,7 @@ describe('answers count toward the socket bound', () => {
     for (let i = 0; i < 60_000 && socket.ws.readyState === socket.ws.OPEN; i += 1) socket.ws.send('{"type":"nope"}');
     const other = await TestSocket.authenticated(server.wsUrl, alice.token);
     expect(await other.socket.roundTrip()).toEqual([]);
-    expect(await healthz(server.url)).toBeLessThan(1_000);
+    expect(await healthzMs(server.url)).toBeLessThan(1_000);
     socket.ws.resume();
     expect((await socket.closed).code).toBe(4008);
     other.socket.close();
@@ -97,7 +91,7 @@ describe('backlog subscriptions are paced by the socket, one page in hand at a t
     for (let i = 0; i < 20; i += 1) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       peak = Math.max(peak, retained() - baseline);
-      expect(await healthz(server.url)).toBeLessThan(1_000);
+      expect(await healthzMs(server.url)).toBeLessThan(1_000);
       await bob.append(bobs.threadId, [{ type: 'test.note', data: { i } }]);
       expect(await watcher.socket.next()).toMatchObject({ type: 'event', id: 'w' });
     }
