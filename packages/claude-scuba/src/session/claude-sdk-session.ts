@@ -7,7 +7,6 @@ import type { ToolCatalog, ToolClient } from '@bubble/sdk';
 import type { Logger } from 'pino';
 import { BubbleToSdkDrain } from '../bridge/bubble-to-sdk.js';
 import type { ScubaConfig } from '../config/resolve-config.js';
-import type { BubbleEventDraft } from '../translate/bubble-draft.js';
 import type { Clock } from '../translate/delta-coalescer.js';
 import { systemClock } from '../translate/delta-coalescer.js';
 import { CheckpointWriter } from './checkpoint-writer.js';
@@ -16,7 +15,9 @@ import { buildQueryOptions, tmpRootOf } from './query-options.js';
 import type { SessionStore } from './session-store.js';
 import { ThreadOutput, type ThreadOutputStep } from './thread-output.js';
 import { ThreadPeople } from './thread-people.js';
-import { ToolGate, type ApprovalAnnouncement } from './tool-gate.js';
+import { ApprovalAnnouncer } from './approval-announcer.js';
+import { ThreadAdmission } from './thread-admission.js';
+import { ToolGate } from './tool-gate.js';
 import { decideTurn, nextBotOnlyStreak } from './turn-policy.js';
 
 /** What a session needs of Bubble (the sdk's BubbleClient has all of it). */
@@ -79,6 +80,8 @@ export class ClaudeSdkSession {
   readonly #outbound: Outbound;
   readonly #tools: ToolGate;
   readonly #checkpoints: CheckpointWriter;
+  readonly #admission: ThreadAdmission;
+  readonly #announcer: ApprovalAnnouncer;
   #query: LiveQuery | undefined;
   /** The RunQueue slot of each query, released when it closes (idempotent). */
   readonly #slots = new WeakMap<LiveQuery, Release>();
@@ -95,15 +98,9 @@ export class ClaudeSdkSession {
   #pendingInterrupt: { runId: string; by: string; reason?: string } | undefined;
   /** When this session last started or finished a turn (for least-recently-used eviction). */
   lastActiveAt = 0;
-  /** Whether one of the bot's owners is on an ancestor thread (a subthread counts through its parent). */
-  #ownerAbove = false;
   /** The bot refused to work here (no owner on the thread) and has said so in its log. */
   #refusalLogged = false;
   #toolsOffTold = false;
-  /** Runs opened only to carry an approval request (no turn of the bot was running): toolCallId → runId. */
-  readonly #approvalRuns = new Map<string, string>();
-  /** Who pressed Stop on an approval run, for its run_finished. */
-  readonly #approvalStops = new Map<string, { by: string; reason?: string }>();
   #workspace: string | undefined;
 
   constructor(options: SessionOptions) {
@@ -137,10 +134,26 @@ export class ClaudeSdkSession {
       append: (events) => options.client.appendEvents(options.threadId, events),
       flush: () => this.#outbound.flush(),
       currentRunId: () => this.#output.currentRunId,
-      announce: (request) => this.#announce(request),
-      onSettled: (toolCallId) => this.#closeApprovalRun(toolCallId),
+      announce: (request) => this.#announcer.announce(request),
+      onSettled: (toolCallId) => this.#announcer.settled(toolCallId),
       onDenied: (toolCallId, reason) => this.#output.noteDenied(toolCallId, reason),
       tools: options.tools,
+    });
+    this.#announcer = new ApprovalAnnouncer({
+      threadId: options.threadId,
+      output: this.#output,
+      isParked: (toolCallId) => this.#tools.approvals.isParked(toolCallId),
+      send: (threadId, drafts) => this.#outbound.send(threadId, drafts),
+      flush: () => this.#outbound.flush(),
+      clock: this.#clock,
+    });
+    this.#admission = new ThreadAdmission({
+      threadId: options.threadId,
+      botOwners: options.botOwners,
+      joinableBy: options.joinableBy,
+      roles: this.#people.roles,
+      client: options.client,
+      logger: this.#log,
     });
   }
 
@@ -151,40 +164,12 @@ export class ClaudeSdkSession {
    */
   async init(): Promise<void> {
     await this.#people.load();
-    if (!this.#ownerHere()) this.#ownerAbove = await this.#ownerOnAncestor();
+    await this.#admission.init();
   }
 
-  /**
-   * Defence in depth (the server enforces `joinableBy` too): a bot that only its
-   * owners may add works where one of them is a participant, here or on an
-   * ancestor. A grant on any other thread (an old server's, or a direct database
-   * write) is ignored.
-   */
+  /** Whether the bot works here (see `ThreadAdmission`). */
   get admitted(): boolean {
-    return this.#o.joinableBy() === 'anyone' || this.#ownerAbove || this.#ownerHere();
-  }
-
-  #ownerHere(): boolean {
-    for (const principalId of this.#people.roles.keys()) if (this.#o.botOwners.has(principalId)) return true;
-    return false;
-  }
-
-  async #ownerOnAncestor(): Promise<boolean> {
-    let threadId = this.threadId;
-    for (let depth = 0; depth < 16; depth++) {
-      let parent: string | null;
-      try {
-        parent = (await this.#o.client.getThread(threadId)).parentThreadId;
-        if (parent === null) return false;
-        const grants = await this.#o.client.listParticipants(parent);
-        if (grants.some((g) => this.#o.botOwners.has(g.principalId))) return true;
-      } catch (error) {
-        this.#log.warn({ err: error, threadId }, 'could not read an ancestor thread; counting no owner there');
-        return false;
-      }
-      threadId = parent;
-    }
-    return false;
+    return this.#admission.admitted;
   }
 
   /** HTTP appends per thread so far (for the benchmark). */
@@ -329,12 +314,12 @@ export class ClaudeSdkSession {
       Promise.resolve(stop).catch((error: unknown) => this.#log.warn({ err: error, runId }, 'sub-agent interrupt failed'));
       return;
     }
-    const carried = [...this.#approvalRuns].find(([, approvalRun]) => approvalRun === runId);
-    if (carried) {
+    const carried = this.#announcer.callOfRun(runId);
+    if (carried !== undefined) {
       // Stop on a run that only carries an approval request: the call is denied, the run closes.
-      this.#log.info({ runId, by, seq, toolCallId: carried[0] }, 'interrupt of an approval request');
-      this.#approvalStops.set(carried[0], { by, ...(reason !== undefined ? { reason } : {}) });
-      this.#tools.approvals.cancel(carried[0]);
+      this.#log.info({ runId, by, seq, toolCallId: carried }, 'interrupt of an approval request');
+      this.#announcer.noteStop(carried, { by, ...(reason !== undefined ? { reason } : {}) });
+      this.#tools.approvals.cancel(carried);
       return;
     }
     if (runId !== this.#output.currentRunId) {
@@ -486,65 +471,6 @@ export class ClaudeSdkSession {
       await this.#apply(next);
     }
     if (step.dropped > 0) this.#log.warn({ dropped: step.dropped }, 'sub-agent messages dropped');
-  }
-
-  /**
-   * Puts a parked call's `tool-approval-request` on this thread: a call of
-   * the bot's own turn in that turn's run; a sub-agent's call (or one made
-   * while no turn runs) in a run of its own, `approval-<toolCallId>`, closed
-   * when the call is settled. A sub-agent's call also names its subthread,
-   * tool and input, since the call itself is shown there.
-   */
-  async #announce(request: ApprovalAnnouncement): Promise<void> {
-    const parked = () => this.#tools.approvals.isParked(request.toolCallId);
-    let where = this.#output.locateToolCall(request.toolCallId);
-    // The CLI can ask before its tool_use has come through the pump (or while a sub-agent's subthread is created).
-    for (let waited = 0; waited < 3_000 && parked() && (where === undefined || (where.subagent !== undefined && where.childThreadId === undefined)); waited += 20) {
-      await new Promise<void>((resolve) => this.#clock.setTimeout(resolve, 20));
-      where = this.#output.locateToolCall(request.toolCallId);
-    }
-    // Answered (or stopped) already, before anyone saw the request: nothing to ask any more.
-    if (!parked()) return;
-    const fromSubagent = where?.subagent !== undefined || request.agentId !== undefined;
-    const bubble: Record<string, unknown> = { approvers: request.approvers };
-    if (fromSubagent) {
-      if (where?.childThreadId !== undefined) bubble.threadId = where.childThreadId;
-      bubble.toolName = request.toolName;
-      bubble.input = request.input;
-    }
-    const events: BubbleEventDraft[] = [];
-    // A sub-agent's request outlives the turn that launched it (a background agent's turn ends at once),
-    // so it gets a run of its own, open exactly as long as the call waits.
-    let runId = fromSubagent ? undefined : this.#output.currentRunId;
-    if (runId === undefined) {
-      // Unguessable, so nobody can open the run first and have the bot's request refused.
-      runId = `approval-${request.toolCallId}-${randomUUID().slice(0, 8)}`;
-      this.#approvalRuns.set(request.toolCallId, runId);
-      events.push({ type: 'run_started', data: { runId }, clientEventId: `${runId}:start` });
-    }
-    events.push({
-      type: 'message_part',
-      data: {
-        runId,
-        chunk: { type: 'tool-approval-request', approvalId: request.toolCallId, toolCallId: request.toolCallId, providerMetadata: { bubble } },
-      },
-      clientEventId: `${runId}:approval-request:${request.toolCallId}`,
-    });
-    this.#outbound.send(this.threadId, events);
-    await this.#outbound.flush();
-  }
-
-  #closeApprovalRun(toolCallId: string): void {
-    const runId = this.#approvalRuns.get(toolCallId);
-    if (runId === undefined) return;
-    this.#approvalRuns.delete(toolCallId);
-    const stop = this.#approvalStops.get(toolCallId);
-    this.#approvalStops.delete(toolCallId);
-    const data =
-      stop === undefined
-        ? { runId, status: 'completed' as const }
-        : { runId, status: 'interrupted' as const, interruptedBy: stop.by, ...(stop.reason !== undefined ? { interruptReason: stop.reason } : {}) };
-    this.#outbound.send(this.threadId, [{ type: 'run_finished', data, clientEventId: `${runId}:finish` }]);
   }
 
   /** Where the sandbox cannot start, the first turn of each thread says that tools are off, and why. */
