@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { LIMITS } from '@bubble/protocol';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 import { pino, type Logger } from 'pino';
 import { createLiveBus, type LiveBus } from './live/live-bus.js';
@@ -123,7 +123,15 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
     if (Number(req.headers['content-length'] ?? 0) <= LIMITS.maxRequestBytes) res.writeContinue();
     serve(req, res);
   });
-  httpServer.on('clientError', (err, socket) => {
+  httpServer.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      // A connection that never sent a byte (a browser's preconnect, or an idle attacker) is closed without a word:
+      // an answer left on it would be read as the answer to the next request the browser sends there.
+      // One that began a request and stalled is told 408, as Node itself would.
+      if ((socket as Socket).bytesRead === 0 || !socket.writable) socket.destroy();
+      else socket.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
+      return;
+    }
     logger.debug({ err }, 'malformed HTTP request');
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
     else socket.destroy();
