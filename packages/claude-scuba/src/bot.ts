@@ -9,6 +9,9 @@ import { ClaudeSdkSession } from './session/claude-sdk-session.js';
 import { SqliteSessionStore } from './session/session-store.js';
 import { tmpRootOf } from './session/query-options.js';
 
+/** How often, at most, the bot asks the server again who may add it to threads. */
+const JOINABLE_REFRESH_MS = 30_000;
+
 export interface BotOptions {
   config: ScubaConfig;
   logger: Logger;
@@ -63,6 +66,29 @@ export async function startBot(options: BotOptions): Promise<Bot> {
   if (isolation.kind === 'off') logger.warn('claude.sandbox is false: tool commands run unsandboxed, as this process\'s user, with its files and its network in reach');
   else if (isolation.kind === 'unavailable') logger.error({ reason: isolation.reason }, `Claude Code's sandbox cannot start (${isolation.reason}): the bot runs no tools rather than run them unsandboxed`);
   else logger.info({ privatePaths: isolation.privatePaths }, 'tools run in Claude Code\'s sandbox');
+  // An owner may change who may add the bot while it runs: read it again as new threads arrive, at most
+  // every 30 s (a boot that starts many threads asks once, not once per thread).
+  let lastRefresh = Date.now();
+  let refreshing: Promise<void> | undefined;
+  const refreshJoinableBy = (): Promise<void> => {
+    if (refreshing !== undefined || Date.now() - lastRefresh < JOINABLE_REFRESH_MS) return refreshing ?? Promise.resolve();
+    refreshing = client
+      .whoami()
+      .then(
+        (now) => {
+          if (now.joinableBy !== undefined && now.joinableBy !== joinableBy) {
+            logger.info({ joinableBy: now.joinableBy }, 'who may add me to threads changed');
+            joinableBy = now.joinableBy;
+          }
+        },
+        (error: unknown) => logger.warn({ err: error }, 'could not read who may add me to threads; keeping what I knew'),
+      )
+      .finally(() => {
+        lastRefresh = Date.now();
+        refreshing = undefined;
+      });
+    return refreshing;
+  };
   if (joinableBy === 'owners') logger.info({ owners: [...botOwners] }, 'only my owners may add me to threads: I work only where one of them is a participant');
   const catalog = await buildToolCatalog(client);
   logger.info({ tools: catalog.tools.map((t) => t.name), artifacts: catalog.extensions.artifacts }, 'local bubble tools');
@@ -89,12 +115,7 @@ export async function startBot(options: BotOptions): Promise<Bot> {
     backlog: config.backlog,
     logger,
     handlerFactory: async (context) => {
-      // An owner may have changed who may add the bot since boot: read it again with every new thread.
-      const now = await client.whoami().catch(() => undefined);
-      if (now?.joinableBy !== undefined && now.joinableBy !== joinableBy) {
-        logger.info({ joinableBy: now.joinableBy }, 'who may add me to threads changed');
-        joinableBy = now.joinableBy;
-      }
+      await refreshJoinableBy();
       const session = new ClaudeSdkSession({
         threadId: context.threadId,
         selfId: principalId,

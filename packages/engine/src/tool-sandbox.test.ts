@@ -8,6 +8,8 @@ describe('isInside', () => {
     ['/a/bc', '/a/b', false],
     ['/a', '/a/b', false],
     ['/x/../a/b/c', '/a/b', true],
+    ['/a/b/..hidden', '/a/b', true],
+    ['/a/b/../c', '/a/b', false],
   ])('%s in %s -> %s', (path, dir, inside) => {
     expect(isInside(path, dir)).toBe(inside);
   });
@@ -24,6 +26,7 @@ describe('privatePathTouched', () => {
     ["a Glob rooted at the CLI's home", { pattern: '**/*.jsonl', path: '/bot/claude' }, undefined, '/bot/claude'],
     ['a link in the workspace leading out (blockedPath)', { file_path: '/bot/ws/th_a/link' }, '/bot/ws/th_b/secret.txt', '/bot/ws/th_b/secret.txt'],
     ['a path outside every private one', { file_path: '/etc/hostname' }, undefined, undefined],
+    ['a dot-named file right in a private folder', { file_path: '/bot/ws/..secret' }, undefined, '/bot/ws/..secret'],
     ['a Bash command (no path field)', { command: 'cat /bot/scuba.json' }, undefined, undefined],
   ])('%s', (_name, input, blockedPath, expected) => {
     expect(privatePathTouched(input, { ...options, blockedPath })).toBe(expected);

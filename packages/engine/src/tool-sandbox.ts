@@ -1,4 +1,4 @@
-import { isAbsolute, relative, resolve } from 'node:path';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
 import type { Options } from '@anthropic-ai/claude-agent-sdk';
 import { CREDENTIAL_ENV_VARS } from './child-env.js';
 
@@ -61,7 +61,8 @@ export function isolationOptions(isolation: ToolIsolation, cwd: string, tmpDir?:
 /** Whether `path` is `dir` or lies below it (both absolute). Pure. */
 export function isInside(path: string, dir: string): boolean {
   const rel = relative(dir, path);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+  // `..` as a whole segment leaves `dir`; a name that merely starts with dots (`..notes`) is inside it.
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }
 
 /**

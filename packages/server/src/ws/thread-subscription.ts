@@ -15,7 +15,7 @@ const MAX_PENDING_EVENTS = 4096;
  * socket reads one page at a time across all its subscriptions, so a socket
  * holds at most this many events (64 KiB of data each at most) of backlog.
  */
-export const BACKLOG_PAGE_EVENTS = 100;
+const BACKLOG_PAGE_EVENTS = 100;
 
 type Mode = 'checking' | 'catching_up' | 'buffering' | 'live' | 'ended';
 

@@ -188,16 +188,15 @@ export class ThreadModel {
   waitingToolCalls(): Array<{ runId: string; toolCallId: string; toolName: string; approvers: readonly string[] }> {
     const waiting: Array<{ runId: string; toolCallId: string; toolName: string; approvers: readonly string[] }> = [];
     for (const toolCallId of this.#requests.keys()) {
-      const request = this.request(toolCallId);
+      const request = this.waitingRequest(toolCallId);
       if (request === undefined) continue;
-      if (this.approval(request.toolCallId) !== undefined || this.suppliedResult(request.toolCallId) !== undefined) continue;
-      const view = this.#runs.get(request.runId)?.view;
-      if (view === undefined || view.status !== 'streaming') continue;
-      const tool = view.message.parts.map(toolPartOf).find((t) => t !== null && t.toolCallId === request.toolCallId);
-      if (tool && tool.state.startsWith('output-')) continue;
-      waiting.push({ runId: request.runId, toolCallId: request.toolCallId, toolName: request.toolName ?? tool?.toolName ?? 'tool', approvers: request.approvers });
+      waiting.push({ runId: request.runId, toolCallId, toolName: request.toolName ?? this.#toolPart(request)?.toolName ?? 'tool', approvers: request.approvers });
     }
     return waiting;
+  }
+
+  #toolPart(request: ApprovalRequestView): ToolPartView | undefined {
+    return this.#runs.get(request.runId)?.view.message.parts.map(toolPartOf).find((t): t is ToolPartView => t !== null && t.toolCallId === request.toolCallId);
   }
 
   /**
@@ -229,10 +228,12 @@ export class ThreadModel {
     return request === undefined || by === request.by || request.approvers.includes(by);
   }
 
-  /** The waiting request for a call, if it still waits. */
+  /** The request for a call while it still waits (see `waitingToolCalls`). */
   waitingRequest(toolCallId: string): ApprovalRequestView | undefined {
     const request = this.request(toolCallId);
-    return request !== undefined && this.waitingToolCalls().some((w) => w.toolCallId === toolCallId) ? request : undefined;
+    if (request === undefined || this.approval(toolCallId) !== undefined || this.suppliedResult(toolCallId) !== undefined) return undefined;
+    if (this.#runs.get(request.runId)?.view.status !== 'streaming') return undefined;
+    return this.#toolPart(request)?.state.startsWith('output-') ? undefined : request;
   }
 
   /** Requests for sub-agents' calls carried by a run (their calls are shown on subthreads). */
