@@ -8,7 +8,9 @@ import { createLiveBus, type LiveBus } from './live/live-bus.js';
 import { guardConnections, type ConnectionLimits } from './http/connection-guard.js';
 import { createRequestHandler } from './http/create-request-handler.js';
 import { createRoutes } from './http/routes.js';
-import { createRateLimiter, type RateLimitOptions } from './http/rate-limiter.js';
+import { createRateLimiters, type RateLimitOptions, type RateLimits } from './http/rate-limiter.js';
+import { budgetKeyOf } from './domain/rate-limit-keys.js';
+import { createAuthAttempts } from './services/auth-attempts.js';
 import { createStaticWebRoot } from './http/static-web-root.js';
 import { createArtifactService } from './services/artifact-service.js';
 import { createAuthenticator } from './services/authenticator.js';
@@ -34,7 +36,15 @@ export interface BubbleServerOptions {
   /** Default: a silent logger. */
   logger?: Logger;
   ws?: WsOptions;
-  /** Per-principal request limits (off when absent): over them, 429 with Retry-After. */
+  /**
+   * Rate limits, on by default (`DEFAULT_RATE_LIMITS` in `http/rate-limiter.ts`):
+   * HTTP requests and WebSocket frames per principal (a bot's against the human
+   * who created it) and failed authentications per client address. Each can be
+   * changed, or turned off with `false`. Over one: 429 with `Retry-After`, or on
+   * a socket an `error` frame `rate_limited`, then 4008 if it goes on.
+   */
+  rateLimits?: RateLimits;
+  /** The older spelling of `rateLimits.requests` (used when that is absent). */
   rateLimit?: RateLimitOptions;
   /** Caps and timeouts of TCP connections; defaults suit a team server (see `http/connection-guard.ts`). */
   connections?: ConnectionLimits;
@@ -72,6 +82,12 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
   });
 
   const authenticator = createAuthenticator(store, bus);
+  const limiters = createRateLimiters({
+    ...options.rateLimits,
+    ...(options.rateLimits?.requests === undefined && options.rateLimit !== undefined ? { requests: options.rateLimit } : {}),
+  });
+  const authenticate = createAuthAttempts(authenticator, limiters.failedAuth);
+  const frames = limiters.frames;
   let closing = false;
   // Requests not yet answered, and who waits for that count to reach zero.
   let inFlight = 0;
@@ -90,9 +106,9 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
   });
   const handle = createRequestHandler({
     router,
-    authenticate: authenticator.authenticate,
+    authenticate,
     logger,
-    rateLimiter: options.rateLimit ? createRateLimiter(options.rateLimit) : undefined,
+    rateLimiter: limiters.requests,
     closing: () => closing,
   });
   const webRoot = options.webRoot === undefined ? undefined : createStaticWebRoot(options.webRoot);
@@ -140,7 +156,8 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
   const ws: WebSocketLayer = attachWebSocket(
     httpServer,
     {
-      authenticate: authenticator.authenticate,
+      authenticate,
+      takeFrame: frames === undefined ? undefined : (principal) => frames.take(budgetKeyOf(principal)),
       readAccess: async (principalId, threadId) => readAccessOf(await store.getThreadAccess(threadId, principalId)),
       readEvents: (threadId, afterSeq, limit) => store.readEventsAfter(threadId, afterSeq, limit),
       listLiveGrants: (principalId) => store.listLiveGrantsOfPrincipal(principalId),

@@ -1,5 +1,7 @@
 export { createBubbleServer, SERVER_VERSION, DATABASE_FILE_NAME } from './create-bubble-server.js';
 export type { BubbleServer, BubbleServerOptions } from './create-bubble-server.js';
+export { DEFAULT_RATE_LIMITS } from './http/rate-limiter.js';
+export type { RateLimitOptions, RateLimitSetting, RateLimits } from './http/rate-limiter.js';
 export { createLiveBus } from './live/live-bus.js';
 export type { LiveBus, LiveBusMessage } from './live/live-bus.js';
 export type * from './store/store.js';

@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { stopWithParent } from './cli/stop-with-parent.js';
-import { parseCli, USAGE, type CreateHumanCommand, type ServeCommand } from './cli/parse-cli.js';
+import { parseCli, rateLimitsOf, USAGE, type CreateHumanCommand, type ServeCommand } from './cli/parse-cli.js';
 import { createBubbleServer, DATABASE_FILE_NAME, type BubbleServer } from './create-bubble-server.js';
 import { BubbleError } from './errors/bubble-error.js';
 import { createHumanPrincipal } from './services/principal-service.js';
@@ -55,10 +55,6 @@ async function serve(command: ServeCommand): Promise<void> {
     logger.warn('the npm process that started this server has exited');
     stop('SIGTERM');
   });
-  const rateLimit =
-    command.rateLimit === undefined
-      ? undefined
-      : { perSecond: command.rateLimit, burst: command.rateLimitBurst ?? Math.max(1, Math.ceil(command.rateLimit * 2)) };
   const connections = {
     ...(command.maxConnections !== undefined ? { maxConnections: command.maxConnections } : {}),
     ...(command.maxConnectionsPerAddress !== undefined ? { maxPerAddress: command.maxConnectionsPerAddress } : {}),
@@ -69,7 +65,7 @@ async function serve(command: ServeCommand): Promise<void> {
     port: command.port,
     logger,
     connections,
-    ...(rateLimit ? { rateLimit } : {}),
+    rateLimits: rateLimitsOf(command),
     ...(command.webRoot ? { webRoot: resolve(command.webRoot) } : {}),
   });
   if (stopping) {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseCli } from './parse-cli.js';
+import { DEFAULT_RATE_LIMITS } from '../http/rate-limiter.js';
+import { parseCli, rateLimitsOf, type ServeCommand } from './parse-cli.js';
 
 describe('parseCli', () => {
   it('parses serve with defaults and with every option', () => {
@@ -16,6 +17,32 @@ describe('parseCli', () => {
   it('parses rate limits', () => {
     const r = parseCli(['serve', '--rate-limit', '20', '--rate-limit-burst', '50']);
     expect(r.ok && r.value.command === 'serve' && [r.value.rateLimit, r.value.rateLimitBurst]).toEqual([20, 50]);
+  });
+
+  const limitsOf = (argv: string[]) => {
+    const r = parseCli(['serve', ...argv]);
+    if (!r.ok || r.value.command !== 'serve') throw new Error(`did not parse: ${JSON.stringify(r)}`);
+    return rateLimitsOf(r.value as ServeCommand);
+  };
+
+  it('turns every rate limit on by default', () => {
+    expect(limitsOf([])).toEqual(DEFAULT_RATE_LIMITS);
+  });
+
+  it.each([
+    [['--rate-limit', '20'], { requests: { perSecond: 20, burst: 100 } }],
+    [['--rate-limit', '20', '--rate-limit-burst', '50'], { requests: { perSecond: 20, burst: 50 } }],
+    [['--rate-limit-burst', '9000'], { requests: { perSecond: 500, burst: 9000 } }],
+    [['--rate-limit', '0.1'], { requests: { perSecond: 0.1, burst: 1 } }],
+    [['--rate-limit', 'off'], { requests: false }],
+    [['--rate-limit', '0'], { requests: false }],
+    [['--frame-rate-limit', '50'], { frames: { perSecond: 50, burst: 500 } }],
+    [['--frame-rate-limit', 'off'], { frames: false }],
+    [['--failed-auth-limit', '0.5', '--failed-auth-limit-burst', '10'], { failedAuth: { perSecond: 0.5, burst: 10 } }],
+    [['--failed-auth-limit', '2'], { failedAuth: { perSecond: 2, burst: 120 } }],
+    [['--failed-auth-limit', 'off'], { failedAuth: false }],
+  ])('rate limits from %j', (argv, changed) => {
+    expect(limitsOf(argv)).toEqual({ ...DEFAULT_RATE_LIMITS, ...changed });
   });
 
   it('parses connection caps, and says what is wrong with a bad one', () => {
@@ -46,9 +73,14 @@ describe('parseCli', () => {
     [['principal', 'create-human'], 'needs exactly one <id>'],
     [['principal', 'create-human', 'Bad Id'], '<id> must match'],
     [['principal', 'create-human', 'alice', '--port', '1'], '--host, --port and --rate-limit belong to "serve"'],
-    [['serve', '--rate-limit', '0'], '--rate-limit must be above 0'],
-    [['serve', '--rate-limit-burst', '5'], '--rate-limit-burst needs --rate-limit'],
+    [['serve', '--rate-limit=-1'], '--rate-limit must be 0 (off) or above'],
+    [['serve', '--rate-limit', 'lots'], '--rate-limit must be a number or off'],
+    [['serve', '--frame-rate-limit', ''], '--frame-rate-limit must be a number or off'],
+    [['serve', '--rate-limit', 'off', '--rate-limit-burst', '5'], '--rate-limit-burst needs --rate-limit on, not off'],
+    [['serve', '--failed-auth-limit', '0', '--failed-auth-limit-burst', '5'], '--failed-auth-limit-burst needs --failed-auth-limit on, not off'],
     [['serve', '--rate-limit', '5', '--rate-limit-burst', '0'], '--rate-limit-burst must be at least 1'],
+    [['serve', '--frame-rate-limit-burst', '1.5'], '--frame-rate-limit-burst must be a whole number'],
+    [['principal', 'create-human', 'alice', '--failed-auth-limit', '1'], '--failed-auth-limit belongs to "serve"'],
     [['launch'], 'unknown command "launch"'],
     [['serve', '--log-level', 'loud'], 'Invalid option'],
   ])('rejects %j', (argv, message) => {

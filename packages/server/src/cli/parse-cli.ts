@@ -1,22 +1,60 @@
 import { parseArgs } from 'node:util';
 import { PRINCIPAL_ID_PATTERN } from '@bubble/protocol';
 import { z } from 'zod';
+import { DEFAULT_RATE_LIMITS, type RateLimitSetting, type RateLimits } from '../http/rate-limiter.js';
 
 export const USAGE = `usage:
   bubble-server serve [--host 127.0.0.1] [--port 7777] [--data ./data] [--log-level info]
-                      [--rate-limit N [--rate-limit-burst B]] [--web-root DIR]
-                      [--max-connections N] [--max-connections-per-address N]
+                      [--web-root DIR] [--max-connections N] [--max-connections-per-address N]
+                      [--rate-limit N|off] [--rate-limit-burst B]
+                      [--frame-rate-limit N|off] [--frame-rate-limit-burst B]
+                      [--failed-auth-limit N|off] [--failed-auth-limit-burst B]
   bubble-server principal create-human <id> [--display-name NAME] [--data ./data]
 
   --data DIR         folder of the SQLite database (created if missing; default ./data)
   --database URL     postgres://… (not built yet: use --data)
   --log-level LEVEL  fatal, error, warn, info, debug, trace or silent (logs go to stderr)
-  --rate-limit N     at most N requests per second per principal (429 over it; default: no limit)
-  --rate-limit-burst B  requests a principal may make at once (default 2×N, at least 1)
   --web-root DIR     serve a built web app from DIR at / (the API under /v1 always wins)
   --max-connections N              open connections in all (default 4096; past it new ones get 429)
   --max-connections-per-address N  open connections from one client address (default 256)
+
+  Rate limits are on by default; each takes a rate per second (fractions allowed), 0 or off turns it off,
+  and its burst (how many at once) defaults to the same number of seconds' worth as the default's.
+  A bot's requests and frames count against the human who created it.
+  --rate-limit N               HTTP requests per second per principal (default ${DEFAULT_RATE_LIMITS.requests.perSecond}; over it 429 + Retry-After)
+  --rate-limit-burst B         requests at once (default ${DEFAULT_RATE_LIMITS.requests.burst}, or ${burstSeconds('requests')}×N)
+  --frame-rate-limit N         WebSocket frames per second per principal, all its sockets together
+                               (default ${DEFAULT_RATE_LIMITS.frames.perSecond}; over it an error frame rate_limited, then 4008)
+  --frame-rate-limit-burst B   frames at once (default ${DEFAULT_RATE_LIMITS.frames.burst}, or ${burstSeconds('frames')}×N)
+  --failed-auth-limit N        failed authentications per second per client address, HTTP and WebSocket
+                               (default ${DEFAULT_RATE_LIMITS.failedAuth.perSecond}; past it that address gets 429 for tokens not already in use)
+  --failed-auth-limit-burst B  failed authentications at once (default ${DEFAULT_RATE_LIMITS.failedAuth.burst}, or ${burstSeconds('failedAuth')}×N)
 `;
+
+type LimitName = keyof typeof DEFAULT_RATE_LIMITS;
+
+/** How many seconds' worth of its rate a default limit's burst holds. */
+function burstSeconds(name: LimitName): number {
+  return DEFAULT_RATE_LIMITS[name].burst / DEFAULT_RATE_LIMITS[name].perSecond;
+}
+
+/** A rate flag: a number of at least 0, or `off` (0 means off too). */
+const rateFlag = (flag: string) =>
+  z
+    .preprocess(
+      (value) => (value === 'off' ? 0 : value === '' ? Number.NaN : value),
+      z.coerce.number({ error: `${flag} must be a number or off` }).min(0, `${flag} must be 0 (off) or above`),
+    )
+    .optional();
+
+const burstFlag = (flag: string) =>
+  z.coerce.number({ error: `${flag} must be a number` }).int(`${flag} must be a whole number`).min(1, `${flag} must be at least 1`).optional();
+
+const RATE_FLAGS = [
+  ['requests', 'rateLimit', 'rateLimitBurst', '--rate-limit'],
+  ['frames', 'frameRateLimit', 'frameRateLimitBurst', '--frame-rate-limit'],
+  ['failedAuth', 'failedAuthLimit', 'failedAuthLimitBurst', '--failed-auth-limit'],
+] as const;
 
 const LogLevelSchema = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
@@ -38,12 +76,12 @@ const ServeSchema = z.object({
     .max(65535, '--port must be between 0 and 65535')
     .default(7777),
   logLevel: LogLevelSchema.default('info'),
-  rateLimit: z.coerce.number({ error: '--rate-limit must be a number' }).positive('--rate-limit must be above 0').optional(),
-  rateLimitBurst: z.coerce
-    .number({ error: '--rate-limit-burst must be a number' })
-    .int('--rate-limit-burst must be a whole number')
-    .min(1, '--rate-limit-burst must be at least 1')
-    .optional(),
+  rateLimit: rateFlag('--rate-limit'),
+  rateLimitBurst: burstFlag('--rate-limit-burst'),
+  frameRateLimit: rateFlag('--frame-rate-limit'),
+  frameRateLimitBurst: burstFlag('--frame-rate-limit-burst'),
+  failedAuthLimit: rateFlag('--failed-auth-limit'),
+  failedAuthLimitBurst: burstFlag('--failed-auth-limit-burst'),
   webRoot: z.string().min(1, '--web-root must not be empty').optional(),
   maxConnections: z.coerce.number({ error: '--max-connections must be a number' }).int('--max-connections must be a whole number').min(1, '--max-connections must be at least 1').optional(),
   maxConnectionsPerAddress: z.coerce
@@ -53,8 +91,10 @@ const ServeSchema = z.object({
     .optional(),
   storage: StorageSchema,
 }).check((ctx) => {
-  if (ctx.value.rateLimitBurst !== undefined && ctx.value.rateLimit === undefined) {
-    ctx.issues.push({ code: 'custom', message: '--rate-limit-burst needs --rate-limit', input: ctx.value });
+  for (const [, rate, burst, flag] of RATE_FLAGS) {
+    if (ctx.value[rate] === 0 && ctx.value[burst] !== undefined) {
+      ctx.issues.push({ code: 'custom', message: `${flag}-burst needs ${flag} on, not off`, input: ctx.value });
+    }
   }
 });
 
@@ -88,6 +128,10 @@ export function parseCli(argv: string[]): CliParse {
         'log-level': { type: 'string' },
         'rate-limit': { type: 'string' },
         'rate-limit-burst': { type: 'string' },
+        'frame-rate-limit': { type: 'string' },
+        'frame-rate-limit-burst': { type: 'string' },
+        'failed-auth-limit': { type: 'string' },
+        'failed-auth-limit-burst': { type: 'string' },
         'max-connections': { type: 'string' },
         'max-connections-per-address': { type: 'string' },
         'web-root': { type: 'string' },
@@ -112,6 +156,10 @@ export function parseCli(argv: string[]): CliParse {
       logLevel: values['log-level'],
       rateLimit: values['rate-limit'],
       rateLimitBurst: values['rate-limit-burst'],
+      frameRateLimit: values['frame-rate-limit'],
+      frameRateLimitBurst: values['frame-rate-limit-burst'],
+      failedAuthLimit: values['failed-auth-limit'],
+      failedAuthLimitBurst: values['failed-auth-limit-burst'],
       webRoot: values['web-root'],
       maxConnections: values['max-connections'],
       maxConnectionsPerAddress: values['max-connections-per-address'],
@@ -123,8 +171,10 @@ export function parseCli(argv: string[]): CliParse {
     if (values.host !== undefined || values.port !== undefined || values['rate-limit'] !== undefined) {
       return { ok: false, errors: ['--host, --port and --rate-limit belong to "serve"'] };
     }
-    if (values['web-root'] !== undefined) {
-      return { ok: false, errors: ['--web-root belongs to "serve"'] };
+    const serveOnly = ['web-root', 'rate-limit-burst', 'frame-rate-limit', 'frame-rate-limit-burst', 'failed-auth-limit', 'failed-auth-limit-burst', 'max-connections', 'max-connections-per-address'] as const;
+    const misplaced = serveOnly.filter((flag) => values[flag] !== undefined);
+    if (misplaced.length > 0) {
+      return { ok: false, errors: misplaced.map((flag) => `--${flag} belongs to "serve"`) };
     }
     raw = { command: 'create-human', principalId: rest[0], displayName: values['display-name'], logLevel: values['log-level'], storage };
     schema = CreateHumanSchema;
@@ -136,4 +186,23 @@ export function parseCli(argv: string[]): CliParse {
     return { ok: false, errors: result.error.issues.map((issue) => issue.message) };
   }
   return { ok: true, value: Object.freeze(result.data) };
+}
+
+/**
+ * The server's rate limits from `serve`'s flags: a limit not given is the
+ * default; 0 (or `off`) is none; a rate given without a burst gets as many
+ * seconds' worth as the default's burst holds.
+ */
+export function rateLimitsOf(command: ServeCommand): Required<RateLimits> {
+  const limit = (name: LimitName, perSecond: number | undefined, burst: number | undefined): RateLimitSetting => {
+    if (perSecond === 0) return false;
+    const fallback = DEFAULT_RATE_LIMITS[name];
+    if (perSecond === undefined) return { perSecond: fallback.perSecond, burst: burst ?? fallback.burst };
+    return { perSecond, burst: burst ?? Math.max(1, Math.ceil(perSecond * burstSeconds(name))) };
+  };
+  return {
+    requests: limit('requests', command.rateLimit, command.rateLimitBurst),
+    frames: limit('frames', command.frameRateLimit, command.frameRateLimitBurst),
+    failedAuth: limit('failedAuth', command.failedAuthLimit, command.failedAuthLimitBurst),
+  };
 }

@@ -36,6 +36,10 @@ export const conflict = (message: string, details?: Record<string, unknown>): Bu
 export const payloadTooLarge = (message: string, details?: Record<string, unknown>): BubbleError =>
   new BubbleError('payload_too_large', message, details);
 
+/** 429 `rate_limited`: `Retry-After` in whole seconds, also in `details.retryAfterSeconds` (what a WebSocket error frame carries). */
+export const rateLimited = (message: string, retryAfterSeconds: number): BubbleError =>
+  new BubbleError('rate_limited', message, { retryAfterSeconds }, { 'retry-after': String(retryAfterSeconds) });
+
 export interface ErrorResponse {
   status: number;
   headers: Record<string, string>;

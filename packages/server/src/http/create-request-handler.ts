@@ -1,9 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LIMITS, type Principal } from '@bubble/protocol';
 import type { Logger } from 'pino';
-import { notFound, toErrorResponse } from '../errors/bubble-error.js';
+import { notFound, rateLimited, toErrorResponse } from '../errors/bubble-error.js';
 import { newRequestId } from '../domain/ids.js';
-import { authenticateHeader, type Authenticated } from '../services/auth-service.js';
+import { authenticateHeader } from '../services/auth-service.js';
+import type { AuthenticateFrom } from '../services/auth-attempts.js';
+import { budgetKeyOf } from '../domain/rate-limit-keys.js';
 import { readJsonBody } from './read-json-body.js';
 import type { Handler, LogFields, RequestContext } from './request-context.js';
 import type { Router } from './router.js';
@@ -11,9 +13,10 @@ import type { RateLimiter } from './rate-limiter.js';
 
 export interface RequestHandlerDeps {
   router: Router<Handler>;
-  authenticate: (token: string) => Promise<Authenticated | null>;
+  /** Bearer authentication from a client address, under the failed-auth limit. */
+  authenticate: AuthenticateFrom;
   logger: Logger;
-  /** Per-principal limits, checked once a request is authenticated. */
+  /** Requests per principal (a bot's against its human), checked once a request is authenticated; absent: no limit. */
   rateLimiter?: RateLimiter | undefined;
   /** Whether the server is shutting down (answers then carry `Connection: close`). */
   closing: () => boolean;
@@ -76,10 +79,16 @@ export function createRequestHandler(deps: RequestHandlerDeps) {
         },
         fields,
         caller: () => {
-          caller ??= authenticateHeader(authenticate, req.headers.authorization).then((a) => {
-            fields.principalId = a.principal.principalId;
-            deps.rateLimiter?.check(a.principal.principalId);
-            return a.principal;
+          caller ??= authenticateHeader(authenticate, req.headers.authorization, req.socket.remoteAddress).then((a) => {
+            const { principal } = a;
+            fields.principalId = principal.principalId;
+            const key = budgetKeyOf(principal);
+            const wait = deps.rateLimiter?.take(key) ?? 0;
+            if (wait > 0) {
+              const whose = key === principal.principalId ? principal.principalId : `${principal.principalId} (counted with ${key}, who created it)`;
+              throw rateLimited(`too many requests from ${whose}; retry in ${wait} s`, wait);
+            }
+            return principal;
           });
           return caller;
         },

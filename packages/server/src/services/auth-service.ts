@@ -1,5 +1,6 @@
 import type { Principal } from '@bubble/protocol';
-import { unauthorized } from '../errors/bubble-error.js';
+import { rateLimited, unauthorized } from '../errors/bubble-error.js';
+import { isTooManyFailures, type AuthAttempt } from './auth-attempts.js';
 import { hashesEqual, hashToken, looksLikeLocalToken } from '../domain/tokens.js';
 import type { BubbleStore } from '../store/store.js';
 
@@ -26,15 +27,24 @@ export async function authenticateToken(store: BubbleStore, token: string): Prom
   return authenticateHash(store, hashToken(token));
 }
 
-/** Reads `Authorization: Bearer <token>`; throws 401 when it is missing or does not resolve. */
+/**
+ * Reads `Authorization: Bearer <token>`; throws 401 when it is missing or does
+ * not resolve, and 429 when the caller's address is over its failed-auth limit
+ * (see `auth-attempts.ts`). A request without a bearer costs no lookup and is
+ * not counted.
+ */
 export async function authenticateHeader(
-  authenticate: (token: string) => Promise<Authenticated | null>,
+  authenticate: (token: string, address: string | undefined) => Promise<AuthAttempt>,
   header: string | undefined,
+  address: string | undefined,
 ): Promise<Authenticated> {
   if (header === undefined) throw unauthorized('missing Authorization header');
   const match = /^Bearer +(\S+) *$/i.exec(header);
   if (!match) throw unauthorized('Authorization must be "Bearer <token>"');
-  const result = await authenticate(match[1]!);
+  const result = await authenticate(match[1]!, address);
   if (result === null) throw unauthorized('unknown or revoked token');
+  if (isTooManyFailures(result)) {
+    throw rateLimited(`too many failed authentications from this address; retry in ${result.retryAfterSeconds} s`, result.retryAfterSeconds);
+  }
   return result;
 }

@@ -32,6 +32,10 @@ export function createAuthenticator(store: BubbleStore, bus: LiveBus) {
   });
 
   return {
+    /** The cached answer for a token that authenticated before and is not revoked since; never touches the store. */
+    known(token: string): Authenticated | undefined {
+      return looksLikeLocalToken(token) ? byToken.get(tokenHashKey(token)) : undefined;
+    },
     async authenticate(token: string): Promise<Authenticated | null> {
       if (!looksLikeLocalToken(token)) return null;
       const key = tokenHashKey(token);

@@ -14,6 +14,8 @@ export interface RequestOptions {
   /** Sent as is (for malformed input). */
   rawBody?: string | Buffer;
   headers?: Record<string, string>;
+  /** Connect from this local address (another 127.x.y.z stands for another client address). */
+  localAddress?: string;
 }
 
 /**
@@ -31,7 +33,7 @@ export function httpCall(baseUrl: string, method: string, path: string, options:
     headers['content-length'] ??= Buffer.byteLength(payload);
   }
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method, headers, agent: false }, (res) => {
+    const req = httpRequest(url, { method, headers, agent: false, ...(options.localAddress ? { localAddress: options.localAddress } : {}) }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {

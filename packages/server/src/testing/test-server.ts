@@ -7,11 +7,14 @@ import type { Logger } from 'pino';
 import { createBubbleServer, type BubbleServer } from '../create-bubble-server.js';
 import { createHumanPrincipal } from '../services/principal-service.js';
 import type { WsOptions } from '../ws/ws-deps.js';
-import type { RateLimitOptions } from '../http/rate-limiter.js';
+import type { RateLimitOptions, RateLimits } from '../http/rate-limiter.js';
 
 export interface TestServerOptions {
   logger?: Logger;
   ws?: WsOptions;
+  /** The server's rate limits (on by default, as in production); see `createBubbleServer`. */
+  rateLimits?: RateLimits;
+  /** The older spelling of `rateLimits.requests`. */
   rateLimit?: RateLimitOptions;
   connections?: ConnectionLimits;
   /** Reuse this data folder instead of a fresh temp one (it is then not removed by `stop`). */
@@ -44,6 +47,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       port,
       ...(options.logger ? { logger: options.logger } : {}),
       ...(options.ws ? { ws: options.ws } : {}),
+      ...(options.rateLimits ? { rateLimits: options.rateLimits } : {}),
       ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
       ...(options.connections ? { connections: options.connections } : {}),
       shutdownGraceMs: 5_000,

@@ -2,6 +2,8 @@ import type { Socket } from 'node:net';
 import type { Grant, GrantChange, Principal } from '@bubble/protocol';
 import { CLOSE_CODES } from '@bubble/protocol';
 import WebSocket from 'ws';
+import { budgetKeyOf } from '../domain/rate-limit-keys.js';
+import { isTooManyFailures } from '../services/auth-attempts.js';
 import { errorFrame, parseClientFrame, serializeFrame } from './frame-codec.js';
 import { GrantsSubscription } from './grants-subscription.js';
 import { ThreadSubscription } from './thread-subscription.js';
@@ -25,6 +27,13 @@ const MAX_EARLY_FRAMES = 64;
 /** Live subscriptions one socket may hold (each costs memory and a store read to start). */
 export const MAX_SUBSCRIPTIONS_PER_SOCKET = 1000;
 const PONG = serializeFrame({ type: 'pong' });
+/**
+ * Frames in a row a socket may send past its principal's frame budget, each
+ * answered with a `rate_limited` error frame; the next one closes it with 4008
+ * (protocol.md, "Limits": "then 4008 if it goes on"). A frame that is let
+ * through starts the count again, so a client that slows down keeps its socket.
+ */
+export const MAX_REFUSED_FRAMES_IN_A_ROW = 50;
 
 /**
  * One WebSocket: authentication, frame dispatch, its subscriptions, and its
@@ -50,6 +59,8 @@ export class Connection {
   private backlogTail: Promise<unknown> = Promise.resolve();
   /** Bytes of live events this socket's subscriptions hold while they catch up (bounded like the queue). */
   heldBytes = 0;
+  /** Frames refused in a row under the frame rate limit. */
+  private refusedInARow = 0;
 
   constructor(
     readonly ws: WebSocket,
@@ -196,8 +207,8 @@ export class Connection {
   private handleMessage(data: WebSocket.RawData, isBinary: boolean): void {
     if (this.phase === 'closed') return;
     if (isBinary) {
-      if (this.phase === 'ready') this.sendControl(errorFrame('invalid_request', 'frames must be JSON text, not binary'));
-      else this.close(CLOSE_CODES.notAuthenticated, 'the first frame must be client.auth');
+      if (this.phase !== 'ready') this.close(CLOSE_CODES.notAuthenticated, 'the first frame must be client.auth');
+      else if (this.admit(undefined)) this.sendControl(errorFrame('invalid_request', 'frames must be JSON text, not binary'));
       return;
     }
     const text = rawDataToText(data);
@@ -232,7 +243,7 @@ export class Connection {
     this.phase = 'authenticating';
     const { hub, deps } = this.context;
     hub.authenticating.add(this);
-    deps.authenticate(parsed.frame.token).then(
+    deps.authenticate(parsed.frame.token, this.socket.remoteAddress).then(
       (result) => {
         hub.authenticating.delete(this);
         if (this.phase === 'closed') return;
@@ -240,11 +251,22 @@ export class Connection {
           this.close(CLOSE_CODES.notAuthenticated, 'invalid token');
           return;
         }
+        if (isTooManyFailures(result)) {
+          const seconds = result.retryAfterSeconds;
+          this.refuseAndClose(`too many failed authentications from this address; retry in ${seconds} s`, seconds);
+          return;
+        }
         if (this.revokedWhileAuthenticating?.includes(result.tokenId)) {
           this.close(CLOSE_CODES.credentialRevoked, 'credential revoked');
           return;
         }
         this.revokedWhileAuthenticating = null;
+        // The client.auth is a frame of this principal too: reconnecting in a loop draws from the same budget.
+        const wait = deps.takeFrame?.(result.principal) ?? 0;
+        if (wait > 0) {
+          this.refuseAndClose(`${tooManyFrames(result.principal)}; retry in ${wait} s`, wait);
+          return;
+        }
         this.principal = result.principal;
         this.tokenId = result.tokenId;
         this.phase = 'ready';
@@ -276,6 +298,8 @@ export class Connection {
 
   private handleFrame(text: string): void {
     const parsed = parseClientFrame(text);
+    // Parsed first so that a refusal names the frame's id (a client then knows which subscribe to send again).
+    if (!this.admit(parsed.ok ? ('id' in parsed.frame ? parsed.frame.id : undefined) : parsed.id)) return;
     if (!parsed.ok) {
       this.sendControl(errorFrame(parsed.error.code, parsed.error.message, parsed.id, parsed.error.details));
       return;
@@ -335,6 +359,36 @@ export class Connection {
     return true;
   }
 
+  /**
+   * Takes a frame from the principal's budget. Over it, the frame is answered
+   * with a `rate_limited` error (its `id` and `details.retryAfterSeconds`), and
+   * past MAX_REFUSED_FRAMES_IN_A_ROW the socket is closed with 4008.
+   */
+  private admit(id: string | undefined): boolean {
+    const principal = this.principal;
+    const wait = principal === null ? 0 : (this.context.deps.takeFrame?.(principal) ?? 0);
+    if (wait === 0) {
+      this.refusedInARow = 0;
+      return true;
+    }
+    this.refusedInARow += 1;
+    if (this.refusedInARow > MAX_REFUSED_FRAMES_IN_A_ROW) {
+      // What is queued (the refusals among it) goes out before the close frame.
+      this.flush();
+      this.close(CLOSE_CODES.slowConsumer, 'rate limited: slow down, then reconnect and resume from your last seq');
+      return false;
+    }
+    this.sendControl(errorFrame('rate_limited', `${tooManyFrames(principal!)}; retry in ${wait} s`, id, { retryAfterSeconds: wait }));
+    return false;
+  }
+
+  /** A `rate_limited` error frame, written out, then 4008. */
+  private refuseAndClose(message: string, retryAfterSeconds: number): void {
+    this.sendControl(errorFrame('rate_limited', message, undefined, { retryAfterSeconds }));
+    this.flush();
+    this.close(CLOSE_CODES.slowConsumer, 'rate limited: retry later');
+  }
+
   private clearAuthTimer(): void {
     if (this.authTimer !== null) {
       clearTimeout(this.authTimer);
@@ -365,6 +419,11 @@ export class Connection {
     }
     this.releaseDrainWaiters();
   }
+}
+
+function tooManyFrames(principal: Principal): string {
+  const key = budgetKeyOf(principal);
+  return `too many frames from ${key === principal.principalId ? key : `${principal.principalId} (counted with ${key}, who created it)`}`;
 }
 
 function rawDataToText(data: WebSocket.RawData): string {

@@ -53,7 +53,8 @@ describe('error frames never echo unbounded input', () => {
 
 describe('answers count toward the socket bound', () => {
   it('closes with 4008 a client that keeps sending bad frames and never reads the errors', async () => {
-    server = await startTestServer({ ws: { maxBufferedBytes: 64 * 1024 } });
+    // Frame rate limits off: this is about the socket's bound, not about the frame budget (ws-rate-limit.test.ts).
+    server = await startTestServer({ ws: { maxBufferedBytes: 64 * 1024 }, rateLimits: { frames: false } });
     const alice = new TestApi(server.url, (await server.createHuman('alice')).token.token);
     const { socket } = await TestSocket.authenticated(server.wsUrl, alice.token);
     socket.ws.pause();

@@ -1,6 +1,7 @@
 import type { EventEnvelope, Grant, Principal } from '@bubble/protocol';
 import type { Logger } from 'pino';
 import type { ReadAccess } from '../domain/access-rules.js';
+import type { AuthAttempt } from '../services/auth-attempts.js';
 import type { LiveBus } from '../live/live-bus.js';
 
 /**
@@ -9,8 +10,17 @@ import type { LiveBus } from '../live/live-bus.js';
  * learns about changes only from the live bus.
  */
 export interface WsDeps {
-  /** `null` when the token is unknown, revoked or expired. */
-  authenticate(token: string): Promise<{ principal: Principal; tokenId: string } | null>;
+  /**
+   * `null` when the token is unknown, revoked or expired (4001); `tooManyFailures`
+   * when the client's address is over its failed-authentication limit.
+   */
+  authenticate(token: string, clientAddress: string | undefined): Promise<AuthAttempt>;
+  /**
+   * Takes one frame from the budget of `principal` (a bot's is its human's),
+   * shared by all its sockets: 0 when the frame may be handled, else the whole
+   * seconds until one may. Absent: frames are not limited.
+   */
+  takeFrame?: ((principal: Principal) => number) | undefined;
   /**
    * `read` with a live grant on the thread or (recursively) read access to its parent; else
    * `forbidden`, or `not_found` when there is no such thread (as HTTP answers 403 and 404).
