@@ -107,6 +107,8 @@ export async function startBot(options: BotOptions): Promise<Bot> {
   const store = new SqliteSessionStore({ path: config.store.path, scope: principalId });
   const runQueue = new RunQueue({ size: config.limits.maxActiveQueries });
   const sessions = new Map<string, ClaudeSdkSession>();
+  // Every run this process has open, on any thread: a session starting on a thread closes only runs not in it.
+  const liveRuns = new Set<string>();
 
   const runtime: BotRuntime = startBotRuntime({
     client,
@@ -126,7 +128,10 @@ export async function startBot(options: BotOptions): Promise<Bot> {
           getPrincipal: (id) => client.getPrincipal(id),
           createSubthread: (parent, input) => client.createSubthread(parent, input),
           getThread: (id) => client.getThread(id),
+          readEvents: (threadId, input) => client.readEvents(threadId, input),
         },
+        scanAfter: Math.min(context.checkpoint ?? context.startAfterSeq, context.startAfterSeq),
+        liveRuns,
         runQueue,
         store,
         startQuery: options.startQuery ?? startLiveQuery,

@@ -6,7 +6,7 @@ export { newClientEventId, withClientEventIds } from './client/client-event-id.j
 export { BubbleLive, deriveWsUrl, type BubbleLiveOptions, type BubbleLiveConfig, type LiveState } from './live/bubble-live.js';
 export { ThreadSubscription, GrantsSubscription, type SubscriptionEndReason, type AnyLiveSubscription } from './live/live-subscription.js';
 export { diffGrants, sameGrant, type GrantUpdate } from './live/grants-diff.js';
-export { extractDrainPayload, formatDrainText, type DrainOptions, type DrainPart, type DrainFile, type DrainPayload } from './drain/extract-drain-payload.js';
+export { extractDrainPayload, formatDrainText, runKey, type DrainOptions, type DrainPart, type DrainFile, type DrainPayload } from './drain/extract-drain-payload.js';
 export { DrainBuffer } from './drain/drain-buffer.js';
 export {
   selectReplayWindow,

@@ -1,5 +1,5 @@
 import { RunInterruptRequestedDataSchema, type EventEnvelope } from '@bubble/protocol';
-import { extractDrainPayload, type DrainPayload } from '@bubble/sdk';
+import { extractDrainPayload, runKey, type DrainPayload } from '@bubble/sdk';
 
 /** What one observed event means for the session. */
 export type Observation =
@@ -21,11 +21,21 @@ const RUN_EVENTS: ReadonlySet<string> = new Set(['run_started', 'message_part', 
 export class BubbleToSdkDrain {
   readonly #selfId: string;
   readonly #displayNames: Map<string, string>;
+  readonly #staleMs: number;
   #buffer: EventEnvelope[] = [];
+  /** When each buffered run last had an event (ms; the server's createdAt, never later than now). */
+  readonly #lastActivity = new Map<string, number>();
 
-  constructor(options: { selfId: string; displayNames: Map<string, string> }) {
+  constructor(options: { selfId: string; displayNames: Map<string, string>; staleMs?: number }) {
     this.#selfId = options.selfId;
     this.#displayNames = options.displayNames;
+    this.#staleMs = options.staleMs ?? Number.POSITIVE_INFINITY;
+  }
+
+  /** When the oldest in-flight run turns stale (ms), or undefined when none waits. */
+  get nextStaleAt(): number | undefined {
+    if (this.#lastActivity.size === 0 || !Number.isFinite(this.#staleMs)) return undefined;
+    return Math.min(...this.#lastActivity.values()) + this.#staleMs;
   }
 
   /** Seqs waiting in the buffer. */
@@ -44,17 +54,30 @@ export class BubbleToSdkDrain {
     }
     if (RUN_EVENTS.has(event.type)) {
       this.#buffer.push(event);
+      const runId = event.data['runId'];
+      if (typeof runId === 'string') {
+        const at = Date.parse(event.createdAt);
+        this.#lastActivity.set(runKey(event.principalId, runId), Math.min(Number.isFinite(at) ? at : Date.now(), Date.now()));
+      }
       return { kind: 'buffered' };
     }
     return { kind: 'other' };
   }
 
-  /** Takes every finalized run; undefined when nothing in the buffer is final. */
-  drain(): DrainPayload | undefined {
+  /**
+   * Takes every finalized run, and every run whose author has been quiet for
+   * `staleMs` (taken as it stands; `stale` names them); undefined when nothing
+   * in the buffer is final.
+   */
+  drain(now: number = Date.now()): (DrainPayload & { stale: string[] }) | undefined {
     if (this.#buffer.length === 0) return undefined;
-    const payload = extractDrainPayload(this.#buffer, { selfPrincipalId: this.#selfId, displayNames: this.#displayNames });
+    const staleRuns = new Set([...this.#lastActivity].filter(([, at]) => at + this.#staleMs <= now).map(([key]) => key));
+    const payload = extractDrainPayload(this.#buffer, { selfPrincipalId: this.#selfId, displayNames: this.#displayNames, staleRuns });
     if (payload.consumedSeqs.length === 0) return undefined;
     this.#buffer = [...payload.remaining];
-    return payload;
+    const left = new Set(this.#buffer.map((event) => (typeof event.data['runId'] === 'string' ? runKey(event.principalId, event.data['runId']) : '')));
+    for (const key of [...this.#lastActivity.keys()]) if (!left.has(key)) this.#lastActivity.delete(key);
+    const stale = payload.parts.filter((part) => staleRuns.has(runKey(part.principalId, part.runId))).map((part) => part.runId);
+    return { ...payload, stale };
   }
 }

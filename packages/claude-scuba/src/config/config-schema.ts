@@ -108,7 +108,14 @@ export type ApproverPolicy = (typeof APPROVER_POLICIES)[number] | readonly strin
 export const TurnsSectionSchema = z.object({
   steer: z.boolean({ error: 'must be true or false' }).default(true),
   respondTo: oneOf(RESPOND_TO).default('all'),
+  /** Bot turns in a row that answer only bots, counted on the thread whichever bots take them. */
   maxBotOnlyTurns: nonNegativeInt('turns').default(3),
+  /**
+   * A foreign run (someone's message) that has had no event for this long is
+   * taken as it stands, as if finished: a browser closed mid-message must not
+   * keep the bot from answering, or from settling what came after it.
+   */
+  staleRunSeconds: positiveInt('seconds').default(300),
 }, { error: 'must be an object' });
 
 export const BacklogSectionSchema = z.object({
@@ -120,6 +127,8 @@ export const BacklogSectionSchema = z.object({
 export const LimitsSectionSchema = z.object({
   maxActiveQueries: positiveInt('CLI processes').default(8),
   idleQueryTimeoutSeconds: positiveInt('seconds').default(900),
+  /** After Claude fails to start or dies, the next start waits 1 s, then 2 s, 4 s, … up to this. */
+  restartBackoffMaxSeconds: positiveInt('seconds').default(60),
 }, { error: 'must be an object' });
 
 export const StoreSectionSchema = z.object({

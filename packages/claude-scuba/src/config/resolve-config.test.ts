@@ -39,9 +39,9 @@ describe('resolveConfig: good configs', () => {
         credential: { kind: 'api_key', key: '[secret]' },
       },
       approvals: { approvers: 'bot_owners', timeoutSeconds: 600 },
-      turns: { steer: true, respondTo: 'all', maxBotOnlyTurns: 3 },
+      turns: { steer: true, respondTo: 'all', maxBotOnlyTurns: 3, staleRunSeconds: 300 },
       backlog: { onFirstJoin: 'since_joined', onResume: 'catch_up', maxReplay: 50 },
-      limits: { maxActiveQueries: 8, idleQueryTimeoutSeconds: 900 },
+      limits: { maxActiveQueries: 8, idleQueryTimeoutSeconds: 900, restartBackoffMaxSeconds: 60 },
       store: { path: '/cfg/.scuba/state.db' },
       logger: { level: 'info', pretty: false },
     });
@@ -62,9 +62,9 @@ describe('resolveConfig: good configs', () => {
         maxTurns: 40,
       },
       approvals: { approvers: 'owners', timeoutSeconds: 600 },
-      turns: { steer: true, respondTo: 'all', maxBotOnlyTurns: 3 },
+      turns: { steer: true, respondTo: 'all', maxBotOnlyTurns: 3, staleRunSeconds: 300 },
       backlog: { onFirstJoin: 'since_joined', onResume: 'catch_up', maxReplay: 50 },
-      limits: { maxActiveQueries: 8, idleQueryTimeoutSeconds: 900 },
+      limits: { maxActiveQueries: 8, idleQueryTimeoutSeconds: 900, restartBackoffMaxSeconds: 60 },
       store: { path: './.scuba/state.db' },
       logger: { level: 'info', pretty: false },
     };

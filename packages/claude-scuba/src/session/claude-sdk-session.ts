@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { narrowSdkMessage, type LiveQuery, type LiveQueryOptions, type Release, type RunQueue, type ToolIsolation } from '@bubble/engine';
 import type { EventEnvelope, JoinableBy, Role, Thread } from '@bubble/protocol';
-import type { ToolCatalog, ToolClient } from '@bubble/sdk';
+import { formatDrainText, isBubbleApiError, type DrainPayload, type ToolCatalog, type ToolClient } from '@bubble/sdk';
 import type { Logger } from 'pino';
 import { BubbleToSdkDrain } from '../bridge/bubble-to-sdk.js';
 import type { ScubaConfig } from '../config/resolve-config.js';
@@ -18,7 +18,15 @@ import { ThreadPeople } from './thread-people.js';
 import { ApprovalAnnouncer } from './approval-announcer.js';
 import { ThreadAdmission } from './thread-admission.js';
 import { ToolGate } from './tool-gate.js';
-import { decideTurn, nextBotOnlyStreak } from './turn-policy.js';
+import { ThreadLedger } from './thread-ledger.js';
+import { decideTurn } from './turn-policy.js';
+
+/** The first wait before Claude is started again after it failed; it doubles up to `limits.restartBackoffMaxSeconds`. */
+const RESTART_BASE_MS = 1_000;
+/** Failures in a row after which the thread is told, once, that Claude keeps failing. */
+const CRASH_LOOP_TELL_AFTER = 3;
+/** Pages of 1,000 events read at most when a thread starts, to learn what the bot already answered. */
+const SCAN_MAX_PAGES = 20;
 
 /** What a session needs of Bubble (the sdk's BubbleClient has all of it). */
 export interface SessionClient {
@@ -27,6 +35,7 @@ export interface SessionClient {
   getPrincipal(principalId: string): Promise<{ principalId: string; kind: string; displayName?: string | null | undefined }>;
   createSubthread(parentThreadId: string, input: { title?: string | null; key?: string }): Promise<{ thread: { threadId: string } }>;
   getThread(threadId: string): Promise<Pick<Thread, 'threadId' | 'parentThreadId'>>;
+  readEvents(threadId: string, input: { after: number; limit: number }): Promise<{ events: EventEnvelope[] }>;
 }
 
 export interface SessionOptions {
@@ -61,6 +70,14 @@ export interface SessionOptions {
   isolation: ToolIsolation;
   /** The local `bubble` tools (sdk catalog) and the client they call Bubble with. */
   tools?: { catalog: ToolCatalog; client: ToolClient };
+  /**
+   * Where `init` starts reading the thread to learn what the bot already answered and
+   * which of its runs a crash left open (the settlement checkpoint, or the replay start
+   * when that is lower). Default: the whole thread.
+   */
+  scanAfter?: number;
+  /** Runs this process has open, on every thread: a run in it is live, not left over from a crash. */
+  liveRuns?: Set<string>;
 }
 
 /**
@@ -90,8 +107,15 @@ export class ClaudeSdkSession {
   #turnStarting = false;
   #turnSeqs: number[] = [];
   #lastSeq = 0;
-  #botOnlyStreak = 0;
+  readonly #ledger: ThreadLedger;
   #idleTimer: unknown;
+  #staleTimer: unknown;
+  /** Claude failed to start or died this many times in a row; the next start waits until `#retryAt`. */
+  #failures = 0;
+  #retryAt = 0;
+  #retryTimer: unknown;
+  #crashLoopTold = false;
+  readonly #liveRuns: Set<string>;
   #stopped = false;
   #sessionStored = false;
   /** An interrupt for a run whose query was still starting (waiting for a CLI slot). */
@@ -109,7 +133,9 @@ export class ClaudeSdkSession {
     this.#clock = options.clock ?? systemClock;
     this.#log = options.logger.child({ threadId: options.threadId, principalId: options.selfId });
     this.#people = new ThreadPeople({ threadId: options.threadId, selfId: options.selfId, client: options.client, logger: this.#log });
-    this.#drain = new BubbleToSdkDrain({ selfId: options.selfId, displayNames: this.#people.names });
+    this.#drain = new BubbleToSdkDrain({ selfId: options.selfId, displayNames: this.#people.names, staleMs: options.config.turns.staleRunSeconds * 1000 });
+    this.#ledger = new ThreadLedger({ selfId: options.selfId, isBot: (p) => this.#people.isBot(p) });
+    this.#liveRuns = options.liveRuns ?? new Set();
     this.#output = new ThreadOutput({ threadId: options.threadId, newRunId: () => `run-${randomUUID()}`, now: () => new Date(this.#clock.now()) });
     this.#checkpoints = new CheckpointWriter({
       settle: options.settle,
@@ -118,7 +144,17 @@ export class ClaudeSdkSession {
       clock: this.#clock,
       logger: this.#log,
     });
-    this.#outbound = new Outbound({ append: options.client.appendEvents, logger: this.#log, clock: this.#clock });
+    this.#outbound = new Outbound({
+      append: options.client.appendEvents,
+      logger: this.#log,
+      clock: this.#clock,
+      observe: (drafts) => {
+        for (const draft of drafts) {
+          if (draft.type === 'run_started') this.#liveRuns.add(draft.data.runId);
+          else if (draft.type === 'run_finished') this.#liveRuns.delete(draft.data.runId);
+        }
+      },
+    });
     this.#tools = new ToolGate({
       threadId: options.threadId,
       selfId: options.selfId,
@@ -165,6 +201,40 @@ export class ClaudeSdkSession {
   async init(): Promise<void> {
     await this.#people.load();
     await this.#admission.init();
+    await this.#readLedger();
+  }
+
+  /**
+   * Reads the thread from `scanAfter` to its head: what the bot's runs already
+   * answered (so a replay never answers a message twice, whatever the
+   * checkpoint says), and which of its runs a crash left open: those are
+   * closed now, `bot_restarted`, before anything new starts.
+   */
+  async #readLedger(): Promise<void> {
+    let after = this.#o.scanAfter ?? 0;
+    for (let page = 0; page < SCAN_MAX_PAGES; page += 1) {
+      const { events } = await this.#o.client.readEvents(this.threadId, { after, limit: 1000 });
+      for (const event of events) this.#ledger.observe(event);
+      if (events.length < 1000) break;
+      after = events.at(-1)!.seq;
+      if (page === SCAN_MAX_PAGES - 1) this.#log.warn({ after }, 'the thread is long: read what the bot answered in its last 20,000 events only');
+    }
+    const leftOpen = this.#ledger.ownOpenRuns.filter((runId) => !this.#liveRuns.has(runId));
+    if (leftOpen.length === 0) return;
+    this.#log.warn({ runs: leftOpen }, 'closing my runs that a restart left open');
+    const events = leftOpen.map((runId) => ({
+      type: 'run_finished',
+      data: { runId, status: 'error', error: { code: 'bot_restarted', message: 'The bot restarted before this reply was finished.' } },
+      clientEventId: `${runId}:bot-restarted`,
+    }));
+    for (const event of events) {
+      try {
+        await this.#o.client.appendEvents(this.threadId, [event]);
+      } catch (error) {
+        // 409: the run was closed meanwhile (another start of this bot did it). Anything else is logged.
+        if (!(isBubbleApiError(error) && error.code === 'conflict')) this.#log.warn({ err: error, runId: event.data.runId }, 'could not close a run left open');
+      }
+    }
   }
 
   /** Whether the bot works here (see `ThreadAdmission`). */
@@ -180,10 +250,12 @@ export class ClaudeSdkSession {
   onEvent(event: EventEnvelope): void {
     this.#lastSeq = event.seq;
     this.#people.observe(event);
+    this.#ledger.observe(event);
     this.#tools.observe(event);
     const seen = this.#drain.observe(event);
     if (seen.kind === 'interrupt') this.#interrupt(seen.runId, seen.by, seen.reason, event.seq);
     this.#tryStartTurn();
+    this.#armStale();
     this.#checkpoints.soon();
   }
 
@@ -192,6 +264,8 @@ export class ClaudeSdkSession {
     this.#stopped = true;
     this.#log.info({ reason }, 'session stopping');
     this.#clearIdle();
+    this.#clock.clearTimeout(this.#staleTimer);
+    this.#clock.clearTimeout(this.#retryTimer);
     this.#tools.approvals.cancelAll('closed');
     const query = this.#query;
     this.#query = undefined;
@@ -214,7 +288,12 @@ export class ClaudeSdkSession {
       if (this.#o.config.turns.steer && this.#query && !this.#query.isEnded) this.#steer();
       return;
     }
-    const payload = this.#drain.drain();
+    if (this.#clock.now() < this.#retryAt) {
+      // Claude failed a moment ago: what is written meanwhile waits in the buffer for the next start.
+      this.#armRetry();
+      return;
+    }
+    const payload = this.#take();
     if (!payload) return;
     if (!this.admitted) {
       if (!this.#refusalLogged) {
@@ -224,16 +303,7 @@ export class ClaudeSdkSession {
       return;
     }
     this.#refusalLogged = false;
-    const decision = decideTurn({
-      parts: payload.parts,
-      respondTo: this.#o.config.turns.respondTo,
-      selfId: this.#o.selfId,
-      ...(this.#people.selfDisplayName ? { selfDisplayName: this.#people.selfDisplayName } : {}),
-      isBot: (p) => this.#people.isBot(p),
-      botOnlyStreak: this.#botOnlyStreak,
-      maxBotOnlyTurns: this.#o.config.turns.maxBotOnlyTurns,
-    });
-    this.#botOnlyStreak = nextBotOnlyStreak(this.#botOnlyStreak, decision);
+    const decision = this.#decide(payload);
     if (!decision.answer) {
       if (payload.text !== '') this.#log.info({ seqs: payload.consumedSeqs, reason: decision.reason }, 'turn not answered');
       return;
@@ -241,6 +311,8 @@ export class ClaudeSdkSession {
     this.#tellToolsOff();
     const runId = `run-${randomUUID()}`;
     const uuid = randomUUID();
+    this.#ledger.noteAnswered(payload.replyTo);
+    this.#ledger.countBotTurn(this.#o.selfId, runId, payload.replyTo);
     this.lastActiveAt = this.#clock.now();
     this.#turnSeqs = [...payload.consumedSeqs];
     this.#clearIdle();
@@ -275,6 +347,7 @@ export class ClaudeSdkSession {
         this.#log.error({ err: error, runId }, 'could not start the Claude query');
         this.#emit(this.#output.closeAll({ status: 'error', error: { code: 'engine_start_failed', message: 'Claude could not be started.' } }));
         this.#turnSeqs = [];
+        this.#noteFailure(error instanceof Error ? error.message : String(error));
       })
       .finally(() => {
         this.#turnStarting = false;
@@ -282,8 +355,16 @@ export class ClaudeSdkSession {
       });
   }
 
+  /**
+   * A message written while a turn runs goes to the CLI at once. One to be
+   * answered is pushed as a turn of its own (`shouldQuery` true): the CLI
+   * takes it into the running turn when a tool step is under way, or runs it
+   * right after; the translator tells which at the turn's result and opens
+   * one follow-up run for whatever the turn did not take. One the bot would
+   * not answer (respondTo, the loop guard) goes in as context only.
+   */
   #steer(): void {
-    const payload = this.#drain.drain();
+    const payload = this.#take();
     if (!payload) return;
     if (!this.admitted) {
       this.#log.warn({ seqs: payload.consumedSeqs }, 'none of my owners is on this thread any more: not steering its messages into the turn');
@@ -291,10 +372,84 @@ export class ClaudeSdkSession {
     }
     this.#turnSeqs.push(...payload.consumedSeqs);
     if (payload.text === '') return;
-    this.#log.info({ runId: this.#output.currentRunId, seqs: payload.consumedSeqs }, 'steering the running turn');
     const uuid = randomUUID();
-    this.#output.noteSteer(uuid);
-    this.#query!.push(this.#people.promptText(payload.parts), { uuid, shouldQuery: false });
+    const decision = this.#decide(payload);
+    if (!decision.answer) {
+      this.#log.info({ runId: this.#output.currentRunId, seqs: payload.consumedSeqs, reason: decision.reason }, 'steering the running turn (as context, not to be answered)');
+      this.#output.noteSteer(uuid);
+      this.#query!.push(this.#people.promptText(payload.parts), { uuid, shouldQuery: false });
+      return;
+    }
+    this.#log.info({ runId: this.#output.currentRunId, seqs: payload.consumedSeqs, replyTo: payload.replyTo }, 'steering the running turn');
+    this.#output.noteAside(uuid, payload.replyTo);
+    this.#query!.push(this.#people.promptText(payload.parts), { uuid });
+  }
+
+  /** Whether to answer a drained payload: respondTo, and the thread's bot-only streak whichever bots took it. */
+  #decide(payload: DrainPayload) {
+    return decideTurn({
+      parts: payload.parts,
+      respondTo: this.#o.config.turns.respondTo,
+      selfId: this.#o.selfId,
+      ...(this.#people.selfDisplayName ? { selfDisplayName: this.#people.selfDisplayName } : {}),
+      isBot: (p) => this.#people.isBot(p),
+      botOnlyStreak: this.#ledger.botOnlyStreak,
+      maxBotOnlyTurns: this.#o.config.turns.maxBotOnlyTurns,
+    });
+  }
+
+  /**
+   * Drains the buffer (finished runs, and runs gone quiet for `turns.staleRunSeconds`)
+   * and leaves out what one of the bot's runs already answered (a replay after a restart).
+   */
+  #take(): DrainPayload | undefined {
+    const raw = this.#drain.drain(this.#clock.now());
+    if (!raw) return undefined;
+    if (raw.stale.length > 0) {
+      this.#log.info({ runs: raw.stale, staleRunSeconds: this.#o.config.turns.staleRunSeconds }, 'a message never finished and its author went quiet: taking it as it stands');
+    }
+    const parts = raw.parts.filter((part) => !this.#ledger.answered(part.seqs));
+    const replyTo = raw.replyTo.filter((seq) => !this.#ledger.answered([seq]));
+    if (parts.length === raw.parts.length && replyTo.length === raw.replyTo.length) return raw;
+    this.#log.info({ seqs: raw.replyTo.filter((seq) => !replyTo.includes(seq)) }, 'already answered (the thread says so): not answering again');
+    return { ...raw, parts, replyTo, text: formatDrainText(parts) };
+  }
+
+  /** Wakes the session when the oldest unfinished message in the buffer turns stale. */
+  #armStale(): void {
+    this.#clock.clearTimeout(this.#staleTimer);
+    this.#staleTimer = undefined;
+    const at = this.#drain.nextStaleAt;
+    if (at === undefined || this.#stopped) return;
+    this.#staleTimer = this.#clock.setTimeout(() => {
+      this.#staleTimer = undefined;
+      this.#tryStartTurn();
+      this.#armStale();
+      this.#checkpoints.soon();
+    }, Math.max(0, at - this.#clock.now()) + 10);
+  }
+
+  /** Claude failed to start or died: the next start waits, doubling each time, and the thread hears once when it keeps failing. */
+  #noteFailure(reason: string): void {
+    this.#failures += 1;
+    const delayMs = Math.min(this.#o.config.limits.restartBackoffMaxSeconds * 1000, RESTART_BASE_MS * 2 ** (this.#failures - 1));
+    this.#retryAt = this.#clock.now() + delayMs;
+    this.#log.warn({ failures: this.#failures, delayMs }, 'Claude failed; waiting before starting it again');
+    if (this.#failures >= CRASH_LOOP_TELL_AFTER && !this.#crashLoopTold) {
+      this.#crashLoopTold = true;
+      this.#notice(
+        `Claude keeps failing to start on my machine (${this.#failures} times in a row; last: ${reason}). I keep trying, at most ${this.#o.config.limits.restartBackoffMaxSeconds} s apart, and will answer what is written here once it works.`,
+      );
+    }
+    this.#armRetry();
+  }
+
+  #armRetry(): void {
+    if (this.#retryTimer !== undefined || this.#stopped) return;
+    this.#retryTimer = this.#clock.setTimeout(() => {
+      this.#retryTimer = undefined;
+      this.#tryStartTurn();
+    }, Math.max(0, this.#retryAt - this.#clock.now()));
   }
 
   /** Interrupts a sub-agent run of this session's query; false when the run is not one of them. */
@@ -396,6 +551,7 @@ export class ClaudeSdkSession {
     }
     this.#slots.set(query, release);
     this.#query = query;
+    this.#output.newQuery();
     void this.#pump(query);
     return query;
   }
@@ -408,6 +564,7 @@ export class ClaudeSdkSession {
       for (const signal of step.signals) {
         if (signal.kind === 'run_finished') this.#onRunFinished(query, signal.runId, signal.outcome.status);
         else if (signal.kind === 'skipped') this.#log.debug({ reason: signal.reason }, 'SDK message skipped');
+        else if (signal.kind === 'run_opened' && signal.followUp) this.#log.info({ runId: signal.runId, replyTo: signal.followUp }, 'follow-up turn for what was written during the last one');
         else if (signal.kind === 'api_retry') this.#log.warn({ attempt: signal.attempt, status: signal.errorStatus }, 'Claude API retry');
       }
     }
@@ -421,6 +578,7 @@ export class ClaudeSdkSession {
       if (end.classified?.kind === 'session_not_found') this.#o.store.setClaudeSession(this.threadId, null);
       this.#turnSeqs = [];
       this.#checkpoints.soon();
+      this.#noteFailure(message);
     }
   }
 
@@ -434,6 +592,9 @@ export class ClaudeSdkSession {
 
   #onRunFinished(query: LiveQuery, runId: string, status: string): void {
     this.#log.info({ runId, status }, 'run finished');
+    // A result came: the CLI works.
+    this.#failures = 0;
+    this.#crashLoopTold = false;
     this.lastActiveAt = this.#clock.now();
     if (!this.#sessionStored && query.sessionId) {
       // The transcript exists once a turn has finished: only now is the id worth resuming.
@@ -448,6 +609,7 @@ export class ClaudeSdkSession {
     this.#turnSeqs = [];
     this.#checkpoints.soon();
     this.#tryStartTurn();
+    this.#armStale();
     if (this.#output.isIdle && !this.#turnStarting) {
       // Another thread waits for a CLI slot: this one is done for now, so it yields its own.
       if (this.#o.runQueue.snapshot().waiting.length > 0) this.closeIdleQuery('another thread waits for a CLI slot');
@@ -478,8 +640,14 @@ export class ClaudeSdkSession {
     const isolation = this.#o.isolation;
     if (isolation.kind !== 'unavailable' || this.#toolsOffTold) return;
     this.#toolsOffTold = true;
+    this.#notice(
+      `Tools are off: this bot runs commands only inside Claude Code's sandbox, and the sandbox cannot start on its machine (${isolation.reason}). I can still talk, but I will not run any tool until my owner fixes that.`,
+    );
+  }
+
+  /** A short run of the bot's own that says something about itself (not an answer to anyone). */
+  #notice(text: string): void {
     const runId = `notice-${randomUUID()}`;
-    const text = `Tools are off: this bot runs commands only inside Claude Code's sandbox, and the sandbox cannot start on its machine (${isolation.reason}). I can still talk, but I will not run any tool until my owner fixes that.`;
     this.#outbound.send(this.threadId, [
       { type: 'run_started', data: { runId }, clientEventId: `${runId}:start` },
       { type: 'message_part', data: { runId, chunk: { type: 'text-start', id: `${runId}:t0` } }, clientEventId: `${runId}:1` },

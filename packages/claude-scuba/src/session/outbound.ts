@@ -144,14 +144,18 @@ export class Outbound {
   readonly #append: AppendFn;
   readonly #logger: Logger;
   readonly #clock: Clock | undefined;
+  readonly #observe: ((drafts: readonly BubbleEventDraft[]) => void) | undefined;
 
-  constructor(options: { append: AppendFn; logger: Logger; clock?: Clock }) {
+  /** `observe` sees every draft as it is sent, on every thread (the bot's record of the runs it has open). */
+  constructor(options: { append: AppendFn; logger: Logger; clock?: Clock; observe?: (drafts: readonly BubbleEventDraft[]) => void }) {
     this.#append = options.append;
     this.#logger = options.logger;
     this.#clock = options.clock;
+    this.#observe = options.observe;
   }
 
   send(threadId: string, drafts: readonly BubbleEventDraft[]): void {
+    this.#observe?.(drafts);
     this.#lane(threadId).coalescer.push(drafts);
   }
 

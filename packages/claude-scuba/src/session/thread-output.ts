@@ -98,6 +98,16 @@ export class ThreadOutput {
     this.#main.noteSteer(uuid);
   }
 
+  /** A message pushed into the running turn (see `SdkToBubble.noteAside`). */
+  noteAside(uuid: string, replyTo: readonly number[]): void {
+    this.#main.noteAside(uuid, replyTo);
+  }
+
+  /** A new CLI process: its cost count starts again. */
+  newQuery(): void {
+    this.#main.newQuery();
+  }
+
   noteInterrupt(runId: string, note: InterruptNote): void {
     this.#main.noteInterrupt(runId, note);
   }
@@ -149,9 +159,7 @@ export class ThreadOutput {
   /** The query ended without results for what is open (the CLI died, or it was closed): close every run. */
   closeAll(outcome: RunOutcome): ThreadOutputStep {
     const step = this.#fromRegistry(this.#subagents.closeAll(outcome));
-    const events: BubbleEventDraft[] = [];
-    for (const runId of this.#main.openRunIds) events.push(...this.#main.finishRun(runId, outcome));
-    this.#deliver(step, this.threadId, events);
+    this.#deliver(step, this.threadId, this.#main.finishAll(outcome));
     return step;
   }
 

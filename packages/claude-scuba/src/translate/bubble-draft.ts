@@ -16,6 +16,12 @@ export interface RunFinishedExtras {
   interruptedBy?: string;
   /** The reason they gave, if any. */
   interruptReason?: string;
+  /**
+   * Messages sent while the run was under way that its turn took in as well
+   * (steered into a tool step): the run answered them too, beside its
+   * `run_started.replyTo`. The thread is the record of what the bot answered.
+   */
+  replyTo?: number[];
 }
 
 export type MessagePartDraft = Extract<BubbleEventDraft, { type: 'message_part' }>;

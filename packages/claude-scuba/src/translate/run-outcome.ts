@@ -79,7 +79,7 @@ function usageFromResult(result: ResultLike, previousTotal: number): RunUsage {
   set('cacheCreationInputTokens', num(raw?.cache_creation_input_tokens));
   const total = num(result.total_cost_usd);
   if (total !== undefined) {
-    // A total below the last one means a new CLI process (resume after idle): its count started again.
+    // The owner resets the running total when a new CLI process starts; a total below it still means a fresh count.
     set('costUsd', roundUsd(total >= previousTotal ? total - previousTotal : total));
     set('totalCostUsd', total);
   }

@@ -69,6 +69,8 @@ export class SdkToBubble {
   readonly #subagents = new Set<string>();
   /** Uuids of steer pushes (`shouldQuery: false`) not yet seen in a result. */
   readonly #steers = new Set<string>();
+  /** Messages pushed while a turn runs (`shouldQuery` true), by uuid, with the seqs they answer; in push order. */
+  readonly #asides = new Map<string, number[]>();
   #totalCostUsd = 0;
   /** The reset time of the last rate_limit_event, for a rate-limited run's error. */
   #rateLimitResetsAt: string | undefined;
@@ -104,6 +106,30 @@ export class SdkToBubble {
     this.#steers.add(uuid);
   }
 
+  /**
+   * Remembers a message pushed while a turn runs (`shouldQuery` true). The CLI
+   * either takes it into that turn (a tool step is under way: the turn's
+   * result names its uuid) or runs it as the next turn by itself right after
+   * (engine-notes §2.5, §9; also after an interrupt, whose receipt lists it as
+   * `still_queued`). At the result, the first case adds its seqs to the run's
+   * `run_finished.replyTo`; in the second a follow-up run opens at once, and
+   * the CLI's next turn flows into it. Asides that come back together share
+   * that one follow-up run, as the CLI batches them into one turn.
+   */
+  noteAside(uuid: string, replyTo: readonly number[]): void {
+    this.#asides.set(uuid, [...replyTo]);
+  }
+
+  /** Messages pushed mid-turn that no result has named yet. */
+  get pendingAsides(): number {
+    return this.#asides.size;
+  }
+
+  /** A new CLI process starts its cost count at zero (the SDK's total is per query). */
+  newQuery(): void {
+    this.#totalCostUsd = 0;
+  }
+
   /** Remembers who asked to interrupt a run, for its `run_finished`. */
   noteInterrupt(runId: string, note: InterruptNote): void {
     const run = this.#find(runId);
@@ -119,6 +145,20 @@ export class SdkToBubble {
     const run = this.#find(runId);
     if (!run) throw new ScubaError('run_state', `run ${runId} is not open`);
     return this.#finish(run, outcome);
+  }
+
+  /**
+   * Closes every open run without a result (the CLI died, the bot stops). Asides
+   * pushed into the turn that ends here are answered by its end, like the
+   * messages it was started for: the run's `run_finished.replyTo` names them.
+   */
+  finishAll(outcome: RunOutcome): BubbleEventDraft[] {
+    const events: BubbleEventDraft[] = [];
+    const asides = [...this.#asides.values()].flat().sort((a, b) => a - b);
+    this.#asides.clear();
+    this.#steers.clear();
+    this.openRunIds.forEach((runId, index) => events.push(...this.#finish(this.#find(runId)!, outcome, index === 0 ? asides : [])));
+    return events;
   }
 
   /** Every open run, for closing them all when the query ends. */
@@ -350,10 +390,12 @@ export class SdkToBubble {
     });
     if (typeof message.total_cost_usd === 'number') this.#totalCostUsd = message.total_cost_usd;
 
-    step.events.push(...this.#finish(run, outcome));
+    // Asides this turn took in (folded into a tool step): answered by this run too.
+    const folded = this.#takeAsides(uuids);
+    step.events.push(...this.#finish(run, outcome, folded));
     step.signals.push({ kind: 'run_finished', runId: run.runId, outcome });
     // Pushes the CLI batched into this turn (engine-notes §2.5) were answered by it too.
-    const answered = new Set(uuidsOf(message));
+    const answered = new Set(uuids);
     for (const other of [...this.#pending]) {
       if (other.userMessageUuid !== undefined && answered.has(other.userMessageUuid)) {
         const batched: RunOutcome = { status: outcome.status === 'interrupted' ? 'interrupted' : outcome.status };
@@ -362,6 +404,36 @@ export class SdkToBubble {
         step.signals.push({ kind: 'run_finished', runId: other.runId, outcome: batched });
       }
     }
+    this.#followUp(step);
+  }
+
+  /** The seqs of the asides named in `uuids`, forgotten as they are taken. */
+  #takeAsides(uuids: readonly string[]): number[] {
+    const seqs: number[] = [];
+    for (const uuid of uuids) {
+      const replyTo = this.#asides.get(uuid);
+      if (replyTo === undefined) continue;
+      seqs.push(...replyTo);
+      this.#asides.delete(uuid);
+    }
+    return seqs.sort((a, b) => a - b);
+  }
+
+  /**
+   * Asides still unanswered when the turn they were pushed into ended: the CLI
+   * runs them as its next turn by itself. One run opens for all of them now,
+   * replying to them, so that turn has somewhere to go.
+   */
+  #followUp(step: TranslateStep): void {
+    if (this.#asides.size === 0 || this.#active !== undefined || this.#pending.length > 0) return;
+    const [first] = this.#asides.keys();
+    const replyTo = [...this.#asides.values()].flat().sort((a, b) => a - b);
+    // The follow-up answers them: they are no longer asides of a running turn.
+    this.#asides.clear();
+    const run = newRun(this.#options.newRunId(), first);
+    this.#pending.push(run);
+    step.events.push(this.#started(run, replyTo));
+    step.signals.push({ kind: 'run_opened', runId: run.runId, unsolicited: false, followUp: replyTo });
   }
 
   /** The run a content message belongs to: the active one, a begun one it answers, or a new unsolicited one. */
@@ -391,7 +463,7 @@ export class SdkToBubble {
     return this.#pending.find((run) => run.runId === runId);
   }
 
-  #finish(run: RunState, outcome: RunOutcome): BubbleEventDraft[] {
+  #finish(run: RunState, outcome: RunOutcome, alsoAnswered: readonly number[] = []): BubbleEventDraft[] {
     const step: TranslateStep = { events: [], signals: [] };
     this.#endOpenBlocks(run, step);
     // Said in plain words on the thread, not only in run_finished's data: never a silent failure.
@@ -401,6 +473,7 @@ export class SdkToBubble {
     if (outcome.usage && Object.keys(outcome.usage).length > 0) data.usage = outcome.usage;
     if (outcome.interruptedBy !== undefined) data.interruptedBy = outcome.interruptedBy;
     if (outcome.interruptReason !== undefined) data.interruptReason = outcome.interruptReason;
+    if (alsoAnswered.length > 0) data.replyTo = [...alsoAnswered];
     step.events.push({ type: 'run_finished', data, clientEventId: `${run.runId}:${run.counter++}` });
     if (this.#active === run) this.#active = undefined;
     const index = this.#pending.indexOf(run);

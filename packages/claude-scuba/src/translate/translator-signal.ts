@@ -12,7 +12,8 @@ export type TranslatorSignal =
   /** The Agent tool's result (foreground: the sub-agent is done; background: it was launched). */
   | { kind: 'subagent_tool_result'; runId: string; toolCallId: string; background: boolean; isError: boolean; result: unknown }
   | { kind: 'task'; subtype: 'task_started' | 'task_progress' | 'task_updated' | 'task_notification'; taskId: string; toolUseId?: string; status?: string; background?: boolean }
-  | { kind: 'run_opened'; runId: string; unsolicited: boolean }
+  /** A run the translator opened: a turn nobody asked for, or the follow-up turn for messages pushed mid-turn (`followUp`: the seqs it replies to). */
+  | { kind: 'run_opened'; runId: string; unsolicited: boolean; followUp?: number[] }
   /** The result the CLI gives a `shouldQuery: false` push (no model call): no run of its own. */
   | { kind: 'steer_absorbed'; uuids: string[] }
   | { kind: 'run_finished'; runId: string; outcome: RunOutcome }

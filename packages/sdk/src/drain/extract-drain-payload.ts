@@ -18,7 +18,8 @@ import {
  *   first buffered event), attributed to their author when several principals speak;
  * - runs that carry no text (only tool or reasoning chunks) are consumed without yielding text;
  * - `file` chunks of finalized runs are collected;
- * - events of in-flight runs (a `run_started` without its `run_finished`) stay buffered;
+ * - events of in-flight runs (a `run_started` without its `run_finished`) stay buffered, unless
+ *   the caller names them in `staleRuns` (their author went quiet: taken as they stand);
  * - every other event (interrupt requests, approvals, tool results, participant and artifact
  *   events, custom dotted types, malformed events) is consumed and never yields text: the session
  *   observes those through its own lanes;
@@ -31,6 +32,16 @@ export interface DrainOptions {
   readonly selfPrincipalId: string;
   /** Display names by principal id, for attribution. A missing name falls back to the id. */
   readonly displayNames?: Readonly<Record<string, string>> | ReadonlyMap<string, string>;
+  /**
+   * Runs to take as final although their `run_finished` has not come (their
+   * author went quiet mid-message), keyed by `runKey(principalId, runId)`.
+   */
+  readonly staleRuns?: ReadonlySet<string>;
+}
+
+/** The key of a run in `staleRuns`: a runId belongs to one principal on a thread. */
+export function runKey(principalId: string, runId: string): string {
+  return `${principalId}\u0000${runId}`;
 }
 
 /** The text one finalized run contributed. */
@@ -167,7 +178,7 @@ export function extractDrainPayload(buffer: readonly EventEnvelope[], options: D
     }
     // A runId belongs to one principal on a thread; keying by both keeps a misbehaving peer from
     // mixing its text into someone else's run.
-    const key = `${event.principalId}\u0000${lane.runId}`;
+    const key = runKey(event.principalId, lane.runId);
     let run = runs.get(key);
     if (!run) {
       run = { principalId: event.principalId, runId: lane.runId, events: [], started: false, finished: false, blocks: new Map(), files: [] };
@@ -181,8 +192,8 @@ export function extractDrainPayload(buffer: readonly EventEnvelope[], options: D
   const replyTo: number[] = [];
   const keptSeqs = new Set<number>();
 
-  for (const run of runs.values()) {
-    const finalized = run.finished || !run.started;
+  for (const [key, run] of runs) {
+    const finalized = run.finished || !run.started || options.staleRuns?.has(key) === true;
     if (!finalized) {
       for (const event of run.events) keptSeqs.add(event.seq);
       continue;
