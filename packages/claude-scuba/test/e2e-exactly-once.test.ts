@@ -4,7 +4,7 @@ import type { Script } from '@bubble/model-double';
 import type { EventEnvelope } from '@bubble/protocol';
 import { BubbleClient } from '@bubble/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { countAnswers, humanMessages, notExactlyOnce } from './support/answer-ledger.js';
+import { countAnswers, humanMessages, longestBotOnlyStreak, notExactlyOnce } from './support/answer-ledger.js';
 import { runText, startScubaWorld, waitForLog, type ScubaProcess, type ScubaWorld } from './support/scuba-world.js';
 
 /**
@@ -285,5 +285,40 @@ describe('usage per run', () => {
     // The second run is the new CLI's first: its cost is the whole of that CLI's running total, not total minus the old CLI's.
     expect(second!.costUsd).toBe(second!.totalCostUsd);
     expect(second!.costUsd).toBeGreaterThan(first!.costUsd!);
+  });
+});
+
+describe('two bots on one thread', () => {
+  it('take at most maxBotOnlyTurns bot-only turns in a row between them, counted on the thread, then stop', { timeout: 60_000 }, async () => {
+    world = await startScubaWorld({ script: [quick('', 'Reply.')] });
+    const w = world;
+    const { token } = await w.alice.createBot({ principalId: 'bot-second', displayName: 'Second bot' });
+    await w.alice.addParticipant(w.threadId, 'bot-second', 'member');
+    const turns = { maxBotOnlyTurns: 2 };
+    w.startBot({ configPath: w.writeConfig({ turns }) });
+    const second = w.writeConfig(
+      { turns, claude: { workspaceRoot: './workspaces-2', configDir: './claude-home-2', tools: ['Bash'] }, store: { path: './state-2.db' } },
+      'bot-second',
+    );
+    w.startBot({ configPath: second, env: { BOT_TOKEN: token.token! } });
+    await w.say('hello both of you');
+    const bots = new Set([w.botId, 'bot-second']);
+    const runsOf = (all: EventEnvelope[]) => all.filter((e) => bots.has(e.principalId) && e.type === 'run_started');
+    const settled = (all: EventEnvelope[]) => runsOf(all).every((s) => all.some((e) => e.type === 'run_finished' && e.principalId === s.principalId && e.data.runId === s.data.runId));
+    // Quiet: every run finished and nothing new for 4 s.
+    let events = await w.waitFor((all) => runsOf(all).length >= 2 && settled(all), { what: 'both bots answering' });
+    for (let seen = runsOf(events).length; ; seen = runsOf(events).length) {
+      await new Promise((resolve) => setTimeout(resolve, 4000));
+      events = await w.waitFor(settled, { what: 'every run finished' });
+      if (runsOf(events).length === seen) break;
+    }
+    const streak = longestBotOnlyStreak(events, (id) => bots.has(id));
+    // Both bots read the same count; two deciding in the same instant can each take the last turn, so at most one more.
+    expect(streak).toBeGreaterThanOrEqual(1);
+    expect(streak).toBeLessThanOrEqual(turns.maxBotOnlyTurns + 1);
+    // Each answered Alice once.
+    const [hello] = humanMessages(events, isHuman);
+    for (const bot of bots) expect(countAnswers(events, bot, [hello!]).answers.get(hello!)).toBe(1);
+    expect(runsOf(events).length).toBeLessThanOrEqual(2 + turns.maxBotOnlyTurns + 1);
   });
 });

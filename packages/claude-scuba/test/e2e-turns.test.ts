@@ -56,7 +56,7 @@ describe('interrupts', () => {
     const w = world;
     const { thread } = await w.alice.createThread({ title: 'second' });
     await w.alice.addParticipant(thread.threadId, w.botId, 'member');
-    w.startBot({ configPath: w.writeConfig({ limits: { maxActiveQueries: 1 } }) });
+    const bot = w.startBot({ configPath: w.writeConfig({ limits: { maxActiveQueries: 1 } }) });
     await w.say('tell a long story');
     await w.waitFor(firstDeltaOf(w), { what: 'thread A streaming' });
     await w.alice.appendEvents(thread.threadId, [
@@ -66,6 +66,13 @@ describe('interrupts', () => {
     ]);
     const waiting = await w.waitFor((all) => botRuns(w, all).length === 1, { threadId: thread.threadId, what: "thread B's run_started" });
     const runId = botRuns(w, waiting)[0]!;
+    // The wait is said on the thread, in the run, and in the log.
+    const told = await w.waitFor((all) => all.some((e) => e.type === 'message_part' && e.data.runId === runId && (e.data.chunk as { type: string }).type === 'data-status'), {
+      threadId: thread.threadId,
+      what: 'the slot-wait status',
+    });
+    expect(told.find((e) => e.type === 'message_part' && e.data.runId === runId)!.data.chunk).toEqual({ type: 'data-status', data: { waitingForSlot: 1, slots: 1 } });
+    expect(bot.logs.some((l) => l.msg === 'turn waits for a CLI slot' && l.position === 1 && l.runId === runId)).toBe(true);
     await w.alice.appendEvent(thread.threadId, { type: 'run_interrupt_requested', data: { runId } });
     const events = await w.waitFor((all) => finishedOf(w, all, runId) !== undefined, { threadId: thread.threadId, what: "thread B's run_finished" });
     expect(finishedOf(w, events, runId)!.data).toMatchObject({ status: 'interrupted', interruptedBy: 'alice' });
@@ -113,19 +120,20 @@ describe('the drain rule', () => {
     expect(botRuns(w, events)).toHaveLength(2);
   });
 
-  it('steers the running turn (steer on): the words reach Claude without a turn of their own', async () => {
+  it('steers what it would not answer into the running turn as context: no turn of its own, and Claude has it next time', async () => {
     world = await startScubaWorld({ script: [slow('tell a long story', 30, 50), quick('what next', 'Next then.')] });
     const w = world;
     const bob = await human(w, 'bob', 'Bob');
-    const bot = w.startBot();
-    await w.say('tell a long story');
+    const bot = w.startBot({ configPath: w.writeConfig({ turns: { respondTo: 'mentions' } }) });
+    await w.say('@bot-research tell a long story');
     const streaming = await w.waitFor(firstDeltaOf(w), { what: 'the first delta' });
     const first = botRuns(w, streaming)[0]!;
+    // Not addressed to the bot: steered in as context only (an aside to answer gets a turn: e2e-exactly-once).
     await w.say('also mention dragons', undefined, bob);
     await w.waitFor((all) => finishedOf(w, all, first) !== undefined, { what: 'the first run to finish' });
-    expect(bot.logs.some((l) => l.msg === 'steering the running turn' && l.runId === first)).toBe(true);
+    expect(bot.logs.some((l) => l.msg === 'steering the running turn (as context, not to be answered)' && l.runId === first)).toBe(true);
 
-    await w.say('what next');
+    await w.say('@bot-research what next');
     const events = await w.waitFor((all) => botRuns(w, all).length >= 2 && finishedOf(w, all, botRuns(w, all)[1]!) !== undefined, { what: 'the second turn' });
     expect(botRuns(w, events)).toHaveLength(2);
     expect(runText(events, botRuns(w, events)[1]!)).toBe('Next then.');

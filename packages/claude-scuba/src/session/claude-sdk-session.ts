@@ -522,7 +522,15 @@ export class ClaudeSdkSession {
     if (runQueue.snapshot().running.length >= runQueue.size && this.#o.evictIdle?.(this)) {
       this.#log.info('took the CLI slot of an idle thread');
     }
-    const release = await runQueue.acquire({ id: `${this.threadId}#${++this.#queries}` });
+    const ticket = runQueue.enqueue({ id: `${this.threadId}#${++this.#queries}` });
+    const position = ticket.position();
+    if (position !== null && position > 0) {
+      // Every CLI slot is busy (threads mid-turn, or waiting on a person): say so, in the log and on the thread.
+      const runId = this.#output.currentRunId;
+      this.#log.info({ position, slots: runQueue.size, runId }, 'turn waits for a CLI slot');
+      if (runId !== undefined) this.#outbound.send(this.threadId, [this.#output.status(runId, { waitingForSlot: position, slots: runQueue.size })]);
+    }
+    const release = await ticket.acquired;
     const { config } = this.#o;
     const record = this.#o.store.fixWorkspace(this.threadId, join(config.claude.workspaceRoot, safeDirName(this.threadId)));
     mkdirSync(record.workspace, { recursive: true });

@@ -80,6 +80,11 @@ export class ThreadOutput {
     return { threadId: this.threadId, events: this.#main.beginRun(begin) };
   }
 
+  /** A `data-status` chunk on an open main run (e.g. the turn waits for a CLI slot). */
+  status(runId: string, data: Record<string, unknown>): BubbleEventDraft {
+    return this.#main.status(runId, data);
+  }
+
   /** Closes one main run without a result (it never reached the CLI). */
   finishRun(runId: string, outcome: RunOutcome): BubbleEventDraft[] {
     return this.#main.finishRun(runId, outcome);

@@ -161,6 +161,13 @@ export class SdkToBubble {
     return events;
   }
 
+  /** A `data-status` chunk on an open run: something about the run that is not Claude's words. */
+  status(runId: string, data: Record<string, unknown>): BubbleEventDraft {
+    const run = this.#find(runId);
+    if (!run) throw new ScubaError('run_state', `run ${runId} is not open`);
+    return this.#part(run, { type: 'data-status', data } as UiChunk);
+  }
+
   /** Every open run, for closing them all when the query ends. */
   get openRunIds(): string[] {
     const ids = this.#pending.map((run) => run.runId);
