@@ -130,7 +130,9 @@ export async function startBot(options: BotOptions): Promise<Bot> {
           getThread: (id) => client.getThread(id),
           readEvents: (threadId, input) => client.readEvents(threadId, input),
         },
-        scanAfter: Math.min(context.checkpoint ?? context.startAfterSeq, context.startAfterSeq),
+        // From the checkpoint (or the replay start, when lower), and a page before it: the bot-only streak
+        // counts turns since the last person's words, which may be older than the checkpoint.
+        scanAfter: Math.max(0, Math.min(context.checkpoint ?? context.startAfterSeq, context.startAfterSeq) - 1000),
         liveRuns,
         runQueue,
         store,

@@ -217,3 +217,31 @@ describe('interrupting a sub-agent on its subthread', () => {
     expect(finishedRuns(sub, w.botId)[0]!.data).toMatchObject({ runId: childRun, status: 'interrupted', interruptedBy: 'alice' });
   });
 });
+
+describe("a sub-agent's local bubble tools", () => {
+  it('work on its subthread by default, each call with its own context (matched by tool-call id)', async () => {
+    const script: Script = [
+      { name: 'spawn', match: { text: 'have a helper take notes', subagent: false }, reply: [agentCall(false)] },
+      {
+        name: 'sub-write',
+        match: { subagent: true, text: 'Please check the things' },
+        reply: [{ type: 'tool_use', id: 'toolu_subw1', name: 'mcp__bubble__write_artifact', input: { name: 'notes.md', content: 'written by the sub-agent' } }],
+      },
+      { name: 'sub-after', match: { subagent: true, toolResult: { name: 'mcp__bubble__write_artifact' } }, reply: [{ type: 'text', text: 'Notes written.' }] },
+      { name: 'after', match: { toolResult: { name: 'Agent' } }, reply: [{ type: 'text', text: 'The helper took notes.' }] },
+    ];
+    world = await startScubaWorld({ script });
+    const w = world;
+    w.startBot({ configPath: withAgents(w) });
+    await w.say('have a helper take notes');
+    // The sub-agent's call is announced on the parent thread; Alice (the bot's owner) allows it there.
+    await w.waitFor((all) => all.some((e) => e.principalId === w.botId && e.type === 'message_part' && chunk(e).type === 'tool-approval-request' && chunk(e).toolCallId === 'toolu_subw1'), {
+      what: "the sub-agent's call announced",
+    });
+    await w.alice.appendEvent(w.threadId, { type: 'tool_call_approval', data: { toolCallId: 'toolu_subw1', decision: 'allow' } });
+    const parent = await w.waitFor((all) => finishedRuns(all, w.botId).some((e) => !String(e.data.runId).startsWith('approval-')), { what: 'the parent run to finish' });
+    const child = childOf(w, parent)!;
+    expect((await w.alice.listArtifacts(child)).map((a) => a.name)).toEqual(['notes.md']);
+    expect(await w.alice.listArtifacts(w.threadId)).toEqual([]);
+  });
+});

@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import type { Script } from '@bubble/model-double';
 import type { EventEnvelope } from '@bubble/protocol';
 import { BubbleClient } from '@bubble/sdk';
@@ -162,12 +163,13 @@ describe('exactly once over a long randomized conversation', () => {
         open: count.open.length,
         runs: events.filter((e) => e.principalId === id && e.type === 'run_started').length,
         closedOnRestart: events.filter((e) => e.principalId === id && e.type === 'run_finished' && (e.data.error as { code?: string } | undefined)?.code === 'bot_restarted').length,
-        followUps: events.filter((e) => e.principalId === id && e.type === 'run_finished' && Array.isArray(e.data.replyTo)).length,
+        foldedInto: events.filter((e) => e.principalId === id && e.type === 'run_finished' && Array.isArray(e.data.replyTo)).length,
         steeredByLastProcess: logs.filter((l) => l.msg === 'steering the running turn').length,
       };
     }
     report.longestBotOnlyStreak = longestBotOnlyStreak(events, isBot);
     console.log(`soak: ${JSON.stringify(report)}`);
+    if (process.env.SOAK_DUMP) writeFileSync(process.env.SOAK_DUMP, JSON.stringify(events));
 
     expect(messages).toHaveLength(MESSAGES);
     for (const [id, bot] of Object.entries(bots)) {

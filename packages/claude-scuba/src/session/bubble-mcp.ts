@@ -11,25 +11,31 @@ export interface McpCallContext {
   toolCallId: string;
 }
 
+/** How many approved calls are remembered (a call approved and never run is forgotten oldest first). */
+const MAX_WAITING = 1000;
+
+/** The key the CLI puts in an MCP call's `_meta`: the tool_use id of the call (seen in CLI 2.1.33). */
+export const TOOL_USE_ID_META = 'claudecode/toolUseId';
+
 /**
- * Approved calls waiting for their handler, by MCP tool name. `canUseTool`
- * knows the tool_use id and the run; the MCP handler does not, so the session
- * records each allowed call here and the handler takes the oldest one for its
- * tool (calls of one tool run in the order they were approved).
+ * Approved calls waiting for their handler, by tool_use id. `canUseTool`
+ * knows the id, the thread and the run; the MCP handler gets the id from the
+ * request's `_meta` (`claudecode/toolUseId`), so each call finds its own
+ * context, and a call approved but never run cannot hand its context to
+ * another.
  */
 export class McpCallBroker {
-  readonly #waiting = new Map<string, McpCallContext[]>();
+  readonly #waiting = new Map<string, McpCallContext>();
 
-  approved(mcpToolName: string, context: McpCallContext): void {
-    const list = this.#waiting.get(mcpToolName) ?? [];
-    list.push(context);
-    this.#waiting.set(mcpToolName, list);
+  approved(context: McpCallContext): void {
+    this.#waiting.set(context.toolCallId, context);
+    if (this.#waiting.size > MAX_WAITING) this.#waiting.delete(this.#waiting.keys().next().value!);
   }
 
-  take(mcpToolName: string): McpCallContext | undefined {
-    const list = this.#waiting.get(mcpToolName);
-    const context = list?.shift();
-    if (list && list.length === 0) this.#waiting.delete(mcpToolName);
+  take(toolCallId: string | undefined): McpCallContext | undefined {
+    if (toolCallId === undefined) return undefined;
+    const context = this.#waiting.get(toolCallId);
+    this.#waiting.delete(toolCallId);
     return context;
   }
 }
@@ -41,7 +47,7 @@ export interface BubbleMcpOptions {
   principalId: string;
   broker: McpCallBroker;
   /** Used when a call reached the handler without an approval record (it cannot normally happen). */
-  fallback: () => McpCallContext;
+  fallback: (toolUseId: string | undefined) => McpCallContext;
 }
 
 /**
@@ -54,7 +60,9 @@ export interface BubbleMcpOptions {
 export function buildBubbleMcpServer(options: BubbleMcpOptions): McpSdkServerConfigWithInstance {
   const tools = options.catalog.tools.map((local: LocalTool) =>
     tool(local.name, local.description, local.inputSchema.shape, async (args, extra) => {
-      const context = options.broker.take(`${BUBBLE_MCP_PREFIX}${local.name}`) ?? options.fallback();
+      const meta = (extra as { _meta?: Record<string, unknown> } | undefined)?._meta;
+      const toolUseId = typeof meta?.[TOOL_USE_ID_META] === 'string' ? (meta[TOOL_USE_ID_META] as string) : undefined;
+      const context = options.broker.take(toolUseId) ?? options.fallback(toolUseId);
       const signal = (extra as { signal?: AbortSignal } | undefined)?.signal;
       const outcome = await runTool(local, args, {
         client: options.client,

@@ -170,6 +170,7 @@ export class ClaudeSdkSession {
       append: (events) => options.client.appendEvents(options.threadId, events),
       flush: () => this.#outbound.flush(),
       currentRunId: () => this.#output.currentRunId,
+      callContext: (toolCallId) => this.#output.callContext(toolCallId),
       announce: (request) => this.#announcer.announce(request),
       onSettled: (toolCallId) => this.#announcer.settled(toolCallId),
       onDenied: (toolCallId, reason) => this.#output.noteDenied(toolCallId, reason),

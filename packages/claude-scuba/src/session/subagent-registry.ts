@@ -110,6 +110,12 @@ export class SubagentRegistry {
     return this.#entries.get(toolCallId)?.childThreadId;
   }
 
+  /** The sub-agent's subthread and its run there, once the subthread exists. */
+  childOf(toolCallId: string): { threadId: string; runId: string } | undefined {
+    const entry = this.#entries.get(toolCallId);
+    return entry?.childThreadId === undefined ? undefined : { threadId: entry.childThreadId, runId: entry.childRunId };
+  }
+
   /** Registers an Agent tool use seen on `parentThreadId` in run `parentRunId`. */
   open(params: { parentThreadId: string; parentRunId: string; toolCallId: string; toolName: string; input: unknown }): OpenRequest {
     if (this.#entries.has(params.toolCallId)) {

@@ -63,6 +63,17 @@ export class ThreadOutput {
     return childThreadId === undefined ? { subagent: scope } : { subagent: scope, childThreadId };
   }
 
+  /**
+   * The thread and run a tool call belongs to: a sub-agent's subthread and its
+   * run there for a call the sub-agent made (once the subthread exists), else
+   * this thread and its current run.
+   */
+  callContext(toolCallId: string): { threadId: string; runId: string | undefined } {
+    const scope = this.#callScopes.get(toolCallId);
+    const child = typeof scope === 'string' ? this.#subagents.childOf(scope) : undefined;
+    return child ?? { threadId: this.threadId, runId: this.#main.currentRunId };
+  }
+
   get currentRunId(): string | undefined {
     return this.#main.currentRunId;
   }

@@ -39,6 +39,8 @@ export interface ToolGateOptions {
   /** Resolves once every event produced so far is on the thread. */
   flush: () => Promise<void>;
   currentRunId: () => string | undefined;
+  /** The thread and run a tool call belongs to (a sub-agent's subthread for its calls). */
+  callContext: (toolCallId: string) => { threadId: string; runId: string | undefined };
   /** Puts the call's `tool-approval-request` on the thread, where its approvers can answer; resolves once it is there. */
   announce: (request: ApprovalAnnouncement) => Promise<void>;
   /** A parked call was settled (answered, timed out, interrupted). */
@@ -120,7 +122,9 @@ export class ToolGate {
       if (answers) return { behavior: 'allow', updatedInput: { ...input, answers } };
     }
     if (answered.behavior === 'allow' && toolName.startsWith(BUBBLE_MCP_PREFIX)) {
-      this.#mcpCalls.approved(toolName, { threadId: o.threadId, runId: o.currentRunId() ?? 'unknown', toolCallId });
+      // A sub-agent's call works on its subthread by default, the main conversation's on this thread.
+      const where = o.callContext(toolCallId);
+      this.#mcpCalls.approved({ threadId: where.threadId, runId: where.runId ?? 'unknown', toolCallId });
     }
     if (answered.behavior === 'deny' && answered.source !== 'result') o.onDenied(toolCallId, answered.message);
     return toPermission(answered);
@@ -135,7 +139,10 @@ export class ToolGate {
       client: tools.client,
       principalId: this.#options.selfId,
       broker: this.#mcpCalls,
-      fallback: () => ({ threadId: this.#options.threadId, runId: this.#options.currentRunId() ?? 'unknown', toolCallId: `mcp-${randomUUID()}` }),
+      fallback: (toolUseId) => {
+        const where = toolUseId === undefined ? undefined : this.#options.callContext(toolUseId);
+        return { threadId: where?.threadId ?? this.#options.threadId, runId: where?.runId ?? this.#options.currentRunId() ?? 'unknown', toolCallId: toolUseId ?? `mcp-${randomUUID()}` };
+      },
     });
     return { [BUBBLE_MCP_NAME]: server };
   }
