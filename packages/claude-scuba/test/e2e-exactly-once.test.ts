@@ -313,12 +313,14 @@ describe('two bots on one thread', () => {
       if (runsOf(events).length === seen) break;
     }
     const streak = longestBotOnlyStreak(events, (id) => bots.has(id));
-    // Both bots read the same count; two deciding in the same instant can each take the last turn, so at most one more.
+    // Both bots read the same count, and a bot-only turn starts only once its run_started is on the thread after every earlier turn.
     expect(streak).toBeGreaterThanOrEqual(1);
-    expect(streak).toBeLessThanOrEqual(turns.maxBotOnlyTurns + 1);
+    expect(streak).toBeLessThanOrEqual(turns.maxBotOnlyTurns);
     // Each answered Alice once.
     const [hello] = humanMessages(events, isHuman);
     for (const bot of bots) expect(countAnswers(events, bot, [hello!]).answers.get(hello!)).toBe(1);
-    expect(runsOf(events).length).toBeLessThanOrEqual(2 + turns.maxBotOnlyTurns + 1);
+    // Runs the guard closed say so and carry no words.
+    const guarded = events.filter((e) => e.type === 'run_finished' && String(e.data.interruptReason ?? '').startsWith('loop guard'));
+    for (const end of guarded) expect(events.some((e) => e.type === 'message_part' && e.principalId === end.principalId && e.data.runId === end.data.runId)).toBe(false);
   });
 });

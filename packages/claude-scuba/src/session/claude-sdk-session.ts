@@ -27,6 +27,8 @@ const RESTART_BASE_MS = 1_000;
 const CRASH_LOOP_TELL_AFTER = 3;
 /** Pages of 1,000 events read at most when a thread starts, to learn what the bot already answered. */
 const SCAN_MAX_PAGES = 20;
+/** How long a held bot-only turn waits for its run_started to come back before it starts anyway. */
+const HELD_TURN_MAX_MS = 5_000;
 
 /** What a session needs of Bubble (the sdk's BubbleClient has all of it). */
 export interface SessionClient {
@@ -116,6 +118,8 @@ export class ClaudeSdkSession {
   #retryTimer: unknown;
   #crashLoopTold = false;
   readonly #liveRuns: Set<string>;
+  /** A bot-only turn begun and waiting for its run_started to come back (the loop guard's check). */
+  #held: { runId: string; uuid: string; payload: DrainPayload; timer: unknown } | undefined;
   #stopped = false;
   #sessionStored = false;
   /** An interrupt for a run whose query was still starting (waiting for a CLI slot). */
@@ -252,6 +256,7 @@ export class ClaudeSdkSession {
     this.#lastSeq = event.seq;
     this.#people.observe(event);
     this.#ledger.observe(event);
+    if (this.#held && event.principalId === this.#o.selfId && event.type === 'run_started' && event.data['runId'] === this.#held.runId) this.#releaseHeld(this.#held.runId);
     this.#tools.observe(event);
     const seen = this.#drain.observe(event);
     if (seen.kind === 'interrupt') this.#interrupt(seen.runId, seen.by, seen.reason, event.seq);
@@ -267,6 +272,8 @@ export class ClaudeSdkSession {
     this.#clearIdle();
     this.#clock.clearTimeout(this.#staleTimer);
     this.#clock.clearTimeout(this.#retryTimer);
+    if (this.#held) this.#clock.clearTimeout(this.#held.timer);
+    this.#held = undefined;
     this.#tools.approvals.cancelAll('closed');
     const query = this.#query;
     this.#query = undefined;
@@ -313,20 +320,62 @@ export class ClaudeSdkSession {
     const runId = `run-${randomUUID()}`;
     const uuid = randomUUID();
     this.#ledger.noteAnswered(payload.replyTo);
-    this.#ledger.countBotTurn(this.#o.selfId, runId, payload.replyTo);
     this.lastActiveAt = this.#clock.now();
     this.#turnSeqs = [...payload.consumedSeqs];
     this.#clearIdle();
     const begun = this.#output.beginRun({ runId, replyTo: [...payload.replyTo], userMessageUuid: uuid });
+    if (decision.botOnly) {
+      // Another bot may take a bot-only turn at the same moment: the thread's order decides. The prompt waits
+      // until this run_started comes back, when every turn before it has been counted (#releaseHeld).
+      this.#turnStarting = true;
+      this.#emit({ deliveries: [begun], open: [], signals: [], dropped: 0 });
+      const timer = this.#clock.setTimeout(() => this.#releaseHeld(runId, true), HELD_TURN_MAX_MS);
+      this.#held = { runId, uuid, payload, timer };
+      this.#log.info({ runId, replyTo: payload.replyTo }, 'bot-only turn waits for its place on the thread');
+      return;
+    }
+    this.#ledger.countBotTurn(this.#o.selfId, runId, payload.replyTo);
+    this.#launch(runId, uuid, payload, begun);
+  }
+
+  /**
+   * A held bot-only turn's run_started is on the thread (or did not come back in time): every bot turn
+   * before it is counted now. Over the limit, the run closes without a word; else Claude gets the prompt.
+   */
+  #releaseHeld(runId: string, timedOut = false): void {
+    const held = this.#held;
+    if (held?.runId !== runId) return;
+    this.#held = undefined;
+    this.#clock.clearTimeout(held.timer);
+    this.#turnStarting = false;
+    const max = this.#o.config.turns.maxBotOnlyTurns;
+    if (!timedOut && this.#ledger.botOnlyStreak > max) {
+      this.#log.info({ runId, seqs: held.payload.consumedSeqs, reason: 'bot_only_limit', streak: this.#ledger.botOnlyStreak }, 'turn not answered');
+      this.#outbound.send(this.threadId, this.#output.finishRun(runId, { status: 'interrupted', interruptReason: `loop guard: ${max} bot-only turns in a row on this thread` }));
+      this.#whenIdle();
+      return;
+    }
+    const interrupted = this.#pendingInterrupt?.runId === runId ? this.#pendingInterrupt : undefined;
+    if (interrupted) {
+      this.#pendingInterrupt = undefined;
+      this.#outbound.send(this.threadId, this.#output.finishRun(runId, { status: 'interrupted', interruptedBy: interrupted.by, ...(interrupted.reason !== undefined ? { interruptReason: interrupted.reason } : {}) }));
+      this.#whenIdle();
+      return;
+    }
+    this.#launch(runId, held.uuid, held.payload);
+  }
+
+  /** Gives a begun turn to Claude: the live query, or a new one (which may wait for a CLI slot). */
+  #launch(runId: string, uuid: string, payload: DrainPayload, begun?: ThreadOutputStep['deliveries'][number]): void {
     const live = this.#query && !this.#query.isEnded ? this.#query : undefined;
     if (live) {
       // Warm: the CLI gets the words first (its turn is the long pole); run_started goes out while it works.
       live.push(this.#people.promptText(payload.parts), { uuid });
-      this.#emit({ deliveries: [begun], open: [], signals: [], dropped: 0 });
+      if (begun) this.#emit({ deliveries: [begun], open: [], signals: [], dropped: 0 });
       this.#log.info({ runId, replyTo: payload.replyTo }, 'turn starts');
       return;
     }
-    this.#emit({ deliveries: [begun], open: [], signals: [], dropped: 0 });
+    if (begun) this.#emit({ deliveries: [begun], open: [], signals: [], dropped: 0 });
     this.#log.info({ runId, replyTo: payload.replyTo }, 'turn starts');
     this.#turnStarting = true;
     void this.#ensureQuery()
@@ -362,7 +411,8 @@ export class ClaudeSdkSession {
    * takes it into the running turn when a tool step is under way, or runs it
    * right after; the translator tells which at the turn's result and opens
    * one follow-up run for whatever the turn did not take. One the bot would
-   * not answer (respondTo, the loop guard) goes in as context only.
+   * not answer (respondTo, the loop guard), or bots' words alone, go in as
+   * context only.
    */
   #steer(): void {
     const payload = this.#take();
@@ -375,8 +425,11 @@ export class ClaudeSdkSession {
     if (payload.text === '') return;
     const uuid = randomUUID();
     const decision = this.#decide(payload);
-    if (!decision.answer) {
-      this.#log.info({ runId: this.#output.currentRunId, seqs: payload.consumedSeqs, reason: decision.reason }, 'steering the running turn (as context, not to be answered)');
+    // Bots' words alone are context too: a bot-only turn starts only where the thread's order can be checked
+    // first (#releaseHeld), which a turn the CLI runs by itself after this one does not allow.
+    if (!decision.answer || decision.botOnly) {
+      const reason = decision.answer ? 'bot_only_aside' : decision.reason;
+      this.#log.info({ runId: this.#output.currentRunId, seqs: payload.consumedSeqs, reason }, 'steering the running turn (as context, not to be answered)');
       this.#output.noteSteer(uuid);
       this.#query!.push(this.#people.promptText(payload.parts), { uuid, shouldQuery: false });
       return;

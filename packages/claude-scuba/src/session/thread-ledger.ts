@@ -79,7 +79,7 @@ export class ThreadLedger {
           this.#ownOpen.add(runId);
           this.noteAnswered(replyTo);
         }
-        if (this.#o.isBot(event.principalId)) this.countBotTurn(event.principalId, runId, replyTo);
+        if (own || this.#o.isBot(event.principalId)) this.countBotTurn(event.principalId, runId, replyTo);
         return;
       }
       case 'run_finished':
@@ -120,7 +120,7 @@ export class ThreadLedger {
     trim(this.#counted);
     const botOnly = replyTo.every((seq) => {
       const author = this.#authors.get(seq);
-      return author !== undefined && this.#o.isBot(author);
+      return author !== undefined && (author === this.#o.selfId || this.#o.isBot(author));
     });
     this.#botOnlyStreak = botOnly ? this.#botOnlyStreak + 1 : 0;
   }

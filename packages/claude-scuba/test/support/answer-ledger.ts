@@ -54,8 +54,15 @@ export function notExactlyOnce(count: AnswerCount): string[] {
 /**
  * Bot turns that answered only bots, in a row, at their longest: a person's
  * words reset the count; a bot run replying only to bots' messages adds one.
+ * A run the loop guard closed before Claude said a word (`interruptReason`
+ * "loop guard: …") is not a turn.
  */
 export function longestBotOnlyStreak(events: readonly EventEnvelope[], isBot: (principalId: string) => boolean): number {
+  const guarded = new Set(
+    events
+      .filter((e) => e.type === 'run_finished' && String(e.data['interruptReason'] ?? '').startsWith('loop guard'))
+      .map((e) => `${e.principalId}\u0000${String(e.data['runId'])}`),
+  );
   const author = new Map<number, string>();
   const seen = new Set<string>();
   let streak = 0;
@@ -70,7 +77,7 @@ export function longestBotOnlyStreak(events: readonly EventEnvelope[], isBot: (p
     }
     const chunk = event.data['chunk'] as { type?: string; delta?: string } | undefined;
     if (!isBot(event.principalId) && event.type === 'message_part' && chunk?.type === 'text-delta' && (chunk.delta ?? '').trim() !== '') streak = 0;
-    if (isBot(event.principalId) && event.type === 'run_started' && Array.isArray(event.data['replyTo']) && (event.data['replyTo'] as number[]).length > 0) {
+    if (isBot(event.principalId) && event.type === 'run_started' && !guarded.has(key) && Array.isArray(event.data['replyTo']) && (event.data['replyTo'] as number[]).length > 0) {
       const botOnly = (event.data['replyTo'] as number[]).every((seq) => isBot(author.get(seq) ?? ''));
       streak = botOnly ? streak + 1 : 0;
       longest = Math.max(longest, streak);
