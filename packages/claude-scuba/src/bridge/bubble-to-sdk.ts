@@ -23,7 +23,7 @@ export class BubbleToSdkDrain {
   readonly #displayNames: Map<string, string>;
   readonly #staleMs: number;
   #buffer: EventEnvelope[] = [];
-  /** When each buffered run last had an event (ms; the server's createdAt, never later than now). */
+  /** When each buffered run last had an event (ms, as this process saw it). */
   readonly #lastActivity = new Map<string, number>();
 
   constructor(options: { selfId: string; displayNames: Map<string, string>; staleMs?: number }) {
@@ -43,7 +43,7 @@ export class BubbleToSdkDrain {
     return this.#buffer.map((event) => event.seq);
   }
 
-  observe(event: EventEnvelope): Observation {
+  observe(event: EventEnvelope, now: number = Date.now()): Observation {
     if (event.principalId === this.#selfId) return { kind: 'own' };
     if (event.type === 'run_interrupt_requested') {
       const parsed = RunInterruptRequestedDataSchema.safeParse(event.data);
@@ -55,10 +55,9 @@ export class BubbleToSdkDrain {
     if (RUN_EVENTS.has(event.type)) {
       this.#buffer.push(event);
       const runId = event.data['runId'];
-      if (typeof runId === 'string') {
-        const at = Date.parse(event.createdAt);
-        this.#lastActivity.set(runKey(event.principalId, runId), Math.min(Number.isFinite(at) ? at : Date.now(), Date.now()));
-      }
+      // Quiet is timed from when this process saw the run's last event: a replay after downtime must not
+      // find every message written meanwhile stale at once (it would drain a run_started alone).
+      if (typeof runId === 'string') this.#lastActivity.set(runKey(event.principalId, runId), now);
       return { kind: 'buffered' };
     }
     return { kind: 'other' };

@@ -218,7 +218,14 @@ export class ClaudeSdkSession {
   async #readLedger(): Promise<void> {
     let after = this.#o.scanAfter ?? 0;
     for (let page = 0; page < SCAN_MAX_PAGES; page += 1) {
-      const { events } = await this.#o.client.readEvents(this.threadId, { after, limit: 1000 });
+      let events: EventEnvelope[];
+      try {
+        ({ events } = await this.#o.client.readEvents(this.threadId, { after, limit: 1000 }));
+      } catch (error) {
+        // The thread starts anyway, knowing less: the checkpoint still holds back what it settled.
+        this.#log.warn({ err: error, after }, 'could not read the thread to learn what I already answered');
+        break;
+      }
       for (const event of events) this.#ledger.observe(event);
       if (events.length < 1000) break;
       after = events.at(-1)!.seq;
@@ -258,7 +265,7 @@ export class ClaudeSdkSession {
     this.#ledger.observe(event);
     if (this.#held && event.principalId === this.#o.selfId && event.type === 'run_started' && event.data['runId'] === this.#held.runId) this.#releaseHeld(this.#held.runId);
     this.#tools.observe(event);
-    const seen = this.#drain.observe(event);
+    const seen = this.#drain.observe(event, this.#clock.now());
     if (seen.kind === 'interrupt') this.#interrupt(seen.runId, seen.by, seen.reason, event.seq);
     this.#tryStartTurn();
     this.#armStale();
@@ -272,8 +279,7 @@ export class ClaudeSdkSession {
     this.#clearIdle();
     this.#clock.clearTimeout(this.#staleTimer);
     this.#clock.clearTimeout(this.#retryTimer);
-    if (this.#held) this.#clock.clearTimeout(this.#held.timer);
-    this.#held = undefined;
+    this.#dropHeld();
     this.#tools.approvals.cancelAll('closed');
     const query = this.#query;
     this.#query = undefined;
@@ -345,11 +351,13 @@ export class ClaudeSdkSession {
   #releaseHeld(runId: string, timedOut = false): void {
     const held = this.#held;
     if (held?.runId !== runId) return;
-    this.#held = undefined;
-    this.#clock.clearTimeout(held.timer);
-    this.#turnStarting = false;
+    this.#dropHeld();
+    // Closed meanwhile (the CLI died, the bot stops): nothing to start.
+    if (this.#output.currentRunId !== runId) return;
     const max = this.#o.config.turns.maxBotOnlyTurns;
-    if (!timedOut && this.#ledger.botOnlyStreak > max) {
+    // Back from the server, the streak counts this run too; not back in time, it counts the turns seen so far.
+    const over = timedOut ? this.#ledger.botOnlyStreak >= max : this.#ledger.botOnlyStreak > max;
+    if (over) {
       this.#log.info({ runId, seqs: held.payload.consumedSeqs, reason: 'bot_only_limit', streak: this.#ledger.botOnlyStreak }, 'turn not answered');
       this.#outbound.send(this.threadId, this.#output.finishRun(runId, { status: 'interrupted', interruptReason: `loop guard: ${max} bot-only turns in a row on this thread` }));
       this.#whenIdle();
@@ -363,6 +371,12 @@ export class ClaudeSdkSession {
       return;
     }
     this.#launch(runId, held.uuid, held.payload);
+  }
+
+  #dropHeld(): void {
+    if (this.#held) this.#clock.clearTimeout(this.#held.timer);
+    this.#held = undefined;
+    this.#turnStarting = false;
   }
 
   /** Gives a begun turn to Claude: the live query, or a new one (which may wait for a CLI slot). */
@@ -469,8 +483,12 @@ export class ClaudeSdkSession {
     return { ...raw, parts, replyTo, text: formatDrainText(parts) };
   }
 
-  /** Wakes the session when the oldest unfinished message in the buffer turns stale. */
-  #armStale(): void {
+  /**
+   * Wakes the session when the oldest unfinished message in the buffer turns stale. A wake that could
+   * not drain it (a turn starting, Claude backing off) tries again a second later, not in a tight loop;
+   * the end of a turn arms it afresh.
+   */
+  #armStale(minDelayMs = 10): void {
     this.#clock.clearTimeout(this.#staleTimer);
     this.#staleTimer = undefined;
     const at = this.#drain.nextStaleAt;
@@ -478,9 +496,9 @@ export class ClaudeSdkSession {
     this.#staleTimer = this.#clock.setTimeout(() => {
       this.#staleTimer = undefined;
       this.#tryStartTurn();
-      this.#armStale();
+      this.#armStale(1_000);
       this.#checkpoints.soon();
-    }, Math.max(0, at - this.#clock.now()) + 10);
+    }, Math.max(minDelayMs, at - this.#clock.now() + 10));
   }
 
   /** Claude failed to start or died: the next start waits, doubling each time, and the thread hears once when it keeps failing. */
@@ -503,6 +521,7 @@ export class ClaudeSdkSession {
     this.#retryTimer = this.#clock.setTimeout(() => {
       this.#retryTimer = undefined;
       this.#tryStartTurn();
+      this.#armStale();
     }, Math.max(0, this.#retryAt - this.#clock.now()));
   }
 
@@ -637,6 +656,8 @@ export class ClaudeSdkSession {
       this.#log.error({ reason: end.reason, err: end.error, kind: end.classified?.kind }, 'the Claude query ended');
       const message = end.classified?.message ?? 'The Claude process stopped unexpectedly.';
       this.#emit(this.#output.closeAll({ status: 'error', error: { code: end.classified?.kind ?? 'cli_exit', message } }));
+      // A bot-only turn held for its place was closed with the rest.
+      if (this.#held) this.#dropHeld();
       if (end.classified?.kind === 'session_not_found') this.#o.store.setClaudeSession(this.threadId, null);
       this.#turnSeqs = [];
       this.#checkpoints.soon();

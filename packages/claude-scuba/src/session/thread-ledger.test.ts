@@ -34,11 +34,15 @@ describe('ThreadLedger', () => {
   it('lists its own runs left open, and observes each seq once', () => {
     seq = 0;
     const l = ledger();
-    const started = at('me', 'run_started', { runId: 'r1', replyTo: [] });
+    const botSays = at('other', 'run_started', { runId: 'o1' });
+    const started = at('me', 'run_started', { runId: 'r1', replyTo: [1] });
+    l.observe(botSays);
     l.observe(started);
-    l.observe(at('other', 'run_started', { runId: 'o1' }));
     expect(l.ownOpenRuns).toEqual(['r1']);
+    expect(l.botOnlyStreak).toBe(1);
+    // The same event again (a replay overlapping the read) changes nothing.
     l.observe(started);
+    expect(l.botOnlyStreak).toBe(1);
     expect(l.lastSeq).toBe(2);
   });
 
