@@ -3,7 +3,8 @@
  * per request at a fixed rate, each carrying its send time, over keep-alive
  * HTTP. Open loop: the schedule does not wait for answers, so a slow server
  * shows up as latency, not as a lower rate. Up to 256 requests in flight, so
- * the client's connection pool is not what queues them.
+ * the client's connection pool is not what queues them; with several senders
+ * (Bubble's bench humans) each has its own pool and loopback address.
  */
 import { Agent, request } from 'node:http';
 import { wallClockMs } from './bench-clock.js';
@@ -11,8 +12,8 @@ import { wallClockMs } from './bench-clock.js';
 export interface PublishJob {
   /** Full URL to POST to. */
   url: string;
-  /** Bubble appends need a bearer; the baseline takes none. */
-  token?: string;
+  /** Bubble appends need a bearer (one per request in turn); the baseline takes none. */
+  tokens?: string[];
   /** `bubble`: the body is an event to append; `baseline`: the body is the frame to broadcast. */
   mode: 'bubble' | 'baseline';
   ratePerSecond: number;
@@ -26,9 +27,10 @@ export interface PublishResult {
   firstFailure: string | null;
 }
 
-function body(mode: PublishJob['mode'], sentAt: number): string {
+function body(mode: PublishJob['mode'], sentAt: number, sender: number): string {
   const chunk = { type: 'text-delta', id: 't1', delta: sentAt.toFixed(3) };
-  if (mode === 'bubble') return JSON.stringify({ type: 'message_part', data: { runId: 'fanout', chunk } });
+  // A run belongs to the first principal that uses it: one per sender.
+  if (mode === 'bubble') return JSON.stringify({ type: 'message_part', data: { runId: `fanout-${sender}`, chunk } });
   // Same shape and size as the frame Bubble sends, so both sides move the same bytes.
   return JSON.stringify({
     type: 'event',
@@ -46,8 +48,17 @@ function body(mode: PublishJob['mode'], sentAt: number): string {
   });
 }
 
+/** Sockets in flight at most, over all senders. */
+const MAX_SOCKETS = 256;
+
 export function publish(job: PublishJob): Promise<PublishResult> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  // One client per sender, each from its own loopback address as separate people's would be (the server caps
+  // connections per address); the baseline's one sender gets them all.
+  const senders = job.tokens?.length ?? 1;
+  const agents = Array.from(
+    { length: senders },
+    (_, i) => new Agent({ keepAlive: true, maxSockets: Math.ceil(MAX_SOCKETS / senders), ...(senders > 1 ? { localAddress: `127.0.1.${1 + (i % 250)}` } : {}) }),
+  );
   const target = new URL(job.url);
   const result: PublishResult = { sent: 0, ok: 0, failed: 0, firstFailure: null };
   const total = Math.floor((job.ratePerSecond * job.durationMs) / 1000);
@@ -55,17 +66,22 @@ export function publish(job: PublishJob): Promise<PublishResult> {
   let answered = 0;
   return new Promise((resolve) => {
     const sendOne = (): void => {
-      const text = body(job.mode, wallClockMs());
+      const sender = result.sent % senders;
+      const agent = agents[sender] as Agent;
+      const text = body(job.mode, wallClockMs(), sender);
       const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) };
-      if (job.token !== undefined) headers.authorization = `Bearer ${job.token}`;
+      if (job.tokens !== undefined) headers.authorization = `Bearer ${job.tokens[sender]}`;
       const req = request({ agent, host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers }, (res) => {
-        res.resume();
+        const status = res.statusCode ?? 0;
+        const ok = status >= 200 && status < 300;
+        let said = '';
+        if (ok) res.resume();
+        else res.setEncoding('utf8').on('data', (chunk: string) => (said += chunk));
         res.on('end', () => {
-          const status = res.statusCode ?? 0;
-          if (status >= 200 && status < 300) result.ok += 1;
+          if (ok) result.ok += 1;
           else {
             result.failed += 1;
-            result.firstFailure ??= String(status);
+            result.firstFailure ??= `${status} ${said.slice(0, 300)}`;
           }
           done();
         });
@@ -81,7 +97,7 @@ export function publish(job: PublishJob): Promise<PublishResult> {
     const done = (): void => {
       answered += 1;
       if (answered === total) {
-        agent.destroy();
+        for (const agent of agents) agent.destroy();
         resolve(result);
       }
     };

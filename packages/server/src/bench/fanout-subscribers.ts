@@ -87,7 +87,9 @@ async function run(job: FanoutJob): Promise<void> {
           unexpectedCloses += 1;
           if (!ready) reject(new Error(`socket closed with ${code} before it was ready`));
         },
-      });
+        // Spread over loopback addresses as separate clients would be: the server caps connections per address,
+        // and the publisher's up to 256 keep-alive sockets come from 127.0.0.1.
+      }, `127.0.0.${2 + (index % 200)}`);
       sockets.push(client);
     });
 

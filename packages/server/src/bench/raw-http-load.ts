@@ -13,8 +13,10 @@ export interface LoadJob {
   port: number;
   /** One request path per connection, round-robin (spreads connections over threads). */
   paths: string[];
-  token: string;
-  body: string;
+  /** Bearer tokens, one per request in turn on each connection (each connection starts at its own offset). */
+  tokens: string[];
+  /** The body sent with each token (`bodies[i % bodies.length]` with `tokens[i]`): a run belongs to one principal, so each needs its own runId. */
+  bodies: string[];
   connections: number;
   warmupMs: number;
   durationMs: number;
@@ -29,32 +31,38 @@ export interface LoadResult {
   firstFailure: string | null;
   socketErrors: number;
   measuredMs: number;
+  /** Every answer, warm-up included (what the server's CPU time over the whole load is divided by). */
+  answered: number;
 }
 
 export async function runLoad(job: LoadJob): Promise<LoadResult> {
-  const result: LoadResult = { ok: 0, failed: 0, firstFailure: null, socketErrors: 0, measuredMs: job.durationMs };
+  const result: LoadResult = { ok: 0, failed: 0, firstFailure: null, socketErrors: 0, measuredMs: job.durationMs, answered: 0 };
   const start = performance.now();
   const measureFrom = start + job.warmupMs;
   const stopAt = measureFrom + job.durationMs;
-  const body = Buffer.from(job.body);
+  // Prebuilt: requests[path][token].
   const requests = job.paths.map((path) =>
-    Buffer.concat([
-      Buffer.from(
-        `POST ${path} HTTP/1.1\r\nHost: ${job.host}:${job.port}\r\nAuthorization: Bearer ${job.token}\r\n` +
-          `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: keep-alive\r\n\r\n`,
-      ),
-      body,
-    ]),
+    job.tokens.map((token, i) => {
+      const body = Buffer.from(job.bodies[i % job.bodies.length] as string);
+      return Buffer.concat([
+        Buffer.from(
+          `POST ${path} HTTP/1.1\r\nHost: ${job.host}:${job.port}\r\nAuthorization: Bearer ${token}\r\n` +
+            `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: keep-alive\r\n\r\n`,
+        ),
+        body,
+      ]);
+    }),
   );
   const runs: Promise<void>[] = [];
   for (let i = 0; i < job.connections; i += 1) {
-    runs.push(runConnection(job, requests[i % requests.length] as Buffer, measureFrom, stopAt, result));
+    runs.push(runConnection(job, requests[i % requests.length] as Buffer[], i, measureFrom, stopAt, result));
   }
   await Promise.all(runs);
   return result;
 }
 
-function runConnection(job: LoadJob, request: Buffer, measureFrom: number, stopAt: number, result: LoadResult): Promise<void> {
+function runConnection(job: LoadJob, requests: Buffer[], offset: number, measureFrom: number, stopAt: number, result: LoadResult): Promise<void> {
+  let next = offset;
   return new Promise((resolve) => {
     const socket: Socket = connect({ host: job.host, port: job.port });
     socket.setNoDelay(true);
@@ -65,7 +73,7 @@ function runConnection(job: LoadJob, request: Buffer, measureFrom: number, stopA
         resolve();
         return;
       }
-      socket.write(request);
+      socket.write(requests[next++ % requests.length] as Buffer);
     };
     socket.on('connect', send);
     socket.on('error', () => {
@@ -86,6 +94,7 @@ function runConnection(job: LoadJob, request: Buffer, measureFrom: number, stopA
         pending = pending.subarray(total);
         const status = Number(head.slice(9, 12));
         const now = performance.now();
+        result.answered += 1;
         if (now >= measureFrom && now < stopAt) {
           if (status >= 200 && status < 300) result.ok += 1;
           else {

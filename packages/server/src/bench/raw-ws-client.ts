@@ -20,9 +20,10 @@ export class RawWsClient {
   private upgraded = false;
   private closed = false;
 
-  constructor(url: string, private readonly handlers: RawWsHandlers) {
+  /** `localAddress`: connect from this address (another 127.x.y.z stands for another client). */
+  constructor(url: string, private readonly handlers: RawWsHandlers, localAddress?: string) {
     const target = new URL(url);
-    this.socket = connect({ host: target.hostname, port: Number(target.port) });
+    this.socket = connect({ host: target.hostname, port: Number(target.port), ...(localAddress === undefined ? {} : { localAddress }) });
     this.socket.setNoDelay(true);
     this.socket.on('connect', () => {
       this.socket.write(
