@@ -39,3 +39,60 @@ describe('local bubble tools', () => {
     expect(child).toMatchObject({ parentThreadId: w.threadId, title: 'Side', createdBy: w.botId });
   });
 });
+
+/** The tool_result block for `toolUseId` in a request the CLI sent to the model. */
+function toolResultSent(body: unknown, toolUseId: string): { is_error?: boolean; content?: unknown } | undefined {
+  const messages = (body as { messages?: Array<{ content?: unknown }> }).messages ?? [];
+  for (const message of messages) {
+    if (!Array.isArray(message.content)) continue;
+    for (const block of message.content as Array<{ type?: string; tool_use_id?: string; is_error?: boolean; content?: unknown }>) if (block.type === 'tool_result' && block.tool_use_id === toolUseId) return block;
+  }
+  return undefined;
+}
+
+const textOf = (content: unknown): string =>
+  typeof content === 'string' ? content : Array.isArray(content) ? content.map((b) => (b as { text?: string }).text ?? '').join('\n') : JSON.stringify(content);
+
+describe("a participant's tool_call_result", () => {
+  it("for a local bubble tool: reaches Claude as the tool's own result (is_error false), and the tool does not run", async () => {
+    world = await startScubaWorld({
+      script: [
+        { name: 'call', match: { text: 'write the notes' }, reply: [{ type: 'tool_use', id: 'toolu_res1', name: 'mcp__bubble__write_artifact', input: { name: 'notes.md', content: 'draft' } }] },
+        { name: 'after', match: { toolResult: { name: 'mcp__bubble__write_artifact' } }, reply: [{ type: 'text', text: 'Thanks for the result.' }] },
+      ],
+    });
+    const w = world;
+    w.startBot();
+    await w.say('write the notes');
+    await w.waitFor((all) => all.some((e) => e.principalId === w.botId && e.type === 'message_part' && chunk(e).type === 'tool-approval-request'), { what: 'the approval request' });
+    await w.alice.appendEvent(w.threadId, { type: 'tool_call_result', data: { toolCallId: 'toolu_res1', output: { name: 'notes.md', version: 7, note: 'kept elsewhere' } } });
+    const events = await w.waitFor((all) => all.some((e) => e.principalId === w.botId && e.type === 'run_finished'), { what: 'the run to finish' });
+    const sent = toolResultSent(w.double.requests.filter((r) => r.kind === 'main').at(-1)!.body, 'toolu_res1');
+    expect(sent?.is_error ?? false).toBe(false);
+    expect(JSON.parse(textOf(sent?.content))).toEqual({ name: 'notes.md', version: 7, note: 'kept elsewhere' });
+    const shown = events.find((e) => e.principalId === w.botId && e.type === 'message_part' && chunk(e).type === 'tool-output-available' && chunk(e).toolCallId === 'toolu_res1');
+    expect(shown).toBeDefined();
+    expect(events.some((e) => e.principalId === w.botId && e.type === 'message_part' && chunk(e).type === 'tool-output-error')).toBe(false);
+    expect(await w.alice.listArtifacts(w.threadId)).toEqual([]);
+  });
+
+  it('for a built-in tool (the SDK can only allow or deny it): Claude gets a refusal carrying the output, and the thread shows that same text', async () => {
+    world = await startScubaWorld({
+      script: [
+        { name: 'call', match: { text: 'list the files' }, reply: [{ type: 'tool_use', id: 'toolu_res2', name: 'Bash', input: { command: 'touch listed.txt', description: 'List' } }] },
+        { name: 'after', match: { toolResult: { name: 'Bash' } }, reply: [{ type: 'text', text: 'Seen.' }] },
+      ],
+    });
+    const w = world;
+    w.startBot();
+    await w.say('list the files');
+    await w.waitFor((all) => all.some((e) => e.principalId === w.botId && e.type === 'message_part' && chunk(e).type === 'tool-approval-request'), { what: 'the approval request' });
+    await w.alice.appendEvent(w.threadId, { type: 'tool_call_result', data: { toolCallId: 'toolu_res2', output: 'a.txt b.txt' } });
+    const events = await w.waitFor((all) => all.some((e) => e.principalId === w.botId && e.type === 'run_finished'), { what: 'the run to finish' });
+    const sent = toolResultSent(w.double.requests.filter((r) => r.kind === 'main').at(-1)!.body, 'toolu_res2');
+    expect(sent?.is_error).toBe(true);
+    const shown = events.find((e) => e.principalId === w.botId && e.type === 'message_part' && chunk(e).type === 'tool-output-error' && chunk(e).toolCallId === 'toolu_res2');
+    expect((shown?.data.chunk as { errorText?: string }).errorText).toBe(textOf(sent?.content));
+    expect(textOf(sent?.content)).toContain('a.txt b.txt');
+  });
+});

@@ -9,6 +9,8 @@ export interface McpCallContext {
   threadId: string;
   runId: string;
   toolCallId: string;
+  /** A participant's `tool_call_result` for this call: the handler returns it instead of running the tool. */
+  supplied?: { output: unknown; isError: boolean };
 }
 
 /** How many approved calls are remembered (a call approved and never run is forgotten oldest first). */
@@ -62,7 +64,12 @@ export function buildBubbleMcpServer(options: BubbleMcpOptions): McpSdkServerCon
     tool(local.name, local.description, local.inputSchema.shape, async (args, extra) => {
       const meta = (extra as { _meta?: Record<string, unknown> } | undefined)?._meta;
       const toolUseId = typeof meta?.[TOOL_USE_ID_META] === 'string' ? (meta[TOOL_USE_ID_META] as string) : undefined;
-      const context = options.broker.take(toolUseId) ?? options.fallback(toolUseId);
+      const { supplied, ...context } = options.broker.take(toolUseId) ?? options.fallback(toolUseId);
+      if (supplied) {
+        // Someone on the thread gave this call's result: it stands in for the tool, which does not run.
+        const text = typeof supplied.output === 'string' ? supplied.output : JSON.stringify(supplied.output ?? null);
+        return { content: [{ type: 'text' as const, text }], ...(supplied.isError ? { isError: true } : {}) };
+      }
       const signal = (extra as { signal?: AbortSignal } | undefined)?.signal;
       const outcome = await runTool(local, args, {
         client: options.client,

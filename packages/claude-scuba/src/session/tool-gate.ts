@@ -121,10 +121,16 @@ export class ToolGate {
       const answers = askUserAnswers(input, answered.result.output);
       if (answers) return { behavior: 'allow', updatedInput: { ...input, answers } };
     }
-    if (answered.behavior === 'allow' && toolName.startsWith(BUBBLE_MCP_PREFIX)) {
+    if (toolName.startsWith(BUBBLE_MCP_PREFIX) && (answered.behavior === 'allow' || answered.source === 'result')) {
       // A sub-agent's call works on its subthread by default, the main conversation's on this thread.
       const where = o.callContext(toolCallId);
-      this.#mcpCalls.approved({ threadId: where.threadId, runId: where.runId ?? 'unknown', toolCallId });
+      const context = { threadId: where.threadId, runId: where.runId ?? 'unknown', toolCallId };
+      if (answered.behavior === 'deny' && answered.result) {
+        // A local tool's handler is ours: a participant's result reaches Claude as the tool's own, not as a refusal.
+        this.#mcpCalls.approved({ ...context, supplied: answered.result });
+        return { behavior: 'allow' };
+      }
+      this.#mcpCalls.approved(context);
     }
     if (answered.behavior === 'deny' && answered.source !== 'result') o.onDenied(toolCallId, answered.message);
     return toPermission(answered);
