@@ -153,8 +153,14 @@ export async function startBot(options: BotOptions): Promise<Bot> {
           const victim = [...sessions.values()]
             .filter((s) => s !== requester && s.evictable)
             .sort((a, b) => a.lastActiveAt - b.lastActiveAt)[0];
-          victim?.closeIdleQuery(`slot wanted by ${requester.threadId}`);
-          return victim !== undefined;
+          if (victim) {
+            victim.closeIdleQuery(`slot wanted by ${requester.threadId}`);
+            return true;
+          }
+          // Else a thread whose CLI only waits on a person gives its slot up until the answer comes.
+          const waiting = [...sessions.values()].filter((s) => s !== requester && s.yieldable).sort((a, b) => a.lastActiveAt - b.lastActiveAt)[0];
+          waiting?.yieldSlot(`slot wanted by ${requester.threadId}`);
+          return waiting !== undefined;
         },
       });
       await session.init();

@@ -324,3 +324,74 @@ describe('two bots on one thread', () => {
     for (const end of guarded) expect(events.some((e) => e.type === 'message_part' && e.principalId === end.principalId && e.data.runId === end.data.runId)).toBe(false);
   });
 });
+
+describe('CLI slots', () => {
+  it('a thread waiting on a person gives its slot to another thread, and resumes by session id when the answer comes', { timeout: 60_000 }, async () => {
+    const script: Script = [
+      { name: 'tool', match: { text: 'make a file' }, reply: [{ type: 'tool_use', id: 'toolu_y1', name: 'Bash', input: { command: 'touch yielded.txt', description: 'Make a file' } }] },
+      { name: 'again', match: { text: 'make the same call again' }, reply: [{ type: 'tool_use', id: 'toolu_y2', name: 'Bash', input: { command: 'touch yielded.txt', description: 'Make a file' } }] },
+      { name: 'after', match: { toolResult: { name: 'Bash' } }, reply: [{ type: 'text', text: 'Made it after all.' }], times: 'always' },
+      quick('hello from thread B', 'B answered.'),
+    ];
+    world = await startScubaWorld({ script });
+    const w = world;
+    const { thread } = await w.alice.createThread({ title: 'B' });
+    await w.alice.addParticipant(thread.threadId, w.botId, 'member');
+    const bot = w.startBot({ configPath: w.writeConfig({ limits: { maxActiveQueries: 1 } }) });
+    await w.say('make a file');
+    await waitForLog(bot, (l) => l.msg === 'tool call waits for approval' && l.toolCallId === 'toolu_y1', 'the parked call');
+    await w.alice.appendEvents(thread.threadId, [
+      { type: 'run_started', data: { runId: 'b1' } },
+      { type: 'message_part', data: { runId: 'b1', chunk: { type: 'text-delta', id: 't', delta: 'hello from thread B' } } },
+      { type: 'run_finished', data: { runId: 'b1', status: 'completed' } },
+    ]);
+    // B is answered while A still waits on Alice: A gave its slot up.
+    const b = await w.waitFor((all) => botRuns(w, all).length === 1 && allFinished(w)(all), { threadId: thread.threadId, what: "thread B's answer" });
+    expect(runText(b, botRuns(w, b)[0]!)).toBe('B answered.');
+    await waitForLog(bot, (l) => l.msg === 'waiting on a person: yielded my CLI slot', 'the yield');
+    const a = await w.events();
+    expect(allFinished(w)(a)).toBe(false);
+
+    await w.alice.appendEvent(w.threadId, { type: 'tool_call_approval', data: { toolCallId: 'toolu_y1', decision: 'allow' } });
+    const events = await w.waitFor((all) => allFinished(w)(all), { what: "thread A's run to finish" });
+    const [runId] = botRuns(w, events);
+    expect(botRuns(w, events)).toHaveLength(1);
+    expect(finishedOf(w, events, runId!)!.data.status).toBe('completed');
+    expect(runText(events, runId!)).toBe('Made it after all.');
+    const chunks = events.filter((e) => e.principalId === w.botId && e.type === 'message_part').map((e) => e.data.chunk as { type: string; toolCallId?: string; errorText?: string });
+    expect(chunks.find((c) => c.type === 'tool-output-error' && c.toolCallId === 'toolu_y1')?.errorText).toContain('closed to free a slot');
+    expect(chunks.some((c) => c.type === 'tool-output-available' && c.toolCallId === 'toolu_y2')).toBe(true);
+    expect(bot.logs.some((l) => l.msg === 'the same call again: answered while its CLI was closed' && l.toolCallId === 'toolu_y2')).toBe(true);
+    expect(bot.logs.some((l) => l.msg === 'opening the Claude query' && l.threadId === w.threadId && typeof l.resume === 'string')).toBe(true);
+    expect(readdirSync(join(w.dir, 'workspaces', w.threadId))).toContain('yielded.txt');
+    expectExactlyOnce(w, events);
+  });
+
+  it('a run whose CLI gave its slot up is stopped by an interrupt, without its CLI', { timeout: 60_000 }, async () => {
+    const script: Script = [
+      { name: 'tool', match: { text: 'make a file' }, reply: [{ type: 'tool_use', id: 'toolu_y3', name: 'Bash', input: { command: 'touch never.txt', description: 'Make a file' } }] },
+      quick('hello from thread B', 'B answered.'),
+    ];
+    world = await startScubaWorld({ script });
+    const w = world;
+    const { thread } = await w.alice.createThread({ title: 'B' });
+    await w.alice.addParticipant(thread.threadId, w.botId, 'member');
+    const bot = w.startBot({ configPath: w.writeConfig({ limits: { maxActiveQueries: 1 } }) });
+    await w.say('make a file');
+    await waitForLog(bot, (l) => l.msg === 'tool call waits for approval' && l.toolCallId === 'toolu_y3', 'the parked call');
+    await w.alice.appendEvents(thread.threadId, [
+      { type: 'run_started', data: { runId: 'b1' } },
+      { type: 'message_part', data: { runId: 'b1', chunk: { type: 'text-delta', id: 't', delta: 'hello from thread B' } } },
+      { type: 'run_finished', data: { runId: 'b1', status: 'completed' } },
+    ]);
+    await waitForLog(bot, (l) => l.msg === 'waiting on a person: yielded my CLI slot', 'the yield');
+    const [runId] = botRuns(w, await w.events());
+    await w.alice.appendEvent(w.threadId, { type: 'run_interrupt_requested', data: { runId: runId!, reason: 'never mind' } });
+    const events = await w.waitFor((all) => allFinished(w)(all), { what: 'the interrupted run' });
+    expect(finishedOf(w, events, runId!)!.data).toMatchObject({ status: 'interrupted', interruptedBy: 'alice', interruptReason: 'never mind' });
+    const chunks = events.filter((e) => e.principalId === w.botId && e.type === 'message_part').map((e) => e.data.chunk as { type: string; toolCallId?: string; errorText?: string });
+    expect(chunks.find((c) => c.toolCallId === 'toolu_y3' && c.type === 'tool-output-error')?.errorText).toContain('the run was stopped');
+    expect(readdirSync(join(w.dir, 'workspaces', w.threadId))).not.toContain('never.txt');
+    expectExactlyOnce(w, events);
+  });
+});

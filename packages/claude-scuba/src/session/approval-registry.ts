@@ -107,6 +107,8 @@ export interface ApprovalRegistryOptions {
   clock?: Clock;
   /** Called once per settled call, after its promise is resolved: the session writes automatic decisions (timeout, interrupt) to the thread. */
   onSettled?: (call: ParkedCall, decision: ApprovalDecision) => void;
+  /** A detached call was settled (answered, timed out, cancelled): nobody waits on its promise any more. */
+  onDetachedAnswer?: (call: ParkedCall, decision: ApprovalDecision) => void;
 }
 
 interface Entry {
@@ -115,6 +117,8 @@ interface Entry {
   timer: unknown;
   onAbort?: () => void;
   signal?: AbortSignal;
+  /** The CLI that asked is gone (its slot was given up): the answer goes to `onDetachedAnswer`. */
+  detached?: boolean;
 }
 
 /**
@@ -236,6 +240,24 @@ export class ApprovalRegistry {
     return true;
   }
 
+  /**
+   * The CLI waiting on these calls is about to be closed (its slot goes to another thread): the calls
+   * stay parked, with their timeout, but the CLI's abort no longer denies them, and their answers go to
+   * `onDetachedAnswer`. Returns them.
+   */
+  detachAll(): ParkedCall[] {
+    for (const entry of this.#entries.values()) {
+      if (entry.signal && entry.onAbort) entry.signal.removeEventListener('abort', entry.onAbort);
+      entry.detached = true;
+    }
+    return this.pending;
+  }
+
+  /** Whether every parked call is detached (none has a CLI waiting on it). */
+  get allDetached(): boolean {
+    return this.#entries.size > 0 && [...this.#entries.values()].every((entry) => entry.detached === true);
+  }
+
   /** Denies every parked call (an interrupt, or the session closing). Returns what was cancelled. */
   cancelAll(source: 'interrupt' | 'closed'): ParkedCall[] {
     const calls = this.pending;
@@ -272,5 +294,6 @@ export class ApprovalRegistry {
     if (entry.signal && entry.onAbort) entry.signal.removeEventListener('abort', entry.onAbort);
     entry.resolve(decision);
     this.#options.onSettled?.(entry.call, decision);
+    if (entry.detached) this.#options.onDetachedAnswer?.(entry.call, decision);
   }
 }

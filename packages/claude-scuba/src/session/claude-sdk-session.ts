@@ -118,6 +118,10 @@ export class ClaudeSdkSession {
   #retryTimer: unknown;
   #crashLoopTold = false;
   readonly #liveRuns: Set<string>;
+  /** Queries closed while they waited on a person (their slot went to another thread). */
+  readonly #setAside = new WeakSet<LiveQuery>();
+  /** Who last asked to interrupt, for a run that ends without its CLI (its slot was given up). */
+  #lastInterrupt: { by: string; reason?: string } | undefined;
   /** A bot-only turn begun and waiting for its run_started to come back (the loop guard's check). */
   #held: { runId: string; uuid: string; payload: DrainPayload; timer: unknown } | undefined;
   #stopped = false;
@@ -178,6 +182,7 @@ export class ClaudeSdkSession {
       announce: (request) => this.#announcer.announce(request),
       onSettled: (toolCallId) => this.#announcer.settled(toolCallId),
       onDenied: (toolCallId, reason) => this.#output.noteDenied(toolCallId, reason),
+      onDetachedAnswer: (call, decision) => this.#answeredWhileAway(call.toolCallId, call.toolName, decision),
       tools: options.tools,
     });
     this.#announcer = new ApprovalAnnouncer({
@@ -556,6 +561,7 @@ export class ClaudeSdkSession {
     }
     this.#log.info({ runId, by, seq }, 'interrupt requested');
     this.#output.noteInterrupt(runId, { by, ...(reason !== undefined ? { reason } : {}) });
+    this.#lastInterrupt = { by, ...(reason !== undefined ? { reason } : {}) };
     this.#tools.approvals.cancelAll('interrupt');
     if (this.#turnStarting) {
       // The turn has not reached a CLI yet (it waits for a slot): it ends when it gets one.
@@ -564,6 +570,83 @@ export class ClaudeSdkSession {
     }
     if (!this.#query) return;
     this.#query.interrupt().catch((error: unknown) => this.#log.warn({ err: error, runId }, 'interrupt failed'));
+  }
+
+  /**
+   * Whether this thread's CLI does nothing but wait on a person: every open call parked on an
+   * approval, no sub-agent running, no turn starting. Its slot may go to a thread that needs one.
+   */
+  get yieldable(): boolean {
+    return (
+      !!this.#query &&
+      !this.#query.isEnded &&
+      !this.#stopped &&
+      !this.#turnStarting &&
+      this.#held === undefined &&
+      !this.#output.isIdle &&
+      this.#tools.approvals.size > 0 &&
+      !this.#tools.approvals.allDetached &&
+      this.#output.activeSubagents.length === 0
+    );
+  }
+
+  /**
+   * Gives up the CLI slot while the turn waits on a person: the CLI is closed, the run stays open, and
+   * the parked calls stay parked (with their timeout). When one is answered, the query resumes by
+   * session id and Claude is asked to make the call again; the answer given stands for it.
+   */
+  yieldSlot(reason: string): void {
+    if (!this.yieldable) return;
+    const query = this.#query!;
+    const parked = this.#tools.approvals.detachAll();
+    this.#log.info({ reason, parked: parked.map((call) => call.toolCallId), runId: this.#output.currentRunId }, 'waiting on a person: yielded my CLI slot');
+    if (!this.#sessionStored && query.sessionId) {
+      this.#o.store.setClaudeSession(this.threadId, query.sessionId);
+      this.#sessionStored = true;
+    }
+    this.#clearIdle();
+    this.#setAside.add(query);
+    this.#query = undefined;
+    query.close();
+    this.#slots.get(query)?.();
+  }
+
+  /** A call parked while its CLI was closed is settled: resume the query and tell Claude. */
+  #answeredWhileAway(toolCallId: string, toolName: string, decision: { behavior: string; by: string | null; source: string; message?: string }): void {
+    if (this.#stopped) return;
+    const runId = this.#output.currentRunId;
+    if (runId === undefined) return;
+    const who = decision.by !== null ? (this.#people.names.get(decision.by) ?? decision.by) : undefined;
+    const stopped = decision.source === 'interrupt' || decision.source === 'closed';
+    // The first call will get no result from the CLI that asked it: end it on the thread.
+    const aside = `This call waited for approval while its Claude process was closed to free a slot for another thread; ${stopped ? 'the run was stopped.' : 'Claude was asked to make it again.'}`;
+    this.#outbound.send(this.threadId, [this.#output.callSetAside(runId, toolCallId, aside)]);
+    if (stopped) {
+      if (this.#tools.approvals.size === 0) {
+        this.#outbound.send(this.threadId, this.#output.finishRun(runId, { status: 'interrupted', ...(this.#lastInterrupt ? { interruptedBy: this.#lastInterrupt.by, ...(this.#lastInterrupt.reason !== undefined ? { interruptReason: this.#lastInterrupt.reason } : {}) } : {}) }));
+        this.#whenIdle();
+      }
+      return;
+    }
+    const text =
+      decision.behavior === 'allow'
+        ? `${who ?? 'Someone'} allowed your ${toolName} call. It was set aside while it waited (your process was restarted in between), so make the same call again now.`
+        : decision.source === 'result'
+          ? `${who ?? 'Someone'} answered your ${toolName} call in its place. It was set aside while it waited; make the same call again to receive that answer.`
+          : `Your ${toolName} call was not allowed (${decision.message ?? 'denied'}). Carry on without it.`;
+    this.#log.info({ toolCallId, decision: decision.behavior, by: decision.by, runId }, 'answer for a call whose CLI was closed: resuming the query');
+    const uuid = randomUUID();
+    this.#turnStarting = true;
+    void this.#ensureQuery()
+      .then((query) => query.push(text, { uuid }))
+      .catch((error: unknown) => {
+        this.#log.error({ err: error, runId }, 'could not resume the Claude query');
+        this.#emit(this.#output.closeAll({ status: 'error', error: { code: 'engine_start_failed', message: 'Claude could not be started again.' } }));
+        this.#noteFailure(error instanceof Error ? error.message : String(error));
+      })
+      .finally(() => {
+        this.#turnStarting = false;
+      });
   }
 
   /** Whether another thread may take this session's CLI slot now. */
@@ -639,6 +722,8 @@ export class ClaudeSdkSession {
 
   async #pump(query: LiveQuery): Promise<void> {
     for await (const raw of query.messages) {
+      // A CLI closed to free its slot: what it says on the way out (its refused permission request) is not shown.
+      if (this.#setAside.has(query)) continue;
       const step = this.#output.push(narrowSdkMessage(raw));
       if (this.#log.isLevelEnabled('trace')) this.#trace(raw, step);
       await this.#apply(step);

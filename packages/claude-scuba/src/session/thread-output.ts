@@ -1,4 +1,5 @@
 import type { ContentBlockLike, NarrowedSdkMessage } from '@bubble/engine';
+import type { UiChunk } from '@bubble/protocol';
 import type { BubbleEventDraft } from '../translate/bubble-draft.js';
 import type { InterruptNote, RunOutcome } from '../translate/run-outcome.js';
 import { SdkToBubble, type TranslatorSignal } from '../translate/sdk-to-bubble.js';
@@ -93,7 +94,12 @@ export class ThreadOutput {
 
   /** A `data-status` chunk on an open main run (e.g. the turn waits for a CLI slot). */
   status(runId: string, data: Record<string, unknown>): BubbleEventDraft {
-    return this.#main.status(runId, data);
+    return this.#main.chunk(runId, { type: 'data-status', data } as UiChunk);
+  }
+
+  /** A call of this thread's turn that will not get a result from the CLI (its CLI was closed). */
+  callSetAside(runId: string, toolCallId: string, errorText: string): BubbleEventDraft {
+    return this.#main.chunk(runId, { type: 'tool-output-error', toolCallId, errorText });
   }
 
   /** Closes one main run without a result (it never reached the CLI). */

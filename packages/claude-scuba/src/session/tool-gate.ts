@@ -39,6 +39,8 @@ export interface ToolGateOptions {
   /** Resolves once every event produced so far is on the thread. */
   flush: () => Promise<void>;
   currentRunId: () => string | undefined;
+  /** A call parked while its CLI was closed (slot given up) was settled: the session asks Claude again. */
+  onDetachedAnswer?: (call: ParkedCall, decision: ApprovalDecision) => void;
   /** The thread and run a tool call belongs to (a sub-agent's subthread for its calls). */
   callContext: (toolCallId: string) => { threadId: string; runId: string | undefined };
   /** Puts the call's `tool-approval-request` on the thread, where its approvers can answer; resolves once it is there. */
@@ -80,8 +82,16 @@ export class ToolGate {
       timeoutMs: options.timeoutMs,
       isApprover: (p) => isAllowedApprover(options.approvers, p, this.#context()),
       onSettled: (call, decision) => this.#onSettled(call, decision),
+      onDetachedAnswer: (call, decision) => {
+        // The next time Claude makes this same call (the resumed CLI asks again), this answer stands.
+        if (decision.source === 'approval' || decision.source === 'result') this.#answered.push({ toolName: call.toolName, input: JSON.stringify(call.input), decision });
+        options.onDetachedAnswer?.(call, decision);
+      },
     });
   }
+
+  /** Answers given while their CLI was closed, used once when Claude makes the same call again. */
+  readonly #answered: Array<{ toolName: string; input: string; decision: ApprovalDecision }> = [];
 
   /** Feeds a thread event to the registry and logs what it did. */
   observe(event: { type: string; principalId: string; data: unknown; seq: number }): ObserveResult {
@@ -101,6 +111,12 @@ export class ToolGate {
       o.logger.warn({ toolCallId, toolName, path: touched }, 'tool call touches a private path; refused');
       return this.#refuse(toolCallId, `Denied: ${touched} is private to this bot (its configuration, its state, or another thread's workspace); no tool may read or change it.`);
     }
+    const earlier = this.#answered.findIndex((a) => a.toolName === toolName && a.input === JSON.stringify(input));
+    if (earlier !== -1) {
+      const { decision } = this.#answered.splice(earlier, 1)[0]!;
+      o.logger.info({ toolCallId, toolName, decision: decision.behavior, by: decision.by }, 'the same call again: answered while its CLI was closed');
+      return this.#decided(toolCallId, toolName, input, decision);
+    }
     const approvers = approversOnThread(o.approvers, this.#context());
     if (approvers.length === 0) {
       o.logger.warn({ toolCallId, toolName, policy: o.approvers }, 'tool call needs approval and nobody who may approve is on the thread; refused');
@@ -115,7 +131,12 @@ export class ToolGate {
       o.logger.error({ err: error, toolCallId }, 'approval request not recorded on the thread; denying the call');
       this.approvals.cancel(toolCallId, `Denied: the request for approval of ${toolName} could not be put on the thread.`);
     }
-    const answered = await decision;
+    return this.#decided(toolCallId, toolName, input, await decision);
+  };
+
+  /** What Claude gets for an answered call. */
+  #decided(toolCallId: string, toolName: string, input: Record<string, unknown>, answered: ApprovalDecision): PermissionResult {
+    const o = this.#options;
     if (toolName === 'AskUserQuestion' && answered.behavior === 'deny' && answered.result && !answered.result.isError) {
       // A person answered Claude's question: the answers go in as the tool's input (engine-notes §1.1).
       const answers = askUserAnswers(input, answered.result.output);
@@ -134,7 +155,7 @@ export class ToolGate {
     }
     if (answered.behavior === 'deny' && answered.source !== 'result') o.onDenied(toolCallId, answered.message);
     return toPermission(answered);
-  };
+  }
 
   /** A fresh `bubble` MCP server for a new query (none when no catalog was given). */
   mcpServers(): Options['mcpServers'] | undefined {

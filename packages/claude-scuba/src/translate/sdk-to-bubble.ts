@@ -161,11 +161,11 @@ export class SdkToBubble {
     return events;
   }
 
-  /** A `data-status` chunk on an open run: something about the run that is not Claude's words. */
-  status(runId: string, data: Record<string, unknown>): BubbleEventDraft {
+  /** A chunk the owner puts on an open run: something about the run that is not Claude's words. */
+  chunk(runId: string, chunk: UiChunk): BubbleEventDraft {
     const run = this.#find(runId);
     if (!run) throw new ScubaError('run_state', `run ${runId} is not open`);
-    return this.#part(run, { type: 'data-status', data } as UiChunk);
+    return this.#part(run, chunk);
   }
 
   /** Every open run, for closing them all when the query ends. */
