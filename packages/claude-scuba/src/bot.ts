@@ -116,6 +116,7 @@ export async function startBot(options: BotOptions): Promise<Bot> {
     checkpoints,
     backlog: config.backlog,
     logger,
+    isReleased: (threadId) => store.isReleased(threadId),
     handlerFactory: async (context) => {
       await refreshJoinableBy();
       const session = new ClaudeSdkSession({
@@ -132,6 +133,16 @@ export async function startBot(options: BotOptions): Promise<Bot> {
         },
         // From the checkpoint (or the replay start, when lower), and a page before it: the bot-only streak
         // counts turns since the last person's words, which may be older than the checkpoint.
+        subthreadEnded: (childThreadId) => {
+          // Its sub-agent is done: unless someone is talking with the bot there, the subthread's session ends.
+          const child = sessions.get(childThreadId);
+          if (child && !child.quiet) {
+            logger.info({ threadId: childThreadId }, 'sub-agent ended, but its subthread is busy: still following it');
+            return;
+          }
+          store.markReleased(childThreadId);
+          void runtime.release(childThreadId);
+        },
         scanAfter: Math.max(0, Math.min(context.checkpoint ?? context.startAfterSeq, context.startAfterSeq) - 1000),
         liveRuns,
         runQueue,

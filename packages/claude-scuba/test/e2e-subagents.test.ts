@@ -2,7 +2,7 @@ import type { Script } from '@bubble/model-double';
 import type { EventEnvelope } from '@bubble/protocol';
 import { BubbleClient } from '@bubble/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runText, startScubaWorld, type ScubaWorld } from './support/scuba-world.js';
+import { runText, startScubaWorld, waitForLog, type ScubaWorld } from './support/scuba-world.js';
 
 /** Sub-agents become subthreads, foreground and background, with the real CLI. */
 let world: ScubaWorld | undefined;
@@ -243,5 +243,30 @@ describe("a sub-agent's local bubble tools", () => {
     const child = childOf(w, parent)!;
     expect((await w.alice.listArtifacts(child)).map((a) => a.name)).toEqual(['notes.md']);
     expect(await w.alice.listArtifacts(w.threadId)).toEqual([]);
+  });
+});
+
+describe("a sub-agent's subthread session", () => {
+  it('ends when its sub-agent ends, and is not followed again after a restart', async () => {
+    const script: Script = [
+      { name: 'spawn', match: { text: 'use a helper', subagent: false }, reply: [agentCall(false)] },
+      { name: 'sub', match: { subagent: true }, reply: [{ type: 'text', text: 'Sub-agent report.' }] },
+      { name: 'after', match: { toolResult: { name: 'Agent' } }, reply: [{ type: 'text', text: 'Done.' }], times: 'always' },
+    ];
+    world = await startScubaWorld({ script });
+    const w = world;
+    const config = withAgents(w);
+    const bot = w.startBot({ configPath: config });
+    await w.say('use a helper');
+    const parent = await w.waitFor((all) => finishedRuns(all, w.botId).length === 1, { what: 'the parent run to finish' });
+    const child = childOf(w, parent)!;
+    await waitForLog(bot, (l) => l.msg === 'thread released; no longer followed' && l.threadId === child, 'the subthread released');
+    await waitForLog(bot, (l) => l.msg === 'session stopping' && l.threadId === child && l.reason === 'released', "the subthread's session stopped");
+    expect(finishedRuns(await w.events(child), w.botId)).toHaveLength(1);
+    await bot.stop();
+    const again = w.startBot({ configPath: config });
+    await waitForLog(again, (l) => l.msg === 'thread starts' && l.threadId === w.threadId, 'the parent thread followed again');
+    await waitForLog(again, (l) => l.msg === 'thread released earlier; not followed' && l.threadId === child, 'the subthread left alone');
+    expect(again.logs.some((l) => l.msg === 'thread starts' && l.threadId === child)).toBe(false);
   });
 });

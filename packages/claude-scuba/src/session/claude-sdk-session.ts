@@ -80,6 +80,8 @@ export interface SessionOptions {
   scanAfter?: number;
   /** Runs this process has open, on every thread: a run in it is live, not left over from a crash. */
   liveRuns?: Set<string>;
+  /** A sub-agent of this session ended: its subthread's session may end too (once its last events are sent). */
+  subthreadEnded?: (childThreadId: string) => void;
 }
 
 /**
@@ -649,6 +651,11 @@ export class ClaudeSdkSession {
       });
   }
 
+  /** Nothing under way: no query, no turn, nothing buffered that is final (a subthread's session may end). */
+  get quiet(): boolean {
+    return (!this.#query || this.#query.isEnded) && this.#output.isIdle && !this.#turnStarting && this.#held === undefined && this.#tools.approvals.size === 0;
+  }
+
   /** Whether another thread may take this session's CLI slot now. */
   get evictable(): boolean {
     return !!this.#query && !this.#query.isEnded && this.#output.isIdle && !this.#turnStarting && this.#tools.approvals.size === 0 && this.#output.activeSubagents.length === 0;
@@ -801,6 +808,10 @@ export class ClaudeSdkSession {
       await this.#apply(next);
     }
     if (step.dropped > 0) this.#log.warn({ dropped: step.dropped }, 'sub-agent messages dropped');
+    for (const childThreadId of step.ended ?? []) {
+      // The child run's end goes out first; then the subthread's own session may go.
+      void this.#outbound.flush().then(() => this.#o.subthreadEnded?.(childThreadId));
+    }
   }
 
   /** Where the sandbox cannot start, the first turn of each thread says that tools are off, and why. */

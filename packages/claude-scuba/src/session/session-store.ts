@@ -16,6 +16,9 @@ export interface SessionStore {
   /** Fixes the workspace of a thread; a second call keeps the first value and returns it. */
   fixWorkspace(threadId: string, workspace: string): ThreadSessionRecord;
   setClaudeSession(threadId: string, claudeSessionId: string | null): void;
+  /** A subthread whose sub-agent ended: the bot no longer follows it, across restarts too. */
+  markReleased(threadId: string): void;
+  isReleased(threadId: string): boolean;
   close(): void;
 }
 
@@ -41,6 +44,22 @@ export class SqliteSessionStore implements SessionStore {
       updated_at TEXT NOT NULL,
       PRIMARY KEY (scope, thread_id)
     )`);
+    this.#db.exec(`CREATE TABLE IF NOT EXISTS scuba_released_threads (
+      scope TEXT NOT NULL,
+      thread_id TEXT NOT NULL,
+      released_at TEXT NOT NULL,
+      PRIMARY KEY (scope, thread_id)
+    )`);
+  }
+
+  markReleased(threadId: string): void {
+    this.#db
+      .prepare('INSERT INTO scuba_released_threads (scope, thread_id, released_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING')
+      .run(this.#scope, threadId, new Date().toISOString());
+  }
+
+  isReleased(threadId: string): boolean {
+    return this.#db.prepare('SELECT 1 FROM scuba_released_threads WHERE scope = ? AND thread_id = ?').get(this.#scope, threadId) !== undefined;
   }
 
   get(threadId: string): ThreadSessionRecord | undefined {

@@ -36,6 +36,8 @@ export interface RegistryStep {
   open: OpenRequest[];
   /** Sub-agent messages that could not be shown (their subthread failed to open), for the log. */
   dropped: number;
+  /** Subthreads whose sub-agent ended in this step (its run there is closed). */
+  ended?: string[];
 }
 
 type State = 'opening' | 'open' | 'detached' | 'closed';
@@ -254,6 +256,7 @@ export class SubagentRegistry {
     const events: BubbleEventDraft[] = [];
     for (const runId of entry.translator.openRunIds) events.push(...entry.translator.finishRun(runId, outcome));
     step.deliveries.push({ threadId: entry.childThreadId!, events });
+    (step.ended ??= []).push(entry.childThreadId!);
   }
 
   #translate(entry: Entry, message: NarrowedSdkMessage, step: RegistryStep): void {

@@ -17,6 +17,8 @@ export interface ThreadOutputStep {
   signals: TranslatorSignal[];
   /** Sub-agent messages that had nowhere to go. */
   dropped: number;
+  /** Subthreads whose sub-agent ended here. */
+  ended?: string[];
 }
 
 export interface ThreadOutputOptions {
@@ -206,6 +208,7 @@ export class ThreadOutput {
     for (const delivery of registry.deliveries) this.#deliver(step, delivery.threadId, delivery.events);
     step.open.push(...registry.open);
     step.dropped += registry.dropped;
+    if (registry.ended) (step.ended ??= []).push(...registry.ended);
   }
 
   /** Appends to the last delivery when it is for the same thread, so one message's events go out together. */

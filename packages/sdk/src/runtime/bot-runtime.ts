@@ -25,6 +25,11 @@ export interface BotRuntimeOptions<C extends BotRuntimeClient = BotRuntimeClient
    * revoke-then-add that a reconnect reports for a mere role change keeps its checkpoint.
    */
   readonly forgetOnRevoke?: boolean;
+  /**
+   * Threads the bot let go of (`release`) in an earlier run: their grants are not followed. Asked
+   * when a grant is added.
+   */
+  readonly isReleased?: (threadId: string) => boolean;
   /** Backoff of a thread whose start failed transiently. Defaults 500 ms and 30 s. */
   readonly retryBaseMs?: number;
   readonly retryCapMs?: number;
@@ -37,6 +42,11 @@ export interface BotRuntime {
   readonly principalId: string;
   /** Ids of the threads running now. */
   threads(): string[];
+  /**
+   * Stops following one thread the bot keeps its grant on (its handler gets `stop('released')`),
+   * for the rest of this runtime; the grants stream re-adding it does not start it again.
+   */
+  release(threadId: string): Promise<void>;
   /** Stops every thread (handlers get `stop('runtime_stopped')`) and the grants stream. */
   stop(): Promise<void>;
   /** Settles when the runtime has ended: stopped, or failed (the grants stream failed, e.g. a revoked credential). */
@@ -61,9 +71,14 @@ export function startBotRuntime<C extends BotRuntimeClient>(options: BotRuntimeO
   const abort = new AbortController();
   const forgetOnRevoke = options.forgetOnRevoke ?? false;
 
+  const released = new Set<string>();
   const startThread = (grant: Grant): void => {
     const current = runners.get(grant.threadId);
     if (current !== undefined) return;
+    if (released.has(grant.threadId) || options.isReleased?.(grant.threadId) === true) {
+      logger.debug({ threadId: grant.threadId }, 'thread released earlier; not followed');
+      return;
+    }
     const runner = new ThreadRunner({
       grant,
       principalId: options.principalId,
@@ -135,6 +150,14 @@ export function startBotRuntime<C extends BotRuntimeClient>(options: BotRuntimeO
   return {
     principalId: options.principalId,
     threads: () => [...runners.keys()],
+    release: async (threadId) => {
+      released.add(threadId);
+      const runner = runners.get(threadId);
+      if (runner === undefined) return;
+      runners.delete(threadId);
+      logger.info({ threadId }, 'thread released; no longer followed');
+      await runner.stop('released');
+    },
     stop: async () => {
       abort.abort();
       await done;

@@ -18,6 +18,8 @@ export type ThreadStopReason =
   | 'revoked'
   /** The runtime is stopping. */
   | 'runtime_stopped'
+  /** The bot let go of the thread (`BotRuntime.release`), keeping its grant. */
+  | 'released'
   /** The server ended the subscription (e.g. `grant_revoked`, `thread_deleted`). */
   | 'subscription_ended'
   /** The thread could not be read and retrying cannot help (e.g. 403, 404, a revoked credential). */
