@@ -110,6 +110,22 @@ export async function startBot(options: BotOptions): Promise<Bot> {
   // Every run this process has open, on any thread: a session starting on a thread closes only runs not in it.
   const liveRuns = new Set<string>();
 
+  /** A sub-agent is done: unless someone is talking with the bot there, its subthread's session ends. */
+  const releaseSubthread = (childThreadId: string, attempt: number): void => {
+    const child = sessions.get(childThreadId);
+    if (child && !child.quiet) {
+      logger.info({ threadId: childThreadId }, 'sub-agent ended, but its subthread is busy: still following it');
+      return;
+    }
+    if (!child && runtime.threads().includes(childThreadId)) {
+      // Its session is still starting (it may be reading what someone wrote there): look again shortly.
+      if (attempt < 10) setTimeout(() => releaseSubthread(childThreadId, attempt + 1), 500).unref();
+      return;
+    }
+    store.markReleased(childThreadId);
+    void runtime.release(childThreadId);
+  };
+
   const runtime: BotRuntime = startBotRuntime({
     client,
     principalId,
@@ -133,16 +149,7 @@ export async function startBot(options: BotOptions): Promise<Bot> {
         },
         // From the checkpoint (or the replay start, when lower), and a page before it: the bot-only streak
         // counts turns since the last person's words, which may be older than the checkpoint.
-        subthreadEnded: (childThreadId) => {
-          // Its sub-agent is done: unless someone is talking with the bot there, the subthread's session ends.
-          const child = sessions.get(childThreadId);
-          if (child && !child.quiet) {
-            logger.info({ threadId: childThreadId }, 'sub-agent ended, but its subthread is busy: still following it');
-            return;
-          }
-          store.markReleased(childThreadId);
-          void runtime.release(childThreadId);
-        },
+        subthreadEnded: (childThreadId) => releaseSubthread(childThreadId, 0),
         scanAfter: Math.max(0, Math.min(context.checkpoint ?? context.startAfterSeq, context.startAfterSeq) - 1000),
         liveRuns,
         runQueue,

@@ -331,6 +331,7 @@ describe('CLI slots', () => {
       { name: 'tool', match: { text: 'make a file' }, reply: [{ type: 'tool_use', id: 'toolu_y1', name: 'Bash', input: { command: 'touch yielded.txt', description: 'Make a file' } }] },
       { name: 'again', match: { text: 'make the same call again' }, reply: [{ type: 'tool_use', id: 'toolu_y2', name: 'Bash', input: { command: 'touch yielded.txt', description: 'Make a file' } }] },
       { name: 'after', match: { toolResult: { name: 'Bash' } }, reply: [{ type: 'text', text: 'Made it after all.' }], times: 'always' },
+      { name: 'later', match: { text: 'once more later' }, reply: [{ type: 'tool_use', id: 'toolu_y4', name: 'Bash', input: { command: 'touch yielded.txt', description: 'Make a file' } }] },
       quick('hello from thread B', 'B answered.'),
     ];
     world = await startScubaWorld({ script });
@@ -365,6 +366,9 @@ describe('CLI slots', () => {
     expect(bot.logs.some((l) => l.msg === 'opening the Claude query' && l.threadId === w.threadId && typeof l.resume === 'string')).toBe(true);
     expect(readdirSync(join(w.dir, 'workspaces', w.threadId))).toContain('yielded.txt');
     expectExactlyOnce(w, events);
+    // The answer stood for one call, in that run: the same call in a later run asks again.
+    await w.say('once more later');
+    await waitForLog(bot, (l) => l.msg === 'tool call waits for approval' && l.toolCallId === 'toolu_y4', 'the later call parked, not pre-approved');
   });
 
   it('a run whose CLI gave its slot up is stopped by an interrupt, without its CLI', { timeout: 60_000 }, async () => {

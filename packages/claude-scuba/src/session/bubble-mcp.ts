@@ -48,8 +48,6 @@ export interface BubbleMcpOptions {
   client: ToolClient;
   principalId: string;
   broker: McpCallBroker;
-  /** Used when a call reached the handler without an approval record (it cannot normally happen). */
-  fallback: (toolUseId: string | undefined) => McpCallContext;
 }
 
 /**
@@ -64,7 +62,12 @@ export function buildBubbleMcpServer(options: BubbleMcpOptions): McpSdkServerCon
     tool(local.name, local.description, local.inputSchema.shape, async (args, extra) => {
       const meta = (extra as { _meta?: Record<string, unknown> } | undefined)?._meta;
       const toolUseId = typeof meta?.[TOOL_USE_ID_META] === 'string' ? (meta[TOOL_USE_ID_META] as string) : undefined;
-      const { supplied, ...context } = options.broker.take(toolUseId) ?? options.fallback(toolUseId);
+      const approved = options.broker.take(toolUseId);
+      if (approved === undefined) {
+        // Every call is approved through canUseTool first; one that was not (or cannot be matched) does not run.
+        return { content: [{ type: 'text' as const, text: 'not_approved: this call has no approval record; it did not run' }], isError: true };
+      }
+      const { supplied, ...context } = approved;
       if (supplied) {
         // Someone on the thread gave this call's result: it stands in for the tool, which does not run.
         const text = typeof supplied.output === 'string' ? supplied.output : JSON.stringify(supplied.output ?? null);

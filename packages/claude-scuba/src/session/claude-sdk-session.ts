@@ -122,8 +122,10 @@ export class ClaudeSdkSession {
   readonly #liveRuns: Set<string>;
   /** Queries closed while they waited on a person (their slot went to another thread). */
   readonly #setAside = new WeakSet<LiveQuery>();
-  /** Who last asked to interrupt, for a run that ends without its CLI (its slot was given up). */
-  #lastInterrupt: { by: string; reason?: string } | undefined;
+  /** Who asked to interrupt which run, for a run that ends without its CLI (its slot was given up). */
+  #interrupted: { runId: string; by: string; reason?: string } | undefined;
+  /** What people answered to calls parked while their CLI was closed, told to Claude together on resume. */
+  readonly #awayAnswers: string[] = [];
   /** A bot-only turn begun and waiting for its run_started to come back (the loop guard's check). */
   #held: { runId: string; uuid: string; payload: DrainPayload; timer: unknown } | undefined;
   #stopped = false;
@@ -563,7 +565,8 @@ export class ClaudeSdkSession {
     }
     this.#log.info({ runId, by, seq }, 'interrupt requested');
     this.#output.noteInterrupt(runId, { by, ...(reason !== undefined ? { reason } : {}) });
-    this.#lastInterrupt = { by, ...(reason !== undefined ? { reason } : {}) };
+    this.#interrupted = { runId, by, ...(reason !== undefined ? { reason } : {}) };
+    this.#tools.forgetAnswered();
     this.#tools.approvals.cancelAll('interrupt');
     if (this.#turnStarting) {
       // The turn has not reached a CLI yet (it waits for a slot): it ends when it gets one.
@@ -588,7 +591,9 @@ export class ClaudeSdkSession {
       !this.#output.isIdle &&
       this.#tools.approvals.size > 0 &&
       !this.#tools.approvals.allDetached &&
-      this.#output.activeSubagents.length === 0
+      this.#output.activeSubagents.length === 0 &&
+      // Nothing running: every call without a result is one waiting for approval.
+      [...this.#output.openCalls].every((toolCallId) => this.#tools.approvals.isParked(toolCallId))
     );
   }
 
@@ -613,42 +618,69 @@ export class ClaudeSdkSession {
     this.#slots.get(query)?.();
   }
 
-  /** A call parked while its CLI was closed is settled: resume the query and tell Claude. */
+  /**
+   * A call parked while its CLI was closed is settled. Once every such call is, the query resumes by
+   * session id with one message that tells Claude each answer (an allowed call is to be made again:
+   * the answer stands for it, in this run). An interrupt of the run ends it without a CLI.
+   */
   #answeredWhileAway(toolCallId: string, toolName: string, decision: { behavior: string; by: string | null; source: string; message?: string }): void {
     if (this.#stopped) return;
     const runId = this.#output.currentRunId;
     if (runId === undefined) return;
-    const who = decision.by !== null ? (this.#people.names.get(decision.by) ?? decision.by) : undefined;
-    const stopped = decision.source === 'interrupt' || decision.source === 'closed';
+    const interrupted = decision.source === 'closed' || (decision.source === 'interrupt' && this.#interrupted?.runId === runId);
     // The first call will get no result from the CLI that asked it: end it on the thread.
-    const aside = `This call waited for approval while its Claude process was closed to free a slot for another thread; ${stopped ? 'the run was stopped.' : 'Claude was asked to make it again.'}`;
+    const aside = `This call waited for approval while its Claude process was closed to free a slot for another thread; ${interrupted ? 'the run was stopped.' : 'Claude was told the answer.'}`;
     this.#outbound.send(this.threadId, [this.#output.callSetAside(runId, toolCallId, aside)]);
-    if (stopped) {
-      if (this.#tools.approvals.size === 0) {
-        this.#outbound.send(this.threadId, this.#output.finishRun(runId, { status: 'interrupted', ...(this.#lastInterrupt ? { interruptedBy: this.#lastInterrupt.by, ...(this.#lastInterrupt.reason !== undefined ? { interruptReason: this.#lastInterrupt.reason } : {}) } : {}) }));
-        this.#whenIdle();
-      }
+    if (!interrupted) {
+      const who = decision.by !== null ? (this.#people.names.get(decision.by) ?? decision.by) : 'Nobody';
+      this.#awayAnswers.push(
+        decision.behavior === 'allow'
+          ? `${who} allowed your ${toolName} call; make the same call again now.`
+          : decision.source === 'result'
+            ? `${who} answered your ${toolName} call in its place; make the same call again to receive that answer.`
+            : `Your ${toolName} call was not allowed (${decision.message ?? 'denied'}); carry on without it.`,
+      );
+    }
+    if (this.#tools.approvals.size > 0) return;
+    const answers = this.#awayAnswers.splice(0);
+    if (interrupted || this.#interrupted?.runId === runId) {
+      this.#finishInterrupted(runId);
       return;
     }
-    const text =
-      decision.behavior === 'allow'
-        ? `${who ?? 'Someone'} allowed your ${toolName} call. It was set aside while it waited (your process was restarted in between), so make the same call again now.`
-        : decision.source === 'result'
-          ? `${who ?? 'Someone'} answered your ${toolName} call in its place. It was set aside while it waited; make the same call again to receive that answer.`
-          : `Your ${toolName} call was not allowed (${decision.message ?? 'denied'}). Carry on without it.`;
-    this.#log.info({ toolCallId, decision: decision.behavior, by: decision.by, runId }, 'answer for a call whose CLI was closed: resuming the query');
+    const text = `While these calls waited for approval your process was stopped to free a slot, and restarted now. ${answers.join(' ')}`;
+    this.#log.info({ runId, answers: answers.length }, 'answers for calls whose CLI was closed: resuming the query');
     const uuid = randomUUID();
     this.#turnStarting = true;
     void this.#ensureQuery()
-      .then((query) => query.push(text, { uuid }))
+      .then((query) => {
+        // Interrupted while it waited for a slot, or closed meanwhile: Claude gets the words as context, no turn.
+        if (this.#output.currentRunId !== runId || this.#pendingInterrupt?.runId === runId) {
+          query.push(text, { uuid, shouldQuery: false });
+          this.#output.noteSteer(uuid);
+          if (this.#output.currentRunId === runId) this.#finishInterrupted(runId);
+          this.#pendingInterrupt = undefined;
+          return;
+        }
+        query.push(text, { uuid });
+      })
       .catch((error: unknown) => {
         this.#log.error({ err: error, runId }, 'could not resume the Claude query');
+        this.#tools.forgetAnswered();
         this.#emit(this.#output.closeAll({ status: 'error', error: { code: 'engine_start_failed', message: 'Claude could not be started again.' } }));
         this.#noteFailure(error instanceof Error ? error.message : String(error));
       })
       .finally(() => {
         this.#turnStarting = false;
+        if (this.#output.isIdle) this.#whenIdle();
       });
+  }
+
+  /** Ends a run as interrupted without its CLI (it gave its slot up), crediting who asked. */
+  #finishInterrupted(runId: string): void {
+    const by = this.#interrupted?.runId === runId ? this.#interrupted : undefined;
+    this.#tools.forgetAnswered();
+    this.#outbound.send(this.threadId, this.#output.finishRun(runId, { status: 'interrupted', ...(by ? { interruptedBy: by.by, ...(by.reason !== undefined ? { interruptReason: by.reason } : {}) } : {}) }));
+    this.#whenIdle();
   }
 
   /** Nothing under way: no query, no turn, nothing buffered that is final (a subthread's session may end). */
@@ -767,6 +799,8 @@ export class ClaudeSdkSession {
 
   #onRunFinished(query: LiveQuery, runId: string, status: string): void {
     this.#log.info({ runId, status }, 'run finished');
+    // Answers kept for calls to be made again belong to their run.
+    this.#tools.forgetAnswered();
     // A result came: the CLI works.
     this.#failures = 0;
     this.#crashLoopTold = false;
@@ -808,10 +842,7 @@ export class ClaudeSdkSession {
       await this.#apply(next);
     }
     if (step.dropped > 0) this.#log.warn({ dropped: step.dropped }, 'sub-agent messages dropped');
-    for (const childThreadId of step.ended ?? []) {
-      // The child run's end goes out first; then the subthread's own session may go.
-      void this.#outbound.flush().then(() => this.#o.subthreadEnded?.(childThreadId));
-    }
+
   }
 
   /** Where the sandbox cannot start, the first turn of each thread says that tools are off, and why. */
@@ -842,6 +873,10 @@ export class ClaudeSdkSession {
 
   #emit(step: ThreadOutputStep): void {
     for (const delivery of step.deliveries) this.#outbound.send(delivery.threadId, delivery.events);
+    for (const childThreadId of step.ended ?? []) {
+      // A sub-agent ended (done, or its CLI died): the child run's end goes out first, then its subthread's session may go.
+      void this.#outbound.flush().then(() => this.#o.subthreadEnded?.(childThreadId));
+    }
   }
 
   #armIdle(): void {

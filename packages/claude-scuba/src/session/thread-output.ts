@@ -132,6 +132,11 @@ export class ThreadOutput {
     this.#main.newQuery();
   }
 
+  /** The main conversation's tool calls without a result yet. */
+  get openCalls(): ReadonlySet<string> {
+    return this.#main.openCalls;
+  }
+
   noteInterrupt(runId: string, note: InterruptNote): void {
     this.#main.noteInterrupt(runId, note);
   }

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { CanUseTool, Options, PermissionResult } from '@anthropic-ai/claude-agent-sdk';
 import type { NewEvent, Role } from '@bubble/protocol';
 import type { ToolCatalog, ToolClient } from '@bubble/sdk';
@@ -84,14 +83,23 @@ export class ToolGate {
       onSettled: (call, decision) => this.#onSettled(call, decision),
       onDetachedAnswer: (call, decision) => {
         // The next time Claude makes this same call (the resumed CLI asks again), this answer stands.
-        if (decision.source === 'approval' || decision.source === 'result') this.#answered.push({ toolName: call.toolName, input: JSON.stringify(call.input), decision });
+        // Only for this run, and only while an answer would still be waited for.
+        const runId = options.currentRunId();
+        if ((decision.source === 'approval' || decision.source === 'result') && runId !== undefined) {
+          this.#answered.push({ toolName: call.toolName, input: JSON.stringify(call.input), decision, runId, at: options.clock.now() });
+        }
         options.onDetachedAnswer?.(call, decision);
       },
     });
   }
 
   /** Answers given while their CLI was closed, used once when Claude makes the same call again. */
-  readonly #answered: Array<{ toolName: string; input: string; decision: ApprovalDecision }> = [];
+  readonly #answered: Array<{ toolName: string; input: string; decision: ApprovalDecision; runId: string; at: number }> = [];
+
+  /** Forgets answers kept for calls to be made again (their run ended, or was interrupted). */
+  forgetAnswered(): void {
+    this.#answered.length = 0;
+  }
 
   /** Feeds a thread event to the registry and logs what it did. */
   observe(event: { type: string; principalId: string; data: unknown; seq: number }): ObserveResult {
@@ -111,16 +119,20 @@ export class ToolGate {
       o.logger.warn({ toolCallId, toolName, path: touched }, 'tool call touches a private path; refused');
       return this.#refuse(toolCallId, `Denied: ${touched} is private to this bot (its configuration, its state, or another thread's workspace); no tool may read or change it.`);
     }
-    const earlier = this.#answered.findIndex((a) => a.toolName === toolName && a.input === JSON.stringify(input));
-    if (earlier !== -1) {
-      const { decision } = this.#answered.splice(earlier, 1)[0]!;
-      o.logger.info({ toolCallId, toolName, decision: decision.behavior, by: decision.by }, 'the same call again: answered while its CLI was closed');
-      return this.#decided(toolCallId, toolName, input, decision);
-    }
     const approvers = approversOnThread(o.approvers, this.#context());
     if (approvers.length === 0) {
       o.logger.warn({ toolCallId, toolName, policy: o.approvers }, 'tool call needs approval and nobody who may approve is on the thread; refused');
       return this.#refuse(toolCallId, noApproverMessage(toolName, o.approvers, { ...this.#context(), nameOf: o.nameOf }));
+    }
+    // The same call, with the same input, in the same run, that was answered while its CLI was closed.
+    const now = o.clock.now();
+    const earlier = this.#answered.findIndex(
+      (a) => a.toolName === toolName && a.input === JSON.stringify(input) && a.runId === o.currentRunId() && now - a.at <= o.timeoutMs,
+    );
+    if (earlier !== -1) {
+      const { decision } = this.#answered.splice(earlier, 1)[0]!;
+      o.logger.info({ toolCallId, toolName, decision: decision.behavior, by: decision.by }, 'the same call again: answered while its CLI was closed');
+      return this.#decided(toolCallId, toolName, input, decision);
     }
     o.logger.info({ toolCallId, toolName, agentId: options.agentID, approvers }, 'tool call waits for approval');
     const decision = this.approvals.park({ toolCallId, toolName, input, signal: options.signal });
@@ -166,10 +178,6 @@ export class ToolGate {
       client: tools.client,
       principalId: this.#options.selfId,
       broker: this.#mcpCalls,
-      fallback: (toolUseId) => {
-        const where = toolUseId === undefined ? undefined : this.#options.callContext(toolUseId);
-        return { threadId: where?.threadId ?? this.#options.threadId, runId: where?.runId ?? this.#options.currentRunId() ?? 'unknown', toolCallId: toolUseId ?? `mcp-${randomUUID()}` };
-      },
     });
     return { [BUBBLE_MCP_NAME]: server };
   }

@@ -72,6 +72,8 @@ export class SdkToBubble {
   /** Messages pushed while a turn runs (`shouldQuery` true), by uuid, with the seqs they answer; in push order. */
   readonly #asides = new Map<string, number[]>();
   #totalCostUsd = 0;
+  /** Tool calls of this scope with a tool_use and no tool_result yet. */
+  readonly #openCalls = new Set<string>();
   /** The reset time of the last rate_limit_event, for a rate-limited run's error. */
   #rateLimitResetsAt: string | undefined;
 
@@ -125,9 +127,15 @@ export class SdkToBubble {
     return this.#asides.size;
   }
 
-  /** A new CLI process starts its cost count at zero (the SDK's total is per query). */
+  /** A new CLI process starts its cost count at zero (the SDK's total is per query); calls of the old one are gone. */
   newQuery(): void {
     this.#totalCostUsd = 0;
+    this.#openCalls.clear();
+  }
+
+  /** Tool calls made and not answered yet (running, or waiting for approval). */
+  get openCalls(): ReadonlySet<string> {
+    return this.#openCalls;
   }
 
   /** Remembers who asked to interrupt a run, for its `run_finished`. */
@@ -334,6 +342,7 @@ export class SdkToBubble {
         step.events.push(this.#part(run, deltaChunk(kind, id, text)));
         step.events.push(this.#part(run, { type: kind === 'text' ? 'text-end' : 'reasoning-end', id }));
       } else if (block.type === 'tool_use' && typeof block.id === 'string' && typeof block.name === 'string') {
+        this.#openCalls.add(block.id);
         if (SUBAGENT_TOOL_NAMES.has(block.name)) {
           this.#subagents.add(block.id);
           step.signals.push({ kind: 'subagent_started', runId: run.runId, toolCallId: block.id, toolName: block.name, input: block.input ?? {} });
@@ -354,6 +363,7 @@ export class SdkToBubble {
     const run = this.#runFor({}, step);
     for (const block of results) {
       const toolCallId = block.tool_use_id!;
+      this.#openCalls.delete(toolCallId);
       const denial = block.is_error === true ? this.#options.denials?.get(toolCallId) : undefined;
       if (denial !== undefined) {
         step.events.push(this.#part(run, { type: 'tool-output-denied', toolCallId, providerMetadata: { bubble: { reason: denial } } }));
