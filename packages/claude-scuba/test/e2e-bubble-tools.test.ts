@@ -53,6 +53,16 @@ function toolResultSent(body: unknown, toolUseId: string): { is_error?: boolean;
 const textOf = (content: unknown): string =>
   typeof content === 'string' ? content : Array.isArray(content) ? content.map((b) => (b as { text?: string }).text ?? '').join('\n') : JSON.stringify(content);
 
+/** Asks for the scripted call, answers it with Alice's `tool_call_result`, and returns the thread and what the CLI then sent the model for it. */
+async function resultSuppliedBy(w: ScubaWorld, ask: string, toolCallId: string, output: unknown) {
+  w.startBot();
+  await w.say(ask);
+  await w.waitFor((all) => all.some((e) => e.principalId === w.botId && e.type === 'message_part' && chunk(e).type === 'tool-approval-request'), { what: 'the approval request' });
+  await w.alice.appendEvent(w.threadId, { type: 'tool_call_result', data: { toolCallId, output } });
+  const events = await w.waitFor((all) => all.some((e) => e.principalId === w.botId && e.type === 'run_finished'), { what: 'the run to finish' });
+  return { events, sent: toolResultSent(w.double.requests.filter((r) => r.kind === 'main').at(-1)!.body, toolCallId) };
+}
+
 describe("a participant's tool_call_result", () => {
   it("for a local bubble tool: reaches Claude as the tool's own result (is_error false), and the tool does not run", async () => {
     world = await startScubaWorld({
@@ -62,12 +72,7 @@ describe("a participant's tool_call_result", () => {
       ],
     });
     const w = world;
-    w.startBot();
-    await w.say('write the notes');
-    await w.waitFor((all) => all.some((e) => e.principalId === w.botId && e.type === 'message_part' && chunk(e).type === 'tool-approval-request'), { what: 'the approval request' });
-    await w.alice.appendEvent(w.threadId, { type: 'tool_call_result', data: { toolCallId: 'toolu_res1', output: { name: 'notes.md', version: 7, note: 'kept elsewhere' } } });
-    const events = await w.waitFor((all) => all.some((e) => e.principalId === w.botId && e.type === 'run_finished'), { what: 'the run to finish' });
-    const sent = toolResultSent(w.double.requests.filter((r) => r.kind === 'main').at(-1)!.body, 'toolu_res1');
+    const { events, sent } = await resultSuppliedBy(w, 'write the notes', 'toolu_res1', { name: 'notes.md', version: 7, note: 'kept elsewhere' });
     expect(sent?.is_error ?? false).toBe(false);
     expect(JSON.parse(textOf(sent?.content))).toEqual({ name: 'notes.md', version: 7, note: 'kept elsewhere' });
     const shown = events.find((e) => e.principalId === w.botId && e.type === 'message_part' && chunk(e).type === 'tool-output-available' && chunk(e).toolCallId === 'toolu_res1');
@@ -84,12 +89,7 @@ describe("a participant's tool_call_result", () => {
       ],
     });
     const w = world;
-    w.startBot();
-    await w.say('list the files');
-    await w.waitFor((all) => all.some((e) => e.principalId === w.botId && e.type === 'message_part' && chunk(e).type === 'tool-approval-request'), { what: 'the approval request' });
-    await w.alice.appendEvent(w.threadId, { type: 'tool_call_result', data: { toolCallId: 'toolu_res2', output: 'a.txt b.txt' } });
-    const events = await w.waitFor((all) => all.some((e) => e.principalId === w.botId && e.type === 'run_finished'), { what: 'the run to finish' });
-    const sent = toolResultSent(w.double.requests.filter((r) => r.kind === 'main').at(-1)!.body, 'toolu_res2');
+    const { events, sent } = await resultSuppliedBy(w, 'list the files', 'toolu_res2', 'a.txt b.txt');
     expect(sent?.is_error).toBe(true);
     const shown = events.find((e) => e.principalId === w.botId && e.type === 'message_part' && chunk(e).type === 'tool-output-error' && chunk(e).toolCallId === 'toolu_res2');
     expect((shown?.data.chunk as { errorText?: string }).errorText).toBe(textOf(sent?.content));

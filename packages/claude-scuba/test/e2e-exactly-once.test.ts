@@ -6,6 +6,7 @@ import { BubbleClient } from '@bubble/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { countAnswers, humanMessages, longestBotOnlyStreak, notExactlyOnce } from './support/answer-ledger.js';
 import { runText, startScubaWorld, waitForLog, type ScubaProcess, type ScubaWorld } from './support/scuba-world.js';
+import { allFinished, botRuns, finishedOf, firstDelta, quickRule, slowRule } from './support/turn-helpers.js';
 
 /**
  * Issue 12: every person's message is answered exactly once, counted from the
@@ -21,15 +22,8 @@ afterEach(async () => {
   world = undefined;
 });
 
-const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(' ');
-const slow = (match: string, n = 40, delayMs = 60) => ({ name: `slow:${match}`, match: { text: match }, reply: [{ type: 'text' as const, text: words(n), delayMs }] });
-const quick = (match: string, text: string) => ({ name: `quick:${match}`, match: { text: match }, reply: [{ type: 'text' as const, text }], times: 'always' as const });
-
-const botRuns = (w: ScubaWorld, all: EventEnvelope[]) => all.filter((e) => e.principalId === w.botId && e.type === 'run_started').map((e) => e.data.runId as string);
-const finishedOf = (w: ScubaWorld, all: EventEnvelope[], runId: string) => all.find((e) => e.principalId === w.botId && e.type === 'run_finished' && e.data.runId === runId);
-const allFinished = (w: ScubaWorld) => (all: EventEnvelope[]) => botRuns(w, all).every((runId) => finishedOf(w, all, runId) !== undefined);
-const firstDelta = (w: ScubaWorld) => (all: EventEnvelope[]) =>
-  all.some((e) => e.principalId === w.botId && e.type === 'message_part' && (e.data.chunk as { type: string }).type === 'text-delta');
+const slow = (match: string, n = 40, delayMs = 60) => slowRule(match, n, delayMs);
+const quick = (match: string, text: string) => quickRule(match, text, 'always');
 const isHuman = (id: string) => id === 'alice' || id === 'bob';
 
 async function bob(w: ScubaWorld): Promise<BubbleClient> {
@@ -325,6 +319,26 @@ describe('two bots on one thread', () => {
   });
 });
 
+/**
+ * One CLI slot; thread A's turn parks a tool call on Alice's approval; then thread B gets a message
+ * and needs the slot.
+ */
+async function parkedWhileBNeedsTheSlot(script: Script, toolCallId: string) {
+  world = await startScubaWorld({ script });
+  const w = world;
+  const { thread } = await w.alice.createThread({ title: 'B' });
+  await w.alice.addParticipant(thread.threadId, w.botId, 'member');
+  const bot = w.startBot({ configPath: w.writeConfig({ limits: { maxActiveQueries: 1 } }) });
+  await w.say('make a file');
+  await waitForLog(bot, (l) => l.msg === 'tool call waits for approval' && l.toolCallId === toolCallId, 'the parked call');
+  await w.alice.appendEvents(thread.threadId, [
+    { type: 'run_started', data: { runId: 'b1' } },
+    { type: 'message_part', data: { runId: 'b1', chunk: { type: 'text-delta', id: 't', delta: 'hello from thread B' } } },
+    { type: 'run_finished', data: { runId: 'b1', status: 'completed' } },
+  ]);
+  return { w, bot, thread };
+}
+
 describe('CLI slots', () => {
   it('a thread waiting on a person gives its slot to another thread, and resumes by session id when the answer comes', { timeout: 60_000 }, async () => {
     const script: Script = [
@@ -334,18 +348,7 @@ describe('CLI slots', () => {
       { name: 'later', match: { text: 'once more later' }, reply: [{ type: 'tool_use', id: 'toolu_y4', name: 'Bash', input: { command: 'touch yielded.txt', description: 'Make a file' } }] },
       quick('hello from thread B', 'B answered.'),
     ];
-    world = await startScubaWorld({ script });
-    const w = world;
-    const { thread } = await w.alice.createThread({ title: 'B' });
-    await w.alice.addParticipant(thread.threadId, w.botId, 'member');
-    const bot = w.startBot({ configPath: w.writeConfig({ limits: { maxActiveQueries: 1 } }) });
-    await w.say('make a file');
-    await waitForLog(bot, (l) => l.msg === 'tool call waits for approval' && l.toolCallId === 'toolu_y1', 'the parked call');
-    await w.alice.appendEvents(thread.threadId, [
-      { type: 'run_started', data: { runId: 'b1' } },
-      { type: 'message_part', data: { runId: 'b1', chunk: { type: 'text-delta', id: 't', delta: 'hello from thread B' } } },
-      { type: 'run_finished', data: { runId: 'b1', status: 'completed' } },
-    ]);
+    const { w, bot, thread } = await parkedWhileBNeedsTheSlot(script, 'toolu_y1');
     // B is answered while A still waits on Alice: A gave its slot up.
     const b = await w.waitFor((all) => botRuns(w, all).length === 1 && allFinished(w)(all), { threadId: thread.threadId, what: "thread B's answer" });
     expect(runText(b, botRuns(w, b)[0]!)).toBe('B answered.');
@@ -376,18 +379,7 @@ describe('CLI slots', () => {
       { name: 'tool', match: { text: 'make a file' }, reply: [{ type: 'tool_use', id: 'toolu_y3', name: 'Bash', input: { command: 'touch never.txt', description: 'Make a file' } }] },
       quick('hello from thread B', 'B answered.'),
     ];
-    world = await startScubaWorld({ script });
-    const w = world;
-    const { thread } = await w.alice.createThread({ title: 'B' });
-    await w.alice.addParticipant(thread.threadId, w.botId, 'member');
-    const bot = w.startBot({ configPath: w.writeConfig({ limits: { maxActiveQueries: 1 } }) });
-    await w.say('make a file');
-    await waitForLog(bot, (l) => l.msg === 'tool call waits for approval' && l.toolCallId === 'toolu_y3', 'the parked call');
-    await w.alice.appendEvents(thread.threadId, [
-      { type: 'run_started', data: { runId: 'b1' } },
-      { type: 'message_part', data: { runId: 'b1', chunk: { type: 'text-delta', id: 't', delta: 'hello from thread B' } } },
-      { type: 'run_finished', data: { runId: 'b1', status: 'completed' } },
-    ]);
+    const { w, bot } = await parkedWhileBNeedsTheSlot(script, 'toolu_y3');
     await waitForLog(bot, (l) => l.msg === 'waiting on a person: yielded my CLI slot', 'the yield');
     const [runId] = botRuns(w, await w.events());
     await w.alice.appendEvent(w.threadId, { type: 'run_interrupt_requested', data: { runId: runId!, reason: 'never mind' } });

@@ -3,6 +3,7 @@ import type { EventEnvelope } from '@bubble/protocol';
 import { BubbleClient } from '@bubble/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runText, startScubaWorld, type ScubaWorld } from './support/scuba-world.js';
+import { botRuns, finishedOf, firstDelta, quickRule, slowRule, words } from './support/turn-helpers.js';
 
 /** Turns: interrupts, wait-for-idle, the steer lane, who said what, respondTo, bot-only limits. */
 let world: ScubaWorld | undefined;
@@ -13,14 +14,8 @@ afterEach(async () => {
   world = undefined;
 });
 
-const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(' ');
-const slow = (match: string, n = 60, delayMs = 100) => ({ name: `slow:${match}`, match: { text: match }, reply: [{ type: 'text' as const, text: words(n), delayMs }] });
-const quick = (match: string, text: string) => ({ name: `quick:${match}`, match: { text: match }, reply: [{ type: 'text' as const, text }] });
-
-const botRuns = (w: ScubaWorld, all: EventEnvelope[]) => all.filter((e) => e.principalId === w.botId && e.type === 'run_started').map((e) => e.data.runId as string);
-const finishedOf = (w: ScubaWorld, all: EventEnvelope[], runId: string) => all.find((e) => e.principalId === w.botId && e.type === 'run_finished' && e.data.runId === runId);
-const firstDeltaOf = (w: ScubaWorld) => (all: EventEnvelope[]) =>
-  all.some((e) => e.principalId === w.botId && e.type === 'message_part' && (e.data.chunk as { type: string }).type === 'text-delta');
+const slow = (match: string, n = 60, delayMs = 100) => slowRule(match, n, delayMs);
+const quick = (match: string, text: string) => quickRule(match, text);
 
 async function human(w: ScubaWorld, id: string, name: string, role: 'member' | 'owner' = 'member'): Promise<BubbleClient> {
   const { token } = await w.server.createHuman(id, name);
@@ -37,7 +32,7 @@ describe('interrupts', () => {
     const bob = await human(w, 'bob', 'Bob');
     w.startBot();
     await w.say('tell a long story');
-    const streaming = await w.waitFor(firstDeltaOf(w), { what: 'the first delta' });
+    const streaming = await w.waitFor(firstDelta(w), { what: 'the first delta' });
     const runId = botRuns(w, streaming)[0]!;
     await bob.appendEvent(w.threadId, { type: 'run_interrupt_requested', data: { runId, reason: 'enough' } });
     const stopped = await w.waitFor((all) => finishedOf(w, all, runId) !== undefined, { what: 'the interrupted run_finished' });
@@ -58,7 +53,7 @@ describe('interrupts', () => {
     await w.alice.addParticipant(thread.threadId, w.botId, 'member');
     const bot = w.startBot({ configPath: w.writeConfig({ limits: { maxActiveQueries: 1 } }) });
     await w.say('tell a long story');
-    await w.waitFor(firstDeltaOf(w), { what: 'thread A streaming' });
+    await w.waitFor(firstDelta(w), { what: 'thread A streaming' });
     await w.alice.appendEvents(thread.threadId, [
       { type: 'run_started', data: { runId: 'b1' } },
       { type: 'message_part', data: { runId: 'b1', chunk: { type: 'text-delta', id: 't', delta: 'second thread story' } } },
@@ -108,7 +103,7 @@ describe('the drain rule', () => {
     const bob = await human(w, 'bob', 'Bob');
     w.startBot({ configPath: w.writeConfig({ turns: { steer: false } }) });
     await w.say('tell a long story');
-    await w.waitFor(firstDeltaOf(w), { what: 'the first delta' });
+    await w.waitFor(firstDelta(w), { what: 'the first delta' });
     await w.say('first point from alice');
     await w.say('second point from bob', undefined, bob);
     const events = await w.waitFor((all) => botRuns(w, all).length === 2 && finishedOf(w, all, botRuns(w, all)[1]!) !== undefined, { what: 'the second turn' });
@@ -126,7 +121,7 @@ describe('the drain rule', () => {
     const bob = await human(w, 'bob', 'Bob');
     const bot = w.startBot({ configPath: w.writeConfig({ turns: { respondTo: 'mentions' } }) });
     await w.say('@bot-research tell a long story');
-    const streaming = await w.waitFor(firstDeltaOf(w), { what: 'the first delta' });
+    const streaming = await w.waitFor(firstDelta(w), { what: 'the first delta' });
     const first = botRuns(w, streaming)[0]!;
     // Not addressed to the bot: steered in as context only (an aside to answer gets a turn: e2e-exactly-once).
     await w.say('also mention dragons', undefined, bob);

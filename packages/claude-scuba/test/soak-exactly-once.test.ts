@@ -5,6 +5,7 @@ import { BubbleClient } from '@bubble/sdk';
 import { afterAll, describe, expect, it } from 'vitest';
 import { countAnswers, humanMessages, longestBotOnlyStreak, notExactlyOnce } from './support/answer-ledger.js';
 import { startScubaWorld, type ScubaProcess, type ScubaWorld } from './support/scuba-world.js';
+import { words } from './support/turn-helpers.js';
 
 /**
  * A long randomized conversation (issue 12, "Done means"): three people, two
@@ -31,7 +32,6 @@ function random(seed: number): () => number {
   };
 }
 
-const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(' ');
 const script: Script = [
   { name: 'tool', match: { text: 'please run' }, reply: [{ type: 'tool_use', name: 'Bash', input: { command: 'touch soak.txt', description: 'Do a little work' } }], times: 'always' },
   { name: 'after-tool', match: { toolResult: { name: 'Bash' } }, reply: [{ type: 'text', text: 'Done with the tool.' }], times: 'always' },

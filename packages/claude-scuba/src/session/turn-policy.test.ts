@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { decideTurn, mentions, nextBotOnlyStreak, type RespondTo, type TurnDecision, type TurnPart } from './turn-policy.js';
+import type { EventEnvelope } from '@bubble/protocol';
+import { ThreadLedger } from './thread-ledger.js';
+import { decideTurn, mentions, type RespondTo, type TurnDecision, type TurnPart } from './turn-policy.js';
 
 const bots = new Set(['bot-other', 'bot-research']);
 const decide = (parts: TurnPart[], respondTo: RespondTo, botOnlyStreak = 0, maxBotOnlyTurns = 3) =>
@@ -34,17 +36,25 @@ describe('decideTurn', () => {
     expect(decide([other('hi')], 'all', 0, 0)).toEqual({ answer: false, reason: 'bot_only_limit' });
   });
 
-  it('two bots stop after maxBotOnlyTurns exchanges', () => {
-    let streak = 0;
+  it('two bots stop after maxBotOnlyTurns exchanges, counted by the thread ledger; a person speaking starts again', () => {
+    const ledger = new ThreadLedger({ selfId: 'bot-research', isBot: (p) => p.startsWith('bot-') });
+    let seq = 0;
+    const event = (principalId: string, type: string, data: Record<string, unknown>) =>
+      ({ id: `e${++seq}`, threadId: 't', seq, type, principalId, data, clientEventId: null, createdAt: '2026-12-01T00:00:00Z' }) as EventEnvelope;
     let answered = 0;
     for (let i = 0; i < 10; i++) {
-      const decision = decide([other(`ping ${i}`)], 'all', streak);
-      if (decision.answer) answered += 1;
-      streak = nextBotOnlyStreak(streak, decision);
+      const ping = event('bot-other', 'run_started', { runId: `o${i}`, replyTo: i === 0 ? [] : [seq] });
+      ledger.observe(ping);
+      const decision = decide([other(`ping ${i}`)], 'all', ledger.botOnlyStreak);
+      if (!decision.answer) continue;
+      answered += 1;
+      ledger.observe(event('bot-research', 'run_started', { runId: `r${i}`, replyTo: [ping.seq] }));
     }
-    expect(answered).toBe(3);
-    streak = nextBotOnlyStreak(streak, decide([alice('carry on')], 'all', streak));
-    expect(streak).toBe(0);
+    // Our replies and the other bot's answers to them, in a row: 3 between them, then both are refused.
+    expect(answered).toBe(2);
+    expect(decide([other('ping again')], 'all', ledger.botOnlyStreak)).toEqual({ answer: false, reason: 'bot_only_limit' });
+    ledger.observe(event('alice', 'message_part', { runId: 'a1', chunk: { type: 'text-delta', id: 't', delta: 'carry on' } }));
+    expect(ledger.botOnlyStreak).toBe(0);
   });
 });
 

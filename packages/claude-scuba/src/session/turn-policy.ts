@@ -4,9 +4,9 @@
  * - `respondTo: all` answers every turn; `humans` only turns with a human
  *   author; `mentions` only turns that name the bot (`@<principalId>`, or
  *   `@<display name>`).
- * - Whatever `respondTo` says, the bot takes at most `maxBotOnlyTurns` turns
- *   in a row that answer bots alone, so two bots on a thread cannot loop
- *   forever. A turn with a human in it resets the count.
+ * - Whatever `respondTo` says, the bot takes no turn that answers bots alone
+ *   once `botOnlyStreak` (counted on the thread by `ThreadLedger`, whichever
+ *   bots took them) has reached `maxBotOnlyTurns`.
  */
 export type RespondTo = 'all' | 'mentions' | 'humans';
 
@@ -51,12 +51,6 @@ export function decideTurn(input: TurnPolicyInput): TurnDecision {
   }
   if (botOnly && input.botOnlyStreak >= input.maxBotOnlyTurns) return { answer: false, reason: 'bot_only_limit' };
   return { answer: true, botOnly };
-}
-
-/** The streak after a turn was answered. */
-export function nextBotOnlyStreak(streak: number, decision: TurnDecision): number {
-  if (!decision.answer) return streak;
-  return decision.botOnly ? streak + 1 : 0;
 }
 
 function escape(text: string): string {

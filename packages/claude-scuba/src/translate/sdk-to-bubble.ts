@@ -122,11 +122,6 @@ export class SdkToBubble {
     this.#asides.set(uuid, [...replyTo]);
   }
 
-  /** Messages pushed mid-turn that no result has named yet. */
-  get pendingAsides(): number {
-    return this.#asides.size;
-  }
-
   /** A new CLI process starts its cost count at zero (the SDK's total is per query); calls of the old one are gone. */
   newQuery(): void {
     this.#totalCostUsd = 0;
