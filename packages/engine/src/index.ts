@@ -48,3 +48,6 @@ export { isInside, isolationOptions, privatePathTouched } from './tool-sandbox.j
 export type { ToolIsolation } from './tool-sandbox.js';
 export { probeSandbox } from './probe-sandbox.js';
 export type { SandboxProbe } from './probe-sandbox.js';
+export { resolveSecret, Secret, SecretRefSchema } from './secret.js';
+export type { SecretRef, SecretResolution, SecretSources } from './secret.js';
+export { describeIssues, formatPath, unknownKeys, valueAt } from './describe-issues.js';

@@ -1,6 +1,6 @@
 import { PRINCIPAL_ID_PATTERN } from '@bubble/protocol';
 import { z } from 'zod';
-import { SecretRefSchema } from './secret.js';
+import { SecretRefSchema } from '@bubble/engine';
 
 /**
  * The claude-scuba config file, as written (issue 5, "Config"). Everything but

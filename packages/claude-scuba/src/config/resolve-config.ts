@@ -1,7 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
-import { describeIssues, unknownKeys } from './describe-issues.js';
 import { ScubaConfigFileSchema, type ApproverPolicy, type ScubaConfigFile } from './config-schema.js';
-import { resolveSecret, type Secret, type SecretRef, type SecretSources } from './secret.js';
+import { describeIssues, resolveSecret, unknownKeys, type Secret, type SecretRef, type SecretSources } from '@bubble/engine';
 
 /** The engine credential the CLI child runs with. */
 export type ClaudeCredential = { kind: 'oauth'; token: Secret } | { kind: 'api_key'; key: Secret };

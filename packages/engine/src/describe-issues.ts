@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 
 /** Settings whose values must never appear in a message, even when they are wrong. */
-const SECRET_KEYS = new Set(['token', 'apiKey', 'oauthToken']);
+const SECRET_KEYS = new Set(['token', 'apiKey', 'oauthToken', 'secretsKey']);
 
 /** `bubble.token`, `approvals.approvers[1]`; the whole config is "the config". */
 export function formatPath(path: ReadonlyArray<PropertyKey>): string {
