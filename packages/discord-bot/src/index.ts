@@ -1,1 +1,13 @@
-export {};
+export { startDiscordBot } from './bot.js';
+export type { BotOptions, DiscordBot } from './bot.js';
+export { ConfigFileSchema, loadConfigFile, resolveConfig } from './config/config.js';
+export type { DiscordBotConfig, LoadedConfig } from './config/config.js';
+export { DISCORD_BOT_ERROR_CODES, DiscordBotError, isDiscordBotError } from './errors.js';
+export type { DiscordBotErrorCode } from './errors.js';
+export { splitMessage, DISCORD_MESSAGE_LIMIT } from './reply/split-message.js';
+export { ReplyStream } from './reply/reply-stream.js';
+export type { ReplyTarget } from './reply/reply-stream.js';
+export { buildTurnOptions, AGENTIC_TOOLS, CHAT_TOOLS, MAX_TURNS } from './runs/turn-options.js';
+export type { TurnKind } from './runs/turn-options.js';
+export { failureNotice } from './runs/user-messages.js';
+export { looksLikeClaudeToken } from './secrets/token-vault.js';

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
  * discord.js 14 Client to log in and work, with every request and every message recorded for tests.
  */
 
-export interface DoubleUser { id: string; username: string; bot?: boolean; globalName?: string }
+export interface DoubleUser { id: string; username: string; bot?: boolean; globalName?: string; /** Guild permissions as a bit-field string; default a plain member's (no Manage Threads). */ permissions?: string }
 export interface DoubleAttachment { filename: string; contentType: string; data: Buffer }
 export interface DoubleMessage {
   id: string; channelId: string; guildId: string | undefined; author: DoubleUser;
@@ -128,6 +128,8 @@ const Intents = { Guilds: 1 << 0, GuildMessages: 1 << 9, GuildMessageReactions: 
 const Flags = { Ephemeral: 64, Loading: 128, HasThread: 32 };
 /** Every permission except Administrator, as a bot with a generous role would have. */
 const PERMISSIONS = ((1n << 51n) - 1n - 8n).toString();
+/** What a plain member may do: see, write (also in threads), react, attach, read history, use commands, start threads. Not Manage Threads. */
+const MEMBER_PERMISSIONS = [6n, 10n, 11n, 15n, 16n, 31n, 35n, 38n].reduce((all, bit) => all | (1n << bit), 0n).toString();
 
 export async function startDiscordDouble(options: DiscordDoubleOptions): Promise<DiscordDouble> {
   const double = new Double(options);
@@ -709,7 +711,7 @@ class Double implements DiscordDouble {
     this.dispatch('INTERACTION_CREATE', {
       id, application_id: this.options.applicationId, type, data, token: record.token, version: 1,
       guild_id: channel.guildId, guild: { id: channel.guildId, locale: 'en-US', features: [] }, channel_id: channel.id,
-      channel: { ...this.apiChannel(channel), permissions: PERMISSIONS }, member: { ...this.apiMember(user, true), permissions: PERMISSIONS },
+      channel: { ...this.apiChannel(channel), permissions: PERMISSIONS }, member: { ...this.apiMember(user, true), permissions: user.permissions ?? MEMBER_PERMISSIONS },
       app_permissions: PERMISSIONS, locale: 'en-US', guild_locale: 'en-US', entitlements: [], authorizing_integration_owners: { 0: channel.guildId },
       context: 0, attachment_size_limit: 10_485_760, ...(component ? { message: this.apiMessage(component) } : {}),
     }, 0);

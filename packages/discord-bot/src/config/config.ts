@@ -1,0 +1,205 @@
+import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { describeIssues, resolveSecret, SecretRefSchema, unknownKeys, type Secret, type SecretRef, type SecretSources } from '@bubble/engine';
+import { z } from 'zod';
+import { DiscordBotError } from '../errors.js';
+
+/**
+ * The bubble-discord config file (issue 14, "Config"). Everything but
+ * `discord.token`, `discord.applicationId` and `secretsKey` has a default.
+ * Relative paths are relative to the config file. Unknown keys are warnings.
+ */
+
+const snowflake = z.string({ error: 'must be a Discord id (a string of digits)' }).regex(/^\d{1,20}$/, 'must be a Discord id: digits only');
+const httpUrl = z.string({ error: 'must be an http(s) URL (a string)' }).refine((value) => {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}, 'must be an http(s) URL such as "https://discord.com/api"');
+const positiveInt = (what: string) => z.number({ error: `must be a number (${what})` }).int('must be a whole number').positive('must be at least 1');
+const nonNegativeInt = (what: string) => z.number({ error: `must be a number (${what})` }).int('must be a whole number').nonnegative('must be 0 or more');
+const path = z.string({ error: 'must be a path (a string)' }).min(1, 'must not be empty');
+const oneOf = <T extends readonly [string, ...string[]]>(values: T) =>
+  z.enum(values, { error: `must be one of ${values.map((v) => JSON.stringify(v)).join(', ')}` });
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export const APPROVAL_STYLES = ['none', 'buttons'] as const;
+export const DEFAULT_DISCORD_API = 'https://discord.com/api';
+
+export const ConfigFileSchema = z.object(
+  {
+    discord: z.object(
+      {
+        token: SecretRefSchema,
+        applicationId: snowflake,
+        apiUrl: httpUrl.default(DEFAULT_DISCORD_API),
+        /** Slash commands are registered in these guilds at boot (instantly visible); omitted: globally. */
+        guildIds: z.array(snowflake, { error: 'must be a list of Discord ids' }).optional(),
+        /** Answer other bots' messages too (never its own). */
+        allowBots: z.boolean({ error: 'must be true or false' }).default(false),
+      },
+      { error: 'must be an object with token and applicationId' },
+    ),
+    /** The key that seals users' tokens at rest (AES-256-GCM): 32 bytes as hex or base64, or a passphrase. */
+    secretsKey: SecretRefSchema,
+    claude: z
+      .object(
+        {
+          /** Omitted: the engine's default model. `/model` changes it per thread. */
+          model: z.string({ error: 'must be a model name (a string)' }).min(1, 'must not be empty').optional(),
+          /** The CLI's config home: every thread's transcript lives here. Keep it on persistent storage. */
+          configDir: path.default('./.discord/claude'),
+          /** Each thread works in `<workspaceRoot>/<threadId>`, fixed once. */
+          workspaceRoot: path.default('./.discord/workspaces'),
+          /** Agentic mode: "buttons" asks the turn's sender before any tool outside the mode's list. */
+          approvals: oneOf(APPROVAL_STYLES).default('none'),
+          /** No click within this many seconds denies the tool call. */
+          approvalTimeoutSeconds: positiveInt('seconds').default(300),
+          /** Claude Code's sandbox (bubblewrap) around agentic mode's tools. Without it agentic mode is refused. */
+          sandbox: z.boolean({ error: 'must be true or false' }).default(true),
+          maxRetries: nonNegativeInt('API retries').default(2),
+          /** The Messages API endpoint; omitted: ANTHROPIC_BASE_URL from the environment, else Anthropic's. */
+          baseUrl: httpUrl.optional(),
+          /** Chat mode's system prompt (a custom prompt); omitted: the built-in one. */
+          chatPrompt: z.string({ error: 'must be a string' }).optional(),
+          /** Appended to Claude Code's own prompt in agentic mode. */
+          agenticAppend: z.string({ error: 'must be a string' }).optional(),
+        },
+        { error: 'must be an object' },
+      )
+      .default({ configDir: './.discord/claude', workspaceRoot: './.discord/workspaces', approvals: 'none', approvalTimeoutSeconds: 300, sandbox: true, maxRetries: 2 }),
+    limits: z
+      .object(
+        {
+          /** One CLI process per run (~140 MB each): the memory knob. */
+          maxConcurrentRuns: positiveInt('runs at once').default(2),
+          maxImageBytes: positiveInt('bytes').default(5 * 1024 * 1024),
+          maxImages: nonNegativeInt('images per message').default(4),
+        },
+        { error: 'must be an object' },
+      )
+      .default({ maxConcurrentRuns: 2, maxImageBytes: 5 * 1024 * 1024, maxImages: 4 }),
+    dashboard: z
+      .object(
+        {
+          host: z.string({ error: 'must be a host name or address' }).min(1, 'must not be empty').default('127.0.0.1'),
+          port: z.number({ error: 'must be a port number' }).int('must be a whole number').min(0, 'must be 0 to 65535').max(65535, 'must be 0 to 65535').default(7790),
+          token: SecretRefSchema,
+        },
+        { error: 'must be an object with a token' },
+      )
+      .optional(),
+    store: z.object({ path: path.default('./.discord/state.db') }, { error: 'must be an object' }).default({ path: './.discord/state.db' }),
+    logger: z
+      .object({ level: oneOf(LOG_LEVELS).default('info'), pretty: z.boolean({ error: 'must be true or false' }).default(false) }, { error: 'must be an object' })
+      .default({ level: 'info', pretty: false }),
+  },
+  { error: 'must be a JSON object' },
+);
+export type ConfigFile = z.infer<typeof ConfigFileSchema>;
+
+/** The config the bot runs with: defaults in, paths absolute, secrets resolved as `Secret`s, frozen. */
+export interface DiscordBotConfig {
+  readonly discord: Readonly<Omit<ConfigFile['discord'], 'token' | 'guildIds'> & { token: Secret; guildIds: readonly string[] | undefined }>;
+  readonly secretsKey: Secret;
+  readonly claude: Readonly<Omit<ConfigFile['claude'], 'baseUrl'> & { baseUrl: string | undefined }>;
+  readonly limits: Readonly<ConfigFile['limits']>;
+  readonly dashboard: Readonly<{ host: string; port: number; token: Secret }> | undefined;
+  readonly store: Readonly<ConfigFile['store']>;
+  readonly logger: Readonly<ConfigFile['logger']>;
+}
+
+export interface ResolveContext {
+  env: Readonly<Record<string, string | undefined>>;
+  baseDir: string;
+  readFile: (path: string) => string;
+}
+
+export type ResolveResult = { ok: true; config: DiscordBotConfig; warnings: string[] } | { ok: false; problems: string[] };
+
+export function resolveConfig(input: unknown, context: ResolveContext): ResolveResult {
+  const warnings = unknownKeys(ConfigFileSchema, input);
+  const parsed = ConfigFileSchema.safeParse(input);
+  if (!parsed.success) return { ok: false, problems: [...describeIssues(parsed.error.issues, input), ...warnings] };
+  const file = parsed.data;
+  const problems: string[] = [];
+  const abs = (p: string) => (isAbsolute(p) ? p : resolve(context.baseDir, p));
+  const sources: SecretSources = { env: context.env, readFile: context.readFile, resolvePath: abs };
+  const secret = (ref: SecretRef, where: string): Secret | undefined => {
+    const resolved = resolveSecret(ref, where, sources);
+    if (resolved.ok) return resolved.secret;
+    problems.push(resolved.problem);
+    return undefined;
+  };
+  const token = secret(file.discord.token, 'discord.token');
+  const secretsKey = secret(file.secretsKey, 'secretsKey');
+  const dashboardToken = file.dashboard === undefined ? undefined : secret(file.dashboard.token, 'dashboard.token');
+  const envBase = context.env.ANTHROPIC_BASE_URL?.trim() || undefined;
+  if (file.claude.baseUrl === undefined && envBase !== undefined && !/^https?:\/\/\S+$/.test(envBase)) {
+    problems.push(`the environment variable ANTHROPIC_BASE_URL must be an http(s) URL (got ${JSON.stringify(envBase)})`);
+  }
+  if (problems.length > 0 || token === undefined || secretsKey === undefined) return { ok: false, problems: [...problems, ...warnings] };
+  const config: DiscordBotConfig = {
+    discord: { ...file.discord, apiUrl: file.discord.apiUrl.replace(/\/+$/, ''), token, guildIds: file.discord.guildIds },
+    secretsKey,
+    claude: {
+      ...file.claude,
+      configDir: abs(file.claude.configDir),
+      workspaceRoot: abs(file.claude.workspaceRoot),
+      baseUrl: file.claude.baseUrl ?? envBase,
+    },
+    limits: file.limits,
+    dashboard: file.dashboard === undefined || dashboardToken === undefined ? undefined : { host: file.dashboard.host, port: file.dashboard.port, token: dashboardToken },
+    store: { path: abs(file.store.path) },
+    logger: file.logger,
+  };
+  return { ok: true, config: deepFreeze(config), warnings };
+}
+
+export interface LoadedConfig {
+  config: DiscordBotConfig;
+  warnings: string[];
+  path: string;
+}
+
+/** Reads, validates and resolves a config file; throws `config_unreadable` or `config_invalid` with every problem. */
+export function loadConfigFile(file: string, options: { env: Readonly<Record<string, string | undefined>>; readFile?: (path: string) => string }): LoadedConfig {
+  const readFile = options.readFile ?? ((p: string) => readFileSync(p, 'utf8'));
+  const path = resolve(file);
+  let text: string;
+  try {
+    text = readFile(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'does not exist' : code === 'EISDIR' ? 'is a directory' : 'cannot be read';
+    throw new DiscordBotError('config_unreadable', `the config file ${path} ${why}`, { cause: error, problems: [`the config file ${path} ${why}`] });
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    const problem = `the config file ${path} is not valid JSON: ${(error as Error).message}`;
+    throw new DiscordBotError('config_unreadable', problem, { cause: error, problems: [problem] });
+  }
+  const resolved = resolveConfig(json, { env: options.env, baseDir: dirname(path), readFile });
+  if (!resolved.ok) {
+    const count = resolved.problems.length;
+    throw new DiscordBotError(
+      'config_invalid',
+      `the config file ${path} has ${count} problem${count === 1 ? '' : 's'}:\n${resolved.problems.map((p) => `  - ${p}`).join('\n')}`,
+      { problems: resolved.problems },
+    );
+  }
+  return { config: resolved.config, warnings: resolved.warnings, path };
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
