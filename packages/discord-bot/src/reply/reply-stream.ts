@@ -12,6 +12,9 @@ export interface ReplyTarget {
   remove(messageId: string): Promise<void>;
 }
 
+/** Between two edits of the live message: Discord allows about 5 edits per 5 s per channel. */
+export const DEFAULT_EDIT_INTERVAL_MS = 1200;
+
 export interface ReplyStreamOptions {
   logger: Logger;
   /** Between two edits of the live message. Discord allows about 5 edits per 5 s per channel; discord.js waits out any 429. */
@@ -56,7 +59,7 @@ export class ReplyStream {
   constructor(target: ReplyTarget, options: ReplyStreamOptions) {
     this.#target = target;
     this.#logger = options.logger;
-    this.#editIntervalMs = options.editIntervalMs ?? 1200;
+    this.#editIntervalMs = options.editIntervalMs ?? DEFAULT_EDIT_INTERVAL_MS;
     this.#typingIntervalMs = options.typingIntervalMs ?? 8000;
     this.#limit = options.limit ?? DISCORD_MESSAGE_LIMIT;
   }
