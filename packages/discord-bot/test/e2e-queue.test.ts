@@ -29,6 +29,8 @@ describe('queue', () => {
     const bStatus = await h.discord.waitFor(() => h!.botMessages(b.threadId)[0], { label: "Bob's status" });
     const cStatus = await h.discord.waitFor(() => h!.botMessages(c.threadId)[0], { label: "Carol's status" });
     expect(bStatus.edits[0]).toContain('#1 in line');
+    // Accepted (👀) while it still waits for its run.
+    expect(h.discord.reactions(b.message.id)).toEqual(['👀']);
     expect(cStatus.edits[0]).toContain('#2 in line');
     expect(await h.settled(a.message)).toBe('✅');
     expect(await h.settled(b.message)).toBe('✅');

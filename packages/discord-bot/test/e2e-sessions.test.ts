@@ -51,6 +51,11 @@ describe('threads and sessions', () => {
     expect(row.mode).toBe('chat');
     expect(row.created_by).toBe(ALICE.id);
     expect(row.session_id).toMatch(/^[0-9a-f-]{36}$/);
+    // The harness keeps everything under the system temp folder: the bot says that loses every thread's memory.
+    expect(h.logLines.filter((l) => String(l.msg).includes('is on a temporary filesystem')).map((l) => l.path)).toEqual([
+      h.config.claude.configDir,
+      h.config.store.path,
+    ]);
 
     const follow = h.say(threadId, ALICE, 'second question');
     expect(await h.settled(follow)).toBe('✅');
@@ -126,5 +131,13 @@ describe('threads and sessions', () => {
     expect(h.discord.reactions(fromBot.id)).toEqual([]);
     expect(h.discord.reactions(plain.id)).toEqual([]);
     expect(h.discord.threads()).toHaveLength(1);
+  });
+
+  it('with discord.allowBots, other bots are answered too (never itself)', async () => {
+    h = await startHarness({ script: [{ reply: [{ type: 'text', text: 'hello bot' }], times: 'always' }], config: (c) => (c.discord.allowBots = true) });
+    await h.link(OTHER_BOT, BOB_TOKEN);
+    const { message } = await h.mention(OTHER_BOT, 'hi from a bot');
+    expect(await h.settled(message)).toBe('✅');
+    expect(h.mainRequests().map((r) => r.lastUserText)).toEqual(['otherbot: hi from a bot']);
   });
 });
