@@ -5,9 +5,11 @@ import { probeSandbox, isInside, type ToolIsolation } from '@bubble/engine';
 import {
   ChannelType,
   Client,
+  DiscordAPIError,
   Events,
   GatewayIntentBits,
   MessageFlags,
+  MessageType,
   PermissionFlagsBits,
   type ButtonInteraction,
   type ChatInputCommandInteraction,
@@ -75,15 +77,14 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
   if (foreign > 0) logger.error({ tokens: foreign }, `${foreign} linked token(s) were sealed with another secretsKey and cannot be opened; those users must /link again`);
 
   const isolation = await planIsolation(options);
-  if (isolation.kind === 'unavailable') logger.warn({ reason: isolation.reason }, `agentic mode is unavailable: Claude Code's sandbox cannot start (${isolation.reason})`);
-  else if (isolation.kind === 'off') logger.warn('claude.sandbox is false: agentic tools run unsandboxed, as this process\'s user');
+  if (isolation.kind !== 'sandbox') logger.warn({ reason: isolation.kind === 'unavailable' ? isolation.reason : 'off' }, 'agentic mode is unavailable: its tools run only in Claude Code\'s sandbox');
 
-  const runs = new RunManager({ maxConcurrentRuns: config.limits.maxConcurrentRuns, logger });
+  const runs = new RunManager({ maxConcurrentRuns: config.limits.maxConcurrentRuns, maxRunSeconds: config.limits.maxRunSeconds, logger });
   const approvals = new ButtonApprovals({ store, timeoutMs: config.claude.approvalTimeoutSeconds * 1000, logger });
   const turnEnv: TurnEnvironment = {
     childPath: options.childPath,
     configDir: config.claude.configDir,
-    tmpDir: join(dirname(config.claude.configDir), 'tmp'),
+    tmpRoot: tmpRootOf(config),
     baseUrl: config.claude.baseUrl,
     maxRetries: config.claude.maxRetries,
     isRoot: options.isRoot,
@@ -111,13 +112,14 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
     remove: async (id) => {
       await thread.messages.delete(id);
     },
+    isGone,
   });
 
   const newReply = (target: ReplyTarget): ReplyStream =>
     new ReplyStream(target, { logger, ...(options.editIntervalMs === undefined ? {} : { editIntervalMs: options.editIntervalMs }) });
 
-  /** One turn of a thread's session, billed to `sender`. */
-  const startTurn = (thread: ThreadChannel, session: ThreadSession, message: Message, claudeToken: string): void => {
+  /** One turn of a thread's session, billed to `sender` (whose token is read again when the run starts: /unlink may come first). */
+  const startTurn = (thread: ThreadChannel, session: ThreadSession, message: Message): void => {
     const sender = message.author;
     const reply = newReply(replyIn(thread, sender.id));
     const senderName = message.member?.displayName ?? sender.displayName;
@@ -133,6 +135,11 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
         { botId: botId(), maxImageBytes: config.limits.maxImageBytes, maxImages: config.limits.maxImages, logger },
       );
       const current = store.thread(thread.id) ?? session;
+      const claudeToken = linkedClaudeToken(sender.id);
+      if (claudeToken === undefined) {
+        await reply.finish({ ok: false, notice: `<@${sender.id}>, your token was unlinked before this reply could start. ${NOT_LINKED}` });
+        return;
+      }
       const github = vault.lookup(sender.id, 'github');
       const canUseTool: CanUseTool | undefined =
         current.mode === 'agentic' && config.claude.approvals === 'buttons'
@@ -151,6 +158,7 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
       await converse(reply, signal, {
         kind: current.mode,
         cwd: current.cwd,
+        tmpKey: thread.id,
         session: current,
         senderId: sender.id,
         claudeToken,
@@ -172,6 +180,7 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
     turn: {
       kind: TurnKind;
       cwd: string;
+      tmpKey: string;
       session: ThreadSession | undefined;
       senderId: string;
       claudeToken: string;
@@ -187,6 +196,7 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
       {
         kind: turn.kind,
         cwd: turn.cwd,
+        tmpKey: turn.tmpKey,
         claudeToken: turn.claudeToken,
         githubToken: turn.githubToken,
         prompt: turn.prompt,
@@ -218,26 +228,27 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
     await reply.finish({ ok: false, notice: notice.text });
   };
 
+  let stopping = false;
   const onMessage = async (message: Message): Promise<void> => {
-    if (client.user === null || message.author.id === client.user.id) return;
+    if (stopping || client.user === null || message.author.id === client.user.id) return;
+    // Only what people write: a thread rename, a pin or a join is a message too, and must not start a turn.
+    if (message.type !== MessageType.Default && message.type !== MessageType.Reply) return;
     if ((message.author.bot || message.webhookId !== null) && !config.discord.allowBots) return;
     if (!message.inGuild()) return;
     const channel = message.channel;
     if (channel.isThread()) {
       const session = store.thread(channel.id);
       if (session === undefined) return;
-      const token = linkedClaudeToken(message.author.id);
-      if (token === undefined) {
+      if (linkedClaudeToken(message.author.id) === undefined) {
         await message.reply({ content: NOT_LINKED, allowedMentions: { repliedUser: true } });
         return;
       }
       await message.react('👀').catch((error: unknown) => logger.debug({ err: error }, 'reaction failed'));
-      startTurn(channel, session, message, token);
+      startTurn(channel, session, message);
       return;
     }
     if (channel.type !== ChannelType.GuildText || !message.mentions.users.has(client.user.id)) return;
-    const token = linkedClaudeToken(message.author.id);
-    if (token === undefined) {
+    if (linkedClaudeToken(message.author.id) === undefined) {
       await message.reply({ content: NOT_LINKED, allowedMentions: { repliedUser: true } });
       return;
     }
@@ -251,7 +262,7 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
       guildId: message.guildId,
     });
     logger.info({ threadId: thread.id, userId: message.author.id }, 'thread started');
-    startTurn(thread, session, message, token);
+    startTurn(thread, session, message);
   };
 
   const linkedClaudeToken = (userId: string): string | undefined => {
@@ -308,7 +319,11 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
       }
       case 'unlink': {
         const removed = vault.unlink(interaction.user.id);
-        await ephemeral(interaction, removed > 0 ? 'Your tokens are removed from this bot.' : 'You had no linked tokens.');
+        const stopped = runs.abortUser(interaction.user.id, 'Stopped: the token this reply ran on was unlinked.');
+        await ephemeral(
+          interaction,
+          removed > 0 ? `Your tokens are removed from this bot${stopped > 0 ? ', and your running replies were stopped' : ''}.` : 'You had no linked tokens.',
+        );
         return;
       }
       case 'mode': {
@@ -319,8 +334,9 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
           await ephemeral(interaction, 'The mode is "chat" or "agentic".');
           return;
         }
-        if (mode === 'agentic' && isolation.kind === 'unavailable') {
-          await ephemeral(interaction, `Agentic mode is not available on this bot: Claude Code's sandbox cannot start on its machine (${isolation.reason}).`);
+        if (mode === 'agentic' && isolation.kind !== 'sandbox') {
+          const why = isolation.kind === 'unavailable' ? `Claude Code's sandbox cannot start on its machine (${isolation.reason})` : 'its operator turned it off';
+          await ephemeral(interaction, `Agentic mode is not available on this bot: ${why}.`);
           return;
         }
         store.setMode(session.threadId, mode);
@@ -364,13 +380,15 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
         const question = interaction.options.getString('prompt', true);
         const reply = newReply(askTarget(interaction));
         const name = interaction.member && 'displayName' in interaction.member ? String(interaction.member.displayName) : interaction.user.displayName;
+        // Keyed by the interaction, not the channel: asks run side by side, apart from any thread's turns.
         runs.submit(
-          { kind: 'ask', threadId: interaction.channelId ?? 'direct', threadName: undefined, guildId: interaction.guildId ?? undefined, userId: interaction.user.id, userName: name },
+          { kind: 'ask', threadId: `ask:${interaction.id}`, threadName: undefined, guildId: interaction.guildId ?? undefined, userId: interaction.user.id, userName: name },
           reply,
           (signal) =>
             converse(reply, signal, {
               kind: 'ask',
               cwd: join(config.claude.workspaceRoot, '_ask', interaction.user.id),
+              tmpKey: `ask-${interaction.id}`,
               session: undefined,
               senderId: interaction.user.id,
               claudeToken: token,
@@ -423,6 +441,10 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
   };
 
   const onInteraction = async (interaction: Interaction): Promise<void> => {
+    if (stopping) {
+      if (interaction.isRepliable()) await interaction.reply({ content: 'I am restarting; try again in a moment.', flags: MessageFlags.Ephemeral });
+      return;
+    }
     if (interaction.isChatInputCommand()) await onCommand(interaction);
     else if (interaction.isModalSubmit()) await onModal(interaction);
     else if (interaction.isButton()) await onButton(interaction);
@@ -433,6 +455,10 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
   });
   client.on(Events.InteractionCreate, (interaction) => {
     onInteraction(interaction).catch((error: unknown) => logger.error({ err: error, interactionId: interaction.id }, 'handling an interaction failed'));
+  });
+  client.on(Events.ThreadDelete, (thread) => {
+    // Nobody can read a deleted thread's reply: stop spending its sender's tokens on it.
+    if (runs.abortThread(thread.id, 'Stopped: the thread was deleted.') > 0) logger.info({ threadId: thread.id }, 'thread deleted; its runs stopped');
   });
   client.on(Events.Error, (error) => logger.error({ err: error }, 'discord client error'));
   client.on(Events.Warn, (message) => logger.warn(message));
@@ -457,19 +483,20 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
     dashboard = await startDashboard({ host: config.dashboard.host, port: config.dashboard.port, token: config.dashboard.token.reveal(), source: runs, logger });
   }
 
-  let stopping: Promise<void> | undefined;
+  let stopped: Promise<void> | undefined;
   return {
     client,
     runs,
     dashboardUrl: dashboard?.url,
     stop() {
-      stopping ??= (async () => {
+      stopping = true;
+      stopped ??= (async () => {
         await runs.abortAll('The bot is restarting; send your message again in a moment.', options.stopTimeoutMs ?? 3000);
         await dashboard?.close();
         await client.destroy();
         store.close();
       })();
-      return stopping;
+      return stopped;
     },
   };
 }
@@ -493,6 +520,7 @@ function askTarget(interaction: ChatInputCommandInteraction): ReplyTarget {
     remove: async (id) => {
       await interaction.deleteReply(id);
     },
+    isGone,
   };
 }
 
@@ -503,7 +531,7 @@ function askTarget(interaction: ChatInputCommandInteraction): ReplyTarget {
  */
 async function planIsolation(options: BotOptions): Promise<ToolIsolation> {
   const { config } = options;
-  if (!config.claude.sandbox) return { kind: 'off' };
+  if (!config.claude.agentic) return { kind: 'off' };
   const probe = await probeSandbox(options.childPath);
   if (!probe.ok) return { kind: 'unavailable', reason: probe.reason };
   const secrets = [config.discord.token, config.secretsKey, ...(config.dashboard === undefined ? [] : [config.dashboard.token])]
@@ -516,13 +544,23 @@ async function planIsolation(options: BotOptions): Promise<ToolIsolation> {
     privatePaths: [
       config.claude.workspaceRoot,
       config.claude.configDir,
-      join(dirname(config.claude.configDir), 'tmp'),
+      tmpRootOf(config),
       ...store,
       ...secrets,
       ...(options.configPath === undefined ? [] : [dirname(options.configPath)]),
       ...(options.home === undefined ? [] : [options.home]),
     ],
   };
+}
+
+/** Each thread's CLI temp folder lives under this, beside the CLI's home. */
+function tmpRootOf(config: DiscordBotConfig): string {
+  return join(dirname(config.claude.configDir), 'tmp');
+}
+
+/** Discord's "Unknown Message" and "Cannot edit a message authored by another user": an edit that will never work. */
+function isGone(error: unknown): boolean {
+  return error instanceof DiscordAPIError && (error.code === 10008 || error.code === 50005 || error.code === 10003);
 }
 
 const TMPFS_MAGIC = 0x01021994;

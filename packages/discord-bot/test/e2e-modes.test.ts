@@ -203,3 +203,61 @@ describe('approvals by button', () => {
     expect(toolTurn.toolResults[0]!.isError).toBe(true);
   });
 });
+
+describe('what agentic tools can reach', () => {
+  it("a thread's commands cannot read the bot's files, another thread's workspace or its temp folder", async () => {
+    h = await startHarness({
+      script: [
+        { match: { toolResult: true }, reply: [{ type: 'text', text: 'done' }], times: 'always' },
+        { match: { text: 'prepare' }, reply: [{ type: 'tool_use', name: 'Bash', input: { command: 'echo SECRET-TMP > "$TMPDIR/leak.txt"; echo SECRET-WS > mine.txt; echo "tmp is $TMPDIR"' } }] },
+        { reply: [{ type: 'text', text: 'ok' }], times: 'always' },
+      ],
+    });
+    await h.link(ALICE, ALICE_TOKEN);
+    await h.link(BOB, BOB_TOKEN);
+    const a = await h.mention(ALICE, 'hello');
+    await h.settled(a.message);
+    await command(h, a.threadId, ALICE, 'mode', { mode: 'agentic' });
+    const prepare = h.say(a.threadId, ALICE, 'prepare');
+    expect(await h.settled(prepare)).toBe('✅');
+    expect(readFileSync(join(h.config.claude.workspaceRoot, a.threadId, 'mine.txt'), 'utf8')).toBe('SECRET-WS\n');
+    const prepared = JSON.stringify(h.mainRequests().at(-1)!.body);
+    const tmp = /tmp is (\S+?)\\n/.exec(prepared)?.[1];
+    expect(tmp).toBeDefined();
+
+    const b = await h.mention(BOB, 'hello');
+    await h.settled(b.message);
+    await command(h, b.threadId, BOB, 'mode', { mode: 'agentic' });
+    // Paths made at run time (not written in the command), so it is the sandbox that must refuse them,
+    // not only the CLI's check of the command line.
+    const probes = [
+      `cat "$base/tmp/${a.threadId}/"*/leak.txt`,
+      `cat "$base/workspaces/${a.threadId}/mine.txt"`,
+      'head -c 15 "$base/state.db"',
+      'ls "$base/claude"',
+      'env',
+    ];
+    // Written to a script first: the CLI's own check of the command line refuses any path outside the
+    // workspace it can see, even one computed at run time, so this reaches the sandbox itself.
+    const script = ['base=$(cd ../.. && pwd)', ...probes.map((p, i) => `echo "== ${i}"; ${p} 2>&1`)].join('\n');
+    const probeCommand = `printf '%s\\n' '${script.replace(/'/g, `'\\''`)}' > probe.sh && sh probe.sh`;
+    h.model.setScript([
+      { match: { toolResult: true }, reply: [{ type: 'text', text: 'probed' }], times: 'always' },
+      { match: { text: 'probe' }, reply: [{ type: 'tool_use', name: 'Bash', input: { command: probeCommand } }] },
+    ]);
+    const probe = h.say(b.threadId, BOB, 'probe');
+    expect(await h.settled(probe)).toBe('✅');
+    const body = h.mainRequests().at(-1)!.body as { messages: Array<{ content: unknown }> };
+    const results = body.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((c: { type?: string }) => c.type === 'tool_result') as Array<{ content: unknown; is_error?: boolean }>;
+    const output = JSON.stringify(results.at(-1)!.content);
+    // The command ran (it was not refused before running), and every probe came back empty-handed.
+    expect(results.at(-1)!.is_error ?? false).toBe(false);
+    expect(output).toContain('== 4');
+    expect(output).not.toContain('SECRET-TMP');
+    expect(output).not.toContain('SECRET-WS');
+    expect(output).not.toContain('SQLite format');
+    expect(output).not.toContain('projects');
+    expect(output).not.toContain(BOB_TOKEN);
+    expect(output).not.toContain('CLAUDE_CODE_OAUTH_TOKEN=');
+  }, 60_000);
+});

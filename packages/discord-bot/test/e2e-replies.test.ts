@@ -66,6 +66,22 @@ describe('replies', () => {
     expect(h.botMessages(threadId).at(-1)!.content).toBe(words);
   });
 
+  it("Claude's text pings nobody but the sender: @everyone, @here and roles are not parsed", async () => {
+    h = await startHarness({ script: [{ reply: [{ type: 'text', text: 'Hey @everyone and @here, <@&777> and <@2002>: <@2001> asked.' }] }] });
+    await h.link(ALICE, ALICE_TOKEN);
+    const { message, threadId } = await h.mention(ALICE, 'ping them all');
+    expect(await h.settled(message)).toBe('✅');
+    const writes = h.discord.rest.filter((r) => (r.method === 'POST' || r.method === 'PATCH') && r.path.startsWith(`/channels/${threadId}/messages`));
+    expect(writes.length).toBeGreaterThan(0);
+    for (const write of writes) {
+      const allowed = (write.body as { allowed_mentions?: { parse?: string[]; users?: string[]; roles?: string[] } }).allowed_mentions;
+      expect(allowed).toBeDefined();
+      expect(allowed!.parse ?? []).toEqual([]);
+      expect(allowed!.users).toEqual([ALICE.id]);
+      expect(allowed!.roles ?? []).toEqual([]);
+    }
+  });
+
   it('an image attachment becomes an image block in the prompt', async () => {
     // A 1x1 PNG.
     const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');

@@ -54,12 +54,15 @@ export const ConfigFileSchema = z.object(
           configDir: path.default('./.discord/claude'),
           /** Each thread works in `<workspaceRoot>/<threadId>`, fixed once. */
           workspaceRoot: path.default('./.discord/workspaces'),
-          /** Agentic mode: "buttons" asks the turn's sender before any tool outside the mode's list. */
+          /** Agentic mode: "buttons" asks the turn's sender before Write, Edit or Bash runs. */
           approvals: oneOf(APPROVAL_STYLES).default('none'),
           /** No click within this many seconds denies the tool call. */
           approvalTimeoutSeconds: positiveInt('seconds').default(300),
-          /** Claude Code's sandbox (bubblewrap) around agentic mode's tools. Without it agentic mode is refused. */
-          sandbox: z.boolean({ error: 'must be true or false' }).default(true),
+          /**
+           * Whether `/mode agentic` is offered. Agentic tools always run in Claude Code's sandbox
+           * (bubblewrap): where it cannot start, or with this false, agentic mode is refused.
+           */
+          agentic: z.boolean({ error: 'must be true or false' }).default(true),
           maxRetries: nonNegativeInt('API retries').default(2),
           /** The Messages API endpoint; omitted: ANTHROPIC_BASE_URL from the environment, else Anthropic's. */
           baseUrl: httpUrl.optional(),
@@ -70,7 +73,7 @@ export const ConfigFileSchema = z.object(
         },
         { error: 'must be an object' },
       )
-      .default({ configDir: './.discord/claude', workspaceRoot: './.discord/workspaces', approvals: 'none', approvalTimeoutSeconds: 300, sandbox: true, maxRetries: 2 }),
+      .default({ configDir: './.discord/claude', workspaceRoot: './.discord/workspaces', approvals: 'none', approvalTimeoutSeconds: 300, agentic: true, maxRetries: 2 }),
     limits: z
       .object(
         {
@@ -78,10 +81,12 @@ export const ConfigFileSchema = z.object(
           maxConcurrentRuns: positiveInt('runs at once').default(2),
           maxImageBytes: positiveInt('bytes').default(5 * 1024 * 1024),
           maxImages: nonNegativeInt('images per message').default(4),
+          /** A run still going after this long is stopped: it holds one of the few slots. */
+          maxRunSeconds: positiveInt('seconds').default(900),
         },
         { error: 'must be an object' },
       )
-      .default({ maxConcurrentRuns: 2, maxImageBytes: 5 * 1024 * 1024, maxImages: 4 }),
+      .default({ maxConcurrentRuns: 2, maxImageBytes: 5 * 1024 * 1024, maxImages: 4, maxRunSeconds: 900 }),
     dashboard: z
       .object(
         {

@@ -197,7 +197,7 @@ const SCRIPT = `
     }
     row.modePill.textContent = MODES[run.mode] || String(run.mode);
     var queued = run.state === 'queued';
-    row.statePill.textContent = queued ? 'queued #' + run.position : 'running';
+    row.statePill.textContent = queued ? (run.position === undefined || run.position === null ? 'waiting (thread busy)' : 'queued #' + run.position) : 'running';
     row.statePill.className = 'pill ' + (queued ? 'state-queued' : 'state-running');
     var since = queued || run.startedAt === undefined || run.startedAt === null ? run.enqueuedAt : run.startedAt;
     row.since.textContent = (queued ? 'queued ' : 'started ') + ago(now - since);
@@ -247,7 +247,7 @@ const SCRIPT = `
 
   function abortRun(row) {
     var run = row.run;
-    var what = run.state === 'queued' ? 'queued run (#' + run.position + ')' : 'running run';
+    var what = run.state === 'queued' ? (run.position === undefined || run.position === null ? 'waiting run' : 'queued run (#' + run.position + ')') : 'running run';
     if (!window.confirm('Abort the ' + what + ' in "' + label(run) + '" for ' + run.userName + '?')) return;
     row.button.disabled = true;
     row.button.textContent = 'Aborting\\u2026';

@@ -29,8 +29,9 @@ interface Pending {
 }
 
 /**
- * Approvals by button (issue 14 §9): a tool call outside the mode's list asks
- * the turn's sender with Allow once / Allow in this thread / Deny. Only the
+ * Approvals by button (issue 14 §9): in agentic mode with `claude.approvals:
+ * "buttons"`, a call of Write, Edit or Bash asks the turn's sender with Allow
+ * once / Allow in this thread / Deny. Only the
  * sender's click counts; no click within the timeout denies. "Allow in this
  * thread" is remembered for that sender, tool and thread (until `/reset`).
  * Request ids are random, so a click cannot be forged by guessing.
@@ -101,9 +102,12 @@ export class ButtonApprovals {
       return true;
     }
     const label = parsed.choice === 'once' ? '✅ Allowed once' : parsed.choice === 'thread' ? '✅ Allowed in this thread' : '🚫 Denied';
-    // Acknowledge first (Discord wants an answer within 3 s), then let the turn go on.
-    await click.update(`${pending.text}\n${label} by <@${click.user.id}>.`);
-    pending.decide(parsed.choice, click.user.id);
+    // Acknowledge first (Discord wants an answer within 3 s), then let the turn go on, even if the edit failed.
+    try {
+      await click.update(`${pending.text}\n${label} by <@${click.user.id}>.`);
+    } finally {
+      pending.decide(parsed.choice, click.user.id);
+    }
     return true;
   }
 }

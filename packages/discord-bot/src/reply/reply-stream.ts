@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { DISCORD_MESSAGE_LIMIT, splitMessage } from './split-message.js';
+import { DISCORD_MESSAGE_LIMIT, openFenceAt, splitMessage } from './split-message.js';
 
 /** The three calls a reply needs from Discord (a channel, behind a small interface). */
 export interface ReplyTarget {
@@ -10,6 +10,8 @@ export interface ReplyTarget {
   typing(): Promise<void>;
   /** Deletes a message of the reply whose text moved into an earlier one. */
   remove(messageId: string): Promise<void>;
+  /** Whether an error of `edit` means the message is gone for good (deleted, not editable), rather than a passing failure. */
+  isGone(error: unknown): boolean;
 }
 
 /** Between two edits of the live message: Discord allows about 5 edits per 5 s per channel. */
@@ -101,18 +103,24 @@ export class ReplyStream {
     this.#schedule(false);
   }
 
-  /** Ends the reply: the last edit goes out, typing stops. A failure appends its notice (never a success marker). */
+  /**
+   * Ends the reply: the last edit goes out, typing stops. A failure appends its
+   * notice (never a success marker), after closing a code block left open.
+   * `succeeded` is true only if the turn went well and its text was delivered.
+   */
   async finish(outcome: { ok: true } | { ok: false; notice: string }): Promise<void> {
     if (this.#finished) return;
     this.#stopTimers();
     if (!outcome.ok) {
+      const fence = openFenceAt(this.#text);
+      if (fence !== undefined) this.#text += `\n${/^(`{3,}|~{3,})/.exec(fence)?.[1] ?? '```'}`;
       this.#text += `${this.#text === '' ? '' : '\n\n'}⚠️ ${outcome.notice}`;
     } else if (this.#text.trim() === '') {
       this.#text = '_(Claude finished without a text reply.)_';
     }
     this.#finished = true;
-    this.#succeeded = outcome.ok;
-    await this.#flushNow();
+    const delivered = await this.#flushNow();
+    this.#succeeded = outcome.ok && delivered;
   }
 
   /** Stops timers without sending anything more (shutdown). */
@@ -155,11 +163,19 @@ export class ReplyStream {
     }, statusOnly && this.#lastFlushAt === 0 ? 0 : wait);
   }
 
-  #flushNow(): Promise<void> {
-    this.#flushing = this.#flushing.then(() => this.#flush()).catch((error: unknown) => {
-      this.#logger.warn({ err: error }, 'a reply update failed');
-    });
-    return this.#flushing;
+  /** Runs one flush after the ones before it; whether it got everything out. */
+  #flushNow(): Promise<boolean> {
+    const flushed = this.#flushing
+      .then(() => this.#flush())
+      .then(
+        () => true,
+        (error: unknown) => {
+          this.#logger.warn({ err: error }, 'a reply update failed');
+          return false;
+        },
+      );
+    this.#flushing = flushed.then(() => undefined);
+    return flushed;
   }
 
   async #flush(): Promise<void> {
@@ -183,7 +199,12 @@ export class ReplyStream {
         await this.#target.edit(segment.id, content);
         segment.shown = content;
       } catch (error) {
-        // The message is gone or cannot be edited: the text goes out as a new message rather than being lost.
+        if (!this.#target.isGone(error) && !this.#finished) {
+          // A passing failure: the next flush edits again (the message still shows its older text).
+          this.#logger.warn({ err: error, messageId: segment.id }, 'editing the reply failed; trying again with the next update');
+          continue;
+        }
+        // Gone, or the last chance: the text goes out as a new message rather than being lost.
         this.#logger.warn({ err: error, messageId: segment.id }, 'editing the reply failed; sending the text as a new message');
         segment.id = await this.#target.send(content);
         segment.shown = content;

@@ -22,6 +22,7 @@ function memoryTarget(): ReplyTarget & { messages: Map<string, string[]> } {
     async remove(id) {
       messages.delete(id);
     },
+    isGone: () => true,
   };
 }
 

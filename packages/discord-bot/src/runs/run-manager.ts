@@ -43,8 +43,11 @@ export class RunManager implements DashboardSource {
   readonly #logger: Logger;
   readonly #now: () => number;
 
-  constructor(options: { maxConcurrentRuns: number; logger: Logger; now?: () => number }) {
+  readonly #maxRunMs: number | undefined;
+
+  constructor(options: { maxConcurrentRuns: number; logger: Logger; now?: () => number; maxRunSeconds?: number }) {
     this.#logger = options.logger;
+    this.#maxRunMs = options.maxRunSeconds === undefined ? undefined : options.maxRunSeconds * 1000;
     this.#now = options.now ?? Date.now;
     this.#queue = new RunQueue({ size: options.maxConcurrentRuns, onChange: () => this.#showPositions() });
   }
@@ -69,7 +72,10 @@ export class RunManager implements DashboardSource {
     this.#runs.set(id, run);
     const before = this.#threadTails.get(info.threadId) ?? Promise.resolve();
     if (this.#threadTails.has(info.threadId)) reply.setStatus('⏳ Waiting for the reply before this one to finish…');
-    const done = before.then(() => this.#execute(run, body)).finally(() => this.#runs.delete(id));
+    const done = before
+      .then(() => this.#execute(run, body))
+      .catch((error: unknown) => this.#logger.error({ err: error, runId: id }, 'a run could not start'))
+      .finally(() => this.#runs.delete(id));
     const tail = done.catch(() => undefined);
     this.#threadTails.set(info.threadId, tail);
     void tail.then(() => {
@@ -93,12 +99,16 @@ export class RunManager implements DashboardSource {
     }
     run.state = 'running';
     run.startedAt = this.#now();
+    const limit = this.#maxRunMs;
+    // A slot is one of a few CLI processes: a run may not hold it for ever.
+    const timer = limit === undefined ? undefined : setTimeout(() => this.abort(run.id, `Stopped: a reply may run for ${Math.round(limit / 60_000)} min at most.`), limit);
     try {
       await body(signal);
     } catch (error) {
       this.#logger.error({ err: error, runId: run.id, threadId: run.threadId }, 'a run failed unexpectedly');
       await run.reply.finish({ ok: false, notice: 'Something went wrong on my side, sorry. Try again in a moment.' });
     } finally {
+      clearTimeout(timer);
       release();
     }
   }
@@ -134,6 +144,15 @@ export class RunManager implements DashboardSource {
     let count = 0;
     for (const run of this.#runs.values()) {
       if (run.threadId === threadId && this.abort(run.id, reason)) count++;
+    }
+    return count;
+  }
+
+  /** Stops every run started by a user (`/unlink`: their token is gone); how many. */
+  abortUser(userId: string, reason: string): number {
+    let count = 0;
+    for (const run of this.#runs.values()) {
+      if (run.userId === userId && this.abort(run.id, reason)) count++;
     }
     return count;
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AGENTIC_TOOLS, buildTurnOptions, CHAT_TOOLS, UNASKED_AGENTIC_TOOLS, type TurnOptionsInput } from './turn-options.js';
+import { AGENTIC_TOOLS, buildTurnOptions, CHAT_TOOLS, GITHUB_DOMAINS, UNASKED_AGENTIC_TOOLS, type TurnOptionsInput } from './turn-options.js';
 
 const base: TurnOptionsInput = {
   kind: 'chat',
@@ -53,15 +53,19 @@ describe('buildTurnOptions', () => {
     expect(o.permissionPrompts).toBeUndefined();
   });
 
-  it('agentic where the sandbox cannot start: no tools at all, never bypassPermissions', () => {
-    const o = buildTurnOptions({ ...base, kind: 'agentic', isolation: { kind: 'unavailable', reason: 'no bwrap' } });
-    expect(o.tools).toEqual([]);
-    expect(o.permissionMode).toBe('default');
+  it('agentic without the sandbox (off or unavailable): no tools at all, never bypassPermissions', () => {
+    for (const isolation of [{ kind: 'off' as const }, { kind: 'unavailable' as const, reason: 'no bwrap' }]) {
+      const o = buildTurnOptions({ ...base, kind: 'agentic', isolation });
+      expect(o.tools).toEqual([]);
+      expect(o.allowedTools).toBeUndefined();
+      expect(o.permissionMode).toBe('default');
+      expect(o.sandbox).toBeUndefined();
+    }
   });
 
-  it('agentic with the sandbox turned off: default permissions, never bypassPermissions', () => {
-    const o = buildTurnOptions({ ...base, kind: 'agentic', isolation: { kind: 'off' } });
-    expect(o.permissionMode).toBe('default');
-    expect(o.tools).toEqual([...AGENTIC_TOOLS]);
+  it('a turn with a GitHub token may reach GitHub from the sandbox, and nothing else', () => {
+    const o = buildTurnOptions({ ...base, kind: 'agentic', githubDomains: true });
+    expect(o.sandbox?.network?.allowedDomains).toEqual([...GITHUB_DOMAINS]);
+    expect(buildTurnOptions({ ...base, kind: 'agentic' }).sandbox?.network).toBeUndefined();
   });
 });

@@ -9,6 +9,8 @@ export const AGENTIC_TOOLS = [...CHAT_TOOLS, 'Read', 'Write', 'Edit', 'Bash', 'G
 /** With button approvals these run without asking; Write, Edit and Bash ask the turn's sender. */
 export const UNASKED_AGENTIC_TOOLS = [...CHAT_TOOLS, 'Read', 'Glob', 'Grep'] as const;
 export const MAX_TURNS: Record<TurnKind, number> = { chat: 10, agentic: 40, ask: 6 };
+/** What git and gh need to reach for a push or an API call. */
+export const GITHUB_DOMAINS = ['github.com', 'api.github.com', 'codeload.github.com', 'uploads.github.com', 'objects.githubusercontent.com', 'raw.githubusercontent.com'] as const;
 
 export const DEFAULT_CHAT_PROMPT =
   'You are a helpful assistant in a Discord server. Answer in Discord Markdown, concisely. ' +
@@ -29,6 +31,8 @@ export interface TurnOptionsInput {
   approvals: 'none' | 'buttons';
   model?: string | undefined;
   resume?: string | undefined;
+  /** The turn carries the sender's GitHub token: the sandbox lets commands reach GitHub (and nothing else). */
+  githubDomains?: boolean;
   chatPrompt?: string | undefined;
   agenticAppend?: string | undefined;
 }
@@ -47,7 +51,8 @@ export interface TurnOptionsInput {
  * different one on resume (measured: a thread switched to agentic kept its
  * chat prompt), and a thread's mode can change between turns. `bypassPermissions`
  * (the seed's agentic mode) is used only inside the sandbox and only when no
- * approvals are asked for; unsandboxed, agentic tools are not offered at all.
+ * approvals are asked for. Without the sandbox, agentic mode offers no tools at all
+ * (the bot refuses `/mode agentic` there; this is the second lock).
  */
 export function buildTurnOptions(input: TurnOptionsInput): Options {
   const options: Options = {
@@ -78,11 +83,20 @@ export function buildTurnOptions(input: TurnOptionsInput): Options {
     input.agenticAppend ?? '',
   ].filter((line) => line !== '').join(' ');
   options.systemPrompt = { type: 'preset', preset: 'claude_code', append, snapshot: false };
+  if (input.isolation.kind !== 'sandbox') {
+    // No sandbox, no tools: nothing of the bot's machine is offered to a thread's strangers.
+    options.tools = [];
+    return options;
+  }
   options.tools = [...AGENTIC_TOOLS];
   options.allowedTools = asks ? [...UNASKED_AGENTIC_TOOLS] : [...AGENTIC_TOOLS];
-  // The sandbox's own rules (writes only in cwd, no network, the bot's files unreadable), or no tools where it cannot start.
+  // The sandbox's own rules: writes only in cwd, no network, the bot's files unreadable.
   Object.assign(options, isolationOptions(input.isolation, input.cwd, input.env.TMPDIR));
-  if (input.isolation.kind === 'sandbox' && input.approvals === 'none') {
+  if (input.githubDomains && options.sandbox !== undefined) {
+    // A linked GitHub token is only of use if git and gh can reach GitHub; nothing else is opened.
+    options.sandbox = { ...options.sandbox, network: { allowedDomains: [...GITHUB_DOMAINS] } };
+  }
+  if (!asks) {
     options.permissionMode = 'bypassPermissions';
     options.allowDangerouslySkipPermissions = true;
   }

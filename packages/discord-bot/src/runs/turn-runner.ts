@@ -19,8 +19,8 @@ export interface TurnEnvironment {
   childPath: string;
   /** CLAUDE_CONFIG_DIR (and HOME) of every run: all transcripts. */
   configDir: string;
-  /** The CLI's temp folder (sub-agent outputs, sockets). */
-  tmpDir: string;
+  /** Under it each thread's CLI gets a temp folder of its own (the sandbox lets commands write there, so it is never shared). */
+  tmpRoot: string;
   baseUrl: string | undefined;
   maxRetries: number;
   /** Running as root: bypassPermissions then needs IS_SANDBOX=1 (engine-notes §1). */
@@ -36,6 +36,8 @@ export interface TurnEnvironment {
 export interface TurnInput {
   kind: TurnKind;
   cwd: string;
+  /** Names the turn's own temp folder under `tmpRoot`: the thread id, or one per `/ask`. */
+  tmpKey: string;
   /** The acting user's own token: the sender of the message that started the turn. */
   claudeToken: string;
   githubToken: string | undefined;
@@ -77,11 +79,14 @@ export async function runTurn(env: TurnEnvironment, input: TurnInput): Promise<T
 
 async function attempt(env: TurnEnvironment, input: TurnInput, resume: string | undefined): Promise<TurnOutcome> {
   if (input.signal.aborted) return { status: 'aborted' };
+  const tmpDir = join(env.tmpRoot, input.tmpKey);
   mkdirSync(input.cwd, { recursive: true });
-  mkdirSync(env.tmpDir, { recursive: true });
+  mkdirSync(tmpDir, { recursive: true });
   const bypass = input.kind === 'agentic' && env.isolation.kind === 'sandbox' && env.approvals === 'none';
-  const extra: Record<string, string> = {};
-  if (input.githubToken !== undefined && input.kind === 'agentic') {
+  // One turn per process: a background task would be cut off when the turn ends.
+  const extra: Record<string, string> = { CLAUDE_CODE_DISABLE_BACKGROUND_TASKS: '1' };
+  const github = input.githubToken !== undefined && input.kind === 'agentic' && env.isolation.kind === 'sandbox';
+  if (github && input.githubToken !== undefined) {
     extra.GH_TOKEN = input.githubToken;
     extra.GITHUB_TOKEN = input.githubToken;
   }
@@ -92,7 +97,7 @@ async function attempt(env: TurnEnvironment, input: TurnInput, resume: string | 
     configDir: env.configDir,
     credential: { kind: 'oauth', token: input.claudeToken },
     maxRetries: env.maxRetries,
-    tmpDir: env.tmpDir,
+    tmpDir,
     extra,
     ...(env.baseUrl === undefined ? {} : { baseUrl: env.baseUrl }),
   });
@@ -107,6 +112,7 @@ async function attempt(env: TurnEnvironment, input: TurnInput, resume: string | 
     resume,
     chatPrompt: env.chatPrompt,
     agenticAppend: env.agenticAppend,
+    githubDomains: github,
   });
   const live = startLiveQuery({ options, logger: env.logger });
   const onAbort = (): void => live.close();
