@@ -133,6 +133,18 @@ describe('threads and sessions', () => {
     expect(h.discord.threads()).toHaveLength(1);
   });
 
+  it('registers its slash commands in each configured guild, or globally without guildIds', async () => {
+    h = await startHarness();
+    const names = (list: unknown[]) => list.map((c) => (c as { name: string }).name).sort();
+    const all = ['ask', 'link', 'link-github', 'mode', 'model', 'reset', 'unlink'];
+    expect(names(h.discord.commands('456'))).toEqual(all);
+    expect(h.discord.commands(null)).toEqual([]);
+    await h.close();
+    h = await startHarness({ config: (c) => delete c.discord.guildIds });
+    expect(names(h.discord.commands(null))).toEqual(all);
+    expect(h.discord.commands('456')).toEqual([]);
+  });
+
   it('with discord.allowBots, other bots are answered too (never itself)', async () => {
     h = await startHarness({ script: [{ reply: [{ type: 'text', text: 'hello bot' }], times: 'always' }], config: (c) => (c.discord.allowBots = true) });
     await h.link(OTHER_BOT, BOB_TOKEN);
