@@ -6,5 +6,6 @@ export * from './thread.js';
 export * from './chunks.js';
 export * from './events.js';
 export * from './artifacts.js';
+export * from './invites.js';
 export * from './frames.js';
 export * from './info.js';

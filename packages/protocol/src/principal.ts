@@ -61,6 +61,14 @@ export const MintTokenRequestSchema = z.object({}).optional();
 export const MintTokenResponseSchema = z.object({ token: TokenSchema });
 export const TokenListResponseSchema = z.object({ tokens: z.array(TokenInfoSchema) });
 
+/**
+ * One of the caller's own tokens as `GET /v1/auth/tokens` lists it: the one the request was
+ * authenticated with carries `current: true` (the others carry no `current`).
+ */
+export const OwnTokenInfoSchema = TokenInfoSchema.extend({ current: z.boolean().optional() });
+export type OwnTokenInfo = z.infer<typeof OwnTokenInfoSchema>;
+export const OwnTokenListResponseSchema = z.object({ tokens: z.array(OwnTokenInfoSchema) });
+
 export const PrincipalSearchQuerySchema = z.object({
   query: z.string().max(200).default(''),
   limit: QueryIntSchema.pipe(z.number().min(1).max(1000)).default(100),

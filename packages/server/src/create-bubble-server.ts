@@ -15,6 +15,10 @@ import { createStaticWebRoot } from './http/static-web-root.js';
 import { createArtifactService } from './services/artifact-service.js';
 import { createAuthenticator } from './services/authenticator.js';
 import { createEventService } from './services/event-service.js';
+import { createInviteService } from './services/invite-service.js';
+import { watchTokenRevocations } from './services/revocation-watch.js';
+import { createOidcAuthenticator } from './oidc/oidc-authenticator.js';
+import type { OidcOptions } from './oidc/oidc-options.js';
 import { createPrincipalService } from './services/principal-service.js';
 import { createThreadService } from './services/thread-service.js';
 import { readAccessOf } from './domain/access-rules.js';
@@ -52,6 +56,14 @@ export interface BubbleServerOptions {
   shutdownGraceMs?: number;
   /** A built web app to serve at `/` (never shadowing `/v1/*` or `/healthz`); see `http/static-web-root.ts`. */
   webRoot?: string;
+  /** An identity provider whose JWT access tokens are accepted beside local tokens, and advertised in `/v1/info`. */
+  oidc?: OidcOptions;
+  /**
+   * How often the server reads the token revocation log for revocations another process (the
+   * operator CLI) committed to the same database, in ms. Default 1,000: such a revocation takes
+   * effect (401, sockets closed with 4003) within about that long. Its own revocations act at once.
+   */
+  revocationPollMs?: number;
 }
 
 export interface BubbleServer {
@@ -81,7 +93,15 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
     },
   });
 
-  const authenticator = createAuthenticator(store, bus);
+  const oidc = options.oidc === undefined ? undefined : Object.freeze({ ...options.oidc });
+  const oidcAuthenticator = oidc === undefined ? undefined : createOidcAuthenticator(store, oidc, logger.child({ component: 'oidc' }));
+  // The provider's metadata is fetched now, without waiting: it names the token endpoint the web page's CSP must allow.
+  // A provider that is down never stops the server from starting; the first JWT asks again.
+  void oidcAuthenticator?.prefetch().then((ok) => {
+    if (!ok) logger.warn({ issuer: oidc?.issuer }, 'the identity provider could not be reached yet; sign-ins will retry');
+  });
+  const authenticator = createAuthenticator(store, bus, oidcAuthenticator);
+  const revocationWatch = await watchTokenRevocations(store, bus, options.revocationPollMs ?? 1_000, logger);
   const limiters = createRateLimiters({
     ...options.rateLimits,
     ...(options.rateLimits?.requests === undefined && options.rateLimit !== undefined ? { requests: options.rateLimit } : {}),
@@ -102,7 +122,9 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
     threads: createThreadService(store),
     events: createEventService(store),
     artifacts: createArtifactService(store),
+    invites: createInviteService(store),
     version: SERVER_VERSION,
+    oidc,
   });
   const handle = createRequestHandler({
     router,
@@ -111,7 +133,10 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
     rateLimiter: limiters.requests,
     closing: () => closing,
   });
-  const webRoot = options.webRoot === undefined ? undefined : createStaticWebRoot(options.webRoot);
+  const webRoot =
+    options.webRoot === undefined
+      ? undefined
+      : createStaticWebRoot(options.webRoot, oidcAuthenticator === undefined ? {} : { connectOrigins: () => oidcAuthenticator.browserOrigins() });
   const serve = (req: IncomingMessage, res: ServerResponse): void => {
     inFlight += 1;
     res.once('close', requestDone);
@@ -177,7 +202,9 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
       });
     });
   } catch (error) {
+    revocationWatch.stop();
     await ws.close(1001, 'server failed to start');
+    authenticator.close();
     await store.close();
     throw error;
   }
@@ -199,6 +226,7 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
       if ((await Promise.race([drained, grace])) === 'timeout') logger.warn('shutdown grace period over; cutting connections');
       httpServer.closeAllConnections();
       await stopped;
+      revocationWatch.stop();
       authenticator.close();
       await store.close();
     })();

@@ -12,3 +12,5 @@ export { authenticateToken } from './services/auth-service.js';
 export { startTestServer } from './testing/test-server.js';
 export type { TestServer, TestServerOptions } from './testing/test-server.js';
 export { stopWithParent } from './cli/stop-with-parent.js';
+export { OIDC_DEFAULTS } from './oidc/oidc-options.js';
+export type { OidcOptions } from './oidc/oidc-options.js';

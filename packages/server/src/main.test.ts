@@ -1,14 +1,12 @@
-import { spawn, execFile } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { BIN, REPO_ROOT, serveCli as serve } from './testing/cli-process.js';
 import { httpCall } from './testing/test-client.js';
 
-const BIN = fileURLToPath(new URL('../bin/bubble-server.js', import.meta.url));
-const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const run = promisify(execFile);
 
 let dataDir: string;
@@ -18,25 +16,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
-
-/** Starts `serve` (by default `node bin/bubble-server.js serve`) and resolves with the URL of its listening line. */
-function serve(args: string[], command: [string, ...string[]] = [process.execPath, BIN]) {
-  const [file, ...head] = command;
-  const child = spawn(file, [...head, 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'], cwd: REPO_ROOT });
-  let stdout = '';
-  let stderr = '';
-  child.stderr.on('data', (c) => (stderr += c));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const listening = new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', (c) => {
-      stdout += c;
-      const m = /listening on (http:\/\/\S+)/.exec(stdout);
-      if (m) resolve(m[1]!);
-    });
-    void exited.then((code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
-  });
-  return { child, listening, exited, output: () => ({ stdout, stderr }) };
-}
 
 describe('bubble-server CLI', () => {
   it('principal create-human prints the principal and a bubble_user_ token once, usable by serve', async () => {

@@ -2,16 +2,18 @@
  * The `bubble-server` binary: parse the command line, build the logger,
  * handle signals. Everything else lives in the library (./index.ts).
  */
-import { resolve } from 'node:path';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { pino } from 'pino';
 import { stopWithParent } from './cli/stop-with-parent.js';
-import { parseCli, rateLimitsOf, USAGE, type CreateHumanCommand, type ServeCommand } from './cli/parse-cli.js';
+import { parseCli, rateLimitsOf, USAGE, type PrincipalCommand, type ServeCommand } from './cli/parse-cli.js';
+import { listPrincipals, mintPrincipalToken, revokePrincipalTokens } from './cli/principal-commands.js';
+import { resolveServeConfig } from './cli/serve-config.js';
 import { createBubbleServer, DATABASE_FILE_NAME, type BubbleServer } from './create-bubble-server.js';
 import { BubbleError } from './errors/bubble-error.js';
 import { createHumanPrincipal } from './services/principal-service.js';
 import { openSqliteStore } from './store/sqlite/sqlite-store.js';
+import type { BubbleStore } from './store/store.js';
 
 const POSTGRES_NOT_BUILT = 'PostgreSQL support is not built yet: use --data DIR for the embedded SQLite store';
 
@@ -22,8 +24,19 @@ function dataDirOf(storage: { data?: string | undefined; database?: string | und
 
 class UsageError extends Error {}
 
+function readConfigFile(path: string | undefined): string | undefined {
+  if (path === undefined) return undefined;
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read --config ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+}
+
 async function serve(command: ServeCommand): Promise<void> {
   const dataDir = dataDirOf(command.storage);
+  const config = resolveServeConfig(command, readConfigFile(command.configFile));
+  if (!config.ok) throw new UsageError(config.errors.join('\nbubble-server: '));
   const logger = pino({ level: command.logLevel, base: { service: 'bubble-server' } }, pino.destination(2));
   // Signal handlers go in before the listening line is printed: whoever reads
   // that line may send SIGTERM at once.
@@ -67,6 +80,7 @@ async function serve(command: ServeCommand): Promise<void> {
     connections,
     rateLimits: rateLimitsOf(command),
     ...(command.webRoot ? { webRoot: resolve(command.webRoot) } : {}),
+    ...(config.oidc ? { oidc: config.oidc } : {}),
   });
   if (stopping) {
     await server.close();
@@ -74,16 +88,32 @@ async function serve(command: ServeCommand): Promise<void> {
   }
   process.stdout.write(`data folder: ${dataDir}\n`);
   process.stdout.write(`listening on ${server.url}\n`);
-  logger.info({ url: server.url, dataDir }, 'listening');
+  logger.info({ url: server.url, dataDir, oidcIssuer: config.oidc?.issuer }, 'listening');
 }
 
-async function createHuman(command: CreateHumanCommand): Promise<void> {
+/** Runs one operator command on the database (which a running server may share) and prints its JSON answer on stdout. */
+async function principalCommand(command: PrincipalCommand): Promise<void> {
   const dataDir = dataDirOf(command.storage);
   mkdirSync(dataDir, { recursive: true });
   const store = await openSqliteStore(join(dataDir, DATABASE_FILE_NAME));
+  const run = (s: BubbleStore): Promise<unknown> => {
+    switch (command.command) {
+      case 'create-human':
+        return createHumanPrincipal(s, command.principalId, command.displayName ?? null);
+      case 'list-principals':
+        return listPrincipals(s);
+      case 'mint-token':
+        return mintPrincipalToken(s, command.principalId);
+      case 'revoke-tokens':
+        return revokePrincipalTokens(s, command.principalId);
+      default: {
+        const never: never = command;
+        throw new Error(`unhandled command ${JSON.stringify(never)}`);
+      }
+    }
+  };
   try {
-    const result = await createHumanPrincipal(store, command.principalId, command.displayName ?? null);
-    process.stdout.write(`${JSON.stringify(result)}\n`);
+    process.stdout.write(`${JSON.stringify(await run(store))}\n`);
   } finally {
     await store.close();
   }
@@ -105,7 +135,10 @@ async function main(argv: string[]): Promise<number> {
         await serve(command);
         return -1;
       case 'create-human':
-        await createHuman(command);
+      case 'list-principals':
+      case 'mint-token':
+      case 'revoke-tokens':
+        await principalCommand(command);
         return 0;
       default: {
         const never: never = command;

@@ -59,6 +59,22 @@ describe('parseCli', () => {
     });
   });
 
+  it('parses the other principal commands', () => {
+    expect(parseCli(['principal', 'list', '--data', './d'])).toEqual({ ok: true, value: { command: 'list-principals', logLevel: 'warn', storage: { data: './d' } } });
+    expect(parseCli(['principal', 'mint-token', 'bot-a'])).toEqual({ ok: true, value: { command: 'mint-token', principalId: 'bot-a', logLevel: 'warn', storage: {} } });
+    expect(parseCli(['principal', 'revoke-tokens', 'alice'])).toEqual({ ok: true, value: { command: 'revoke-tokens', principalId: 'alice', logLevel: 'warn', storage: {} } });
+  });
+
+  it('parses the identity provider flags of serve', () => {
+    const r = parseCli(['serve', '--oidc-issuer', 'https://x.auth0.com/', '--oidc-audience', 'https://api', '--oidc-client-id', 'abc', '--config', 'c.json']);
+    expect(r.ok && r.value.command === 'serve' && [r.value.oidcIssuer, r.value.oidcAudience, r.value.oidcClientId, r.value.configFile]).toEqual([
+      'https://x.auth0.com/',
+      'https://api',
+      'abc',
+      'c.json',
+    ]);
+  });
+
   it('accepts --database in the parser (main answers that PostgreSQL is not built yet)', () => {
     const r = parseCli(['serve', '--database', 'postgres://localhost/bubble']);
     expect(r.ok && r.value.command === 'serve' && r.value.storage.database).toBe('postgres://localhost/bubble');
@@ -82,6 +98,13 @@ describe('parseCli', () => {
     [['serve', '--frame-rate-limit-burst', '1.5'], '--frame-rate-limit-burst must be a whole number'],
     [['principal', 'create-human', 'alice', '--failed-auth-limit', '1'], '--failed-auth-limit belongs to "serve"'],
     [['launch'], 'unknown command "launch"'],
+    [['principal', 'list', 'alice'], '"principal list" takes no arguments'],
+    [['principal', 'mint-token'], '"principal mint-token" needs exactly one <id>'],
+    [['principal', 'revoke-tokens', 'Bad Id'], '<id> must match'],
+    [['principal', 'mint-token', 'alice', '--display-name', 'A'], '--display-name belongs to "principal create-human"'],
+    [['principal', 'list', '--oidc-issuer', 'https://x'], '--oidc-issuer belongs to "serve"'],
+    [['principal', 'toString', 'x'], 'unknown command "principal toString x"'],
+    [['serve', '--oidc-issuer', ''], '--oidc-issuer must not be empty'],
     [['serve', '--log-level', 'loud'], 'Invalid option'],
   ])('rejects %j', (argv, message) => {
     const r = parseCli(argv);

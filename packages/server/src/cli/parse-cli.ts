@@ -9,7 +9,17 @@ export const USAGE = `usage:
                       [--rate-limit N|off] [--rate-limit-burst B]
                       [--frame-rate-limit N|off] [--frame-rate-limit-burst B]
                       [--failed-auth-limit N|off] [--failed-auth-limit-burst B]
+                      [--oidc-issuer URL --oidc-audience AUD --oidc-client-id ID] [--config FILE]
   bubble-server principal create-human <id> [--display-name NAME] [--data ./data]
+  bubble-server principal list [--data ./data]
+  bubble-server principal mint-token <id> [--data ./data]
+  bubble-server principal revoke-tokens <id> [--data ./data]
+
+  principal create-human  creates a person and prints {"principal", "token"} with its bubble_user_ token, once
+  principal list          prints every principal as one JSON array, ordered by id
+  principal mint-token    prints {"principal", "token"} with a new token of that principal (human or bot), once
+  principal revoke-tokens revokes every token of that principal and prints {"principalId", "revokedTokenIds"};
+                          a running server on the same data closes their sockets (4003) within about a second
 
   --data DIR         folder of the SQLite database (created if missing; default ./data)
   --database URL     postgres://… (not built yet: use --data)
@@ -17,6 +27,14 @@ export const USAGE = `usage:
   --web-root DIR     serve a built web app from DIR at / (the API under /v1 always wins)
   --max-connections N              open connections in all (default 4096; past it new ones get 429)
   --max-connections-per-address N  open connections from one client address (default 256)
+
+  Sign-in with an identity provider (Auth0 or any OpenID provider): its JWT access tokens are accepted
+  beside local tokens, and /v1/info tells browsers how to sign in. All three or none:
+  --oidc-issuer URL     the issuer exactly as it names itself (Auth0: https://TENANT.auth0.com/ with the slash);
+                        https, or http on a loopback address
+  --oidc-audience AUD   the API identifier access tokens must carry in aud
+  --oidc-client-id ID   the public client (Authorization Code with PKCE) the web UI signs in with
+  --config FILE         a JSON file {"oidc": {"issuer", "audience", "clientId"}}; flags win over it
 
   Rate limits are on by default; each takes a rate per second (fractions allowed), 0 or off turns it off,
   and its burst (how many at once) defaults to the same number of seconds' worth as the default's.
@@ -89,6 +107,10 @@ const ServeSchema = z.object({
     .int('--max-connections-per-address must be a whole number')
     .min(1, '--max-connections-per-address must be at least 1')
     .optional(),
+  oidcIssuer: z.string().min(1, '--oidc-issuer must not be empty').optional(),
+  oidcAudience: z.string().min(1, '--oidc-audience must not be empty').optional(),
+  oidcClientId: z.string().min(1, '--oidc-client-id must not be empty').optional(),
+  configFile: z.string().min(1, '--config must not be empty').optional(),
   storage: StorageSchema,
 }).check((ctx) => {
   for (const [, rate, burst, flag] of RATE_FLAGS) {
@@ -106,10 +128,27 @@ const CreateHumanSchema = z.object({
   storage: StorageSchema,
 });
 
+const PrincipalIdArgSchema = z.string().regex(PRINCIPAL_ID_PATTERN, `<id> must match ${PRINCIPAL_ID_PATTERN.source}`);
+const ListPrincipalsSchema = z.object({ command: z.literal('list-principals'), logLevel: LogLevelSchema.default('warn'), storage: StorageSchema });
+const MintTokenSchema = z.object({ command: z.literal('mint-token'), principalId: PrincipalIdArgSchema, logLevel: LogLevelSchema.default('warn'), storage: StorageSchema });
+const RevokeTokensSchema = z.object({ command: z.literal('revoke-tokens'), principalId: PrincipalIdArgSchema, logLevel: LogLevelSchema.default('warn'), storage: StorageSchema });
+
 export type ServeCommand = z.infer<typeof ServeSchema>;
 export type CreateHumanCommand = z.infer<typeof CreateHumanSchema>;
-export type CliCommand = ServeCommand | CreateHumanCommand | { command: 'help' };
+export type ListPrincipalsCommand = z.infer<typeof ListPrincipalsSchema>;
+export type MintTokenCommand = z.infer<typeof MintTokenSchema>;
+export type RevokeTokensCommand = z.infer<typeof RevokeTokensSchema>;
+/** The operator's commands on the principals of a database (the server may be running on it). */
+export type PrincipalCommand = CreateHumanCommand | ListPrincipalsCommand | MintTokenCommand | RevokeTokensCommand;
+export type CliCommand = ServeCommand | PrincipalCommand | { command: 'help' };
 export type CliParse = { ok: true; value: CliCommand } | { ok: false; errors: string[] };
+
+const PRINCIPAL_COMMANDS = {
+  'create-human': { command: 'create-human', takesId: true, schema: CreateHumanSchema },
+  list: { command: 'list-principals', takesId: false, schema: ListPrincipalsSchema },
+  'mint-token': { command: 'mint-token', takesId: true, schema: MintTokenSchema },
+  'revoke-tokens': { command: 'revoke-tokens', takesId: true, schema: RevokeTokensSchema },
+} as const;
 
 /** Parses the command line into one validated, frozen command, or every problem in words. */
 export function parseCli(argv: string[]): CliParse {
@@ -135,6 +174,10 @@ export function parseCli(argv: string[]): CliParse {
         'max-connections': { type: 'string' },
         'max-connections-per-address': { type: 'string' },
         'web-root': { type: 'string' },
+        'oidc-issuer': { type: 'string' },
+        'oidc-audience': { type: 'string' },
+        'oidc-client-id': { type: 'string' },
+        config: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -146,7 +189,7 @@ export function parseCli(argv: string[]): CliParse {
   const storage = { data: values.data, database: values.database };
   const [first, second, ...rest] = positionals;
   let raw: unknown;
-  let schema: z.ZodType<ServeCommand> | z.ZodType<CreateHumanCommand>;
+  let schema: z.ZodType<CliCommand>;
   if (first === 'serve' && second === undefined) {
     if (values['display-name'] !== undefined) return { ok: false, errors: ['--display-name belongs to "principal create-human"'] };
     raw = {
@@ -163,21 +206,32 @@ export function parseCli(argv: string[]): CliParse {
       webRoot: values['web-root'],
       maxConnections: values['max-connections'],
       maxConnectionsPerAddress: values['max-connections-per-address'],
+      oidcIssuer: values['oidc-issuer'],
+      oidcAudience: values['oidc-audience'],
+      oidcClientId: values['oidc-client-id'],
+      configFile: values.config,
       storage,
     };
     schema = ServeSchema;
-  } else if (first === 'principal' && second === 'create-human') {
-    if (rest.length !== 1) return { ok: false, errors: ['"principal create-human" needs exactly one <id>'] };
+  } else if (first === 'principal' && second !== undefined && Object.hasOwn(PRINCIPAL_COMMANDS, second)) {
+    const spec = PRINCIPAL_COMMANDS[second as keyof typeof PRINCIPAL_COMMANDS];
+    if (rest.length !== (spec.takesId ? 1 : 0)) {
+      return { ok: false, errors: [spec.takesId ? `"principal ${second}" needs exactly one <id>` : `"principal ${second}" takes no arguments`] };
+    }
     if (values.host !== undefined || values.port !== undefined || values['rate-limit'] !== undefined) {
       return { ok: false, errors: ['--host, --port and --rate-limit belong to "serve"'] };
     }
-    const serveOnly = ['web-root', 'rate-limit-burst', 'frame-rate-limit', 'frame-rate-limit-burst', 'failed-auth-limit', 'failed-auth-limit-burst', 'max-connections', 'max-connections-per-address'] as const;
+    const serveOnly = [
+      'web-root', 'rate-limit-burst', 'frame-rate-limit', 'frame-rate-limit-burst', 'failed-auth-limit', 'failed-auth-limit-burst',
+      'max-connections', 'max-connections-per-address', 'oidc-issuer', 'oidc-audience', 'oidc-client-id', 'config',
+    ] as const;
     const misplaced = serveOnly.filter((flag) => values[flag] !== undefined);
     if (misplaced.length > 0) {
       return { ok: false, errors: misplaced.map((flag) => `--${flag} belongs to "serve"`) };
     }
-    raw = { command: 'create-human', principalId: rest[0], displayName: values['display-name'], logLevel: values['log-level'], storage };
-    schema = CreateHumanSchema;
+    if (second !== 'create-human' && values['display-name'] !== undefined) return { ok: false, errors: ['--display-name belongs to "principal create-human"'] };
+    raw = { command: spec.command, principalId: rest[0], displayName: values['display-name'], logLevel: values['log-level'], storage };
+    schema = spec.schema;
   } else {
     return { ok: false, errors: [`unknown command "${positionals.join(' ')}"`] };
   }

@@ -26,3 +26,8 @@ export function looksLikeLocalToken(text: string): boolean {
 export function hashesEqual(a: Buffer, b: Buffer): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
+
+/** Whether the text has the shape of a compact JWS: three base64url parts, the first one a JSON object (`eyJ…`). */
+export function looksLikeJwt(text: string): boolean {
+  return /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(text);
+}

@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { LIMITS, type Principal } from '@bubble/protocol';
+import { LIMITS } from '@bubble/protocol';
 import type { Logger } from 'pino';
 import { notFound, rateLimited, toErrorResponse } from '../errors/bubble-error.js';
 import { newRequestId } from '../domain/ids.js';
-import { authenticateHeader } from '../services/auth-service.js';
+import { authenticateHeader, type Authenticated } from '../services/auth-service.js';
 import type { AuthenticateFrom } from '../services/auth-attempts.js';
 import { budgetKeyOf } from '../domain/rate-limit-keys.js';
 import { readJsonBody } from './read-json-body.js';
@@ -64,7 +64,7 @@ export function createRequestHandler(deps: RequestHandlerDeps) {
     const run = async (): Promise<void> => {
       const match = router.match(req.method ?? 'GET', pathname);
       if (match === null) throw notFound(`no route ${req.method ?? ''} ${pathname}`);
-      let caller: Promise<Principal> | undefined;
+      let caller: Promise<Authenticated> | undefined;
       let query: URLSearchParams | undefined;
       const ctx: RequestContext = {
         req,
@@ -78,7 +78,8 @@ export function createRequestHandler(deps: RequestHandlerDeps) {
           return log();
         },
         fields,
-        caller: () => {
+        caller: () => ctx.authenticated().then((a) => a.principal),
+        authenticated: () => {
           caller ??= authenticateHeader(authenticate, req.headers.authorization, req.socket.remoteAddress).then((a) => {
             const { principal } = a;
             fields.principalId = principal.principalId;
@@ -88,7 +89,7 @@ export function createRequestHandler(deps: RequestHandlerDeps) {
               const whose = key === principal.principalId ? principal.principalId : `${principal.principalId} (counted with ${key}, who created it)`;
               throw rateLimited(`too many requests from ${whose}; retry in ${wait} s`, wait);
             }
-            return principal;
+            return a;
           });
           return caller;
         },

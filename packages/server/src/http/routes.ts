@@ -1,5 +1,7 @@
 import {
+  AcceptInviteRequestSchema,
   AddParticipantRequestSchema,
+  CreateInviteRequestSchema,
   appendRequestEvents,
   AppendRequestSchema,
   ARTIFACT_NAME_PATTERN,
@@ -14,11 +16,13 @@ import {
   PutCursorRequestSchema,
   ReadEventsQuerySchema,
   UpdatePrincipalRequestSchema,
+  type OidcInfo,
 } from '@bubble/protocol';
 import { fastSingleEvent } from '../domain/append-fast-path.js';
 import { invalidRequest } from '../errors/bubble-error.js';
 import type { ArtifactService } from '../services/artifact-service.js';
 import type { EventService } from '../services/event-service.js';
+import type { InviteService } from '../services/invite-service.js';
 import type { PrincipalService } from '../services/principal-service.js';
 import type { ThreadService } from '../services/thread-service.js';
 import type { BubbleStore } from '../store/store.js';
@@ -32,7 +36,10 @@ export interface RouteDeps {
   threads: ThreadService;
   events: EventService;
   artifacts: ArtifactService;
+  invites: InviteService;
   version: string;
+  /** What `/v1/info` tells browsers about the identity provider; absent without one. */
+  oidc?: OidcInfo | undefined;
 }
 
 const ok = (body: unknown) => ({ status: 200, body });
@@ -54,16 +61,21 @@ const artifactName = (ctx: RequestContext): string => {
 
 /** Every route of the protocol, bound to the services. */
 export function createRoutes(deps: RouteDeps): Router<Handler> {
-  const { principals, threads, events, artifacts } = deps;
+  const { principals, threads, events, artifacts, invites } = deps;
+  const info = Object.freeze({
+    name: 'bubble',
+    version: deps.version,
+    protocol: PROTOCOL_VERSION,
+    ...(deps.oidc === undefined ? {} : { auth: { oidc: { issuer: deps.oidc.issuer, clientId: deps.oidc.clientId, audience: deps.oidc.audience } } }),
+    extensions: { artifacts: { ...ARTIFACTS_EXTENSION } },
+  });
   const r = new Router<Handler>();
 
   r.add('GET', '/healthz', async () => {
     await deps.store.ping();
     return ok({ ok: true });
   });
-  r.add('GET', '/v1/info', async () =>
-    ok({ name: 'bubble', version: deps.version, protocol: PROTOCOL_VERSION, extensions: { artifacts: { ...ARTIFACTS_EXTENSION } } }),
-  );
+  r.add('GET', '/v1/info', async () => ok(info));
 
   // The WebSocket endpoint answers upgrades only (attach-websocket.ts); a plain GET is told so.
   r.add('GET', '/v1/ws', async () => {
@@ -72,6 +84,17 @@ export function createRoutes(deps: RouteDeps): Router<Handler> {
 
   // principals and tokens
   r.add('GET', '/v1/auth/whoami', async (ctx) => ok({ principal: await ctx.caller() }));
+  // one's own tokens
+  r.add('GET', '/v1/auth/tokens', async (ctx) => ok({ tokens: await principals.listOwnTokens(await ctx.authenticated()) }));
+  r.add('POST', '/v1/auth/tokens', async (ctx) => {
+    const caller = await ctx.caller();
+    parseInput(MintTokenRequestSchema, await ctx.json(), 'token request');
+    return created({ token: await principals.mintOwnToken(caller) });
+  });
+  r.add('DELETE', '/v1/auth/tokens/:tokenId', async (ctx) => {
+    await principals.revokeOwnToken(await ctx.caller(), ctx.params['tokenId']!);
+    return noContent;
+  });
   r.add('POST', '/v1/principals', async (ctx) => {
     const caller = await ctx.caller();
     const input = parseInput(CreatePrincipalRequestSchema, await ctx.json(), 'principal');
@@ -136,6 +159,30 @@ export function createRoutes(deps: RouteDeps): Router<Handler> {
     return noContent;
   });
   r.add('GET', '/v1/grants', async (ctx) => ok({ grants: await threads.grants(await ctx.caller()) }));
+
+  // invites
+  r.add('POST', '/v1/threads/:id/invites', async (ctx) => {
+    const caller = await ctx.caller();
+    const threadId = threadParam(ctx);
+    const input = parseInput(CreateInviteRequestSchema, (await ctx.json()) ?? {}, 'invite');
+    return created({ invite: await invites.create(caller, threadId, input) });
+  });
+  r.add('GET', '/v1/threads/:id/invites', async (ctx) => {
+    const caller = await ctx.caller();
+    return ok({ invites: await invites.list(caller, threadParam(ctx)) });
+  });
+  r.add('DELETE', '/v1/threads/:id/invites/:inviteId', async (ctx) => {
+    const caller = await ctx.caller();
+    await invites.revoke(caller, threadParam(ctx), ctx.params['inviteId']!);
+    return noContent;
+  });
+  r.add('POST', '/v1/invites/accept', async (ctx) => {
+    const caller = await ctx.caller();
+    const { token } = parseInput(AcceptInviteRequestSchema, await ctx.json(), 'invite acceptance');
+    const grant = await invites.accept(caller, token);
+    ctx.fields.threadId = grant.threadId;
+    return ok({ grant });
+  });
 
   // events and cursors
   r.add('POST', '/v1/threads/:id/events', async (ctx) => {

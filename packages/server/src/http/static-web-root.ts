@@ -41,25 +41,34 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
  * (HTTP and its WebSocket), draws images only from itself (or data:/blob:),
  * posts forms nowhere else, and may not be framed by any other page.
  */
-export const WEB_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data: blob:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+export const WEB_CSP = webCsp([]);
+
+/**
+ * The page's CSP, letting it also fetch from `connectOrigins`: the identity provider's origins
+ * (discovery and the token endpoint), where the server signs people in with one. Sign-in itself
+ * is a navigation to the provider, which `connect-src` does not govern.
+ */
+export function webCsp(connectOrigins: readonly string[]): string {
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data: blob:",
+    "font-src 'self'",
+    ["connect-src 'self'", ...connectOrigins].join(' '),
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
 
 /** Whether a request path belongs to the API (never served from the web root). */
 export function isApiPath(pathname: string): boolean {
   return pathname === '/v1' || pathname.startsWith('/v1/') || pathname === '/healthz';
 }
 
-export function createStaticWebRoot(webRoot: string): StaticWebRoot {
+export function createStaticWebRoot(webRoot: string, options: { connectOrigins?: () => readonly string[] } = {}): StaticWebRoot {
   const root = resolve(webRoot);
   const index = join(root, 'index.html');
 
@@ -73,7 +82,7 @@ export function createStaticWebRoot(webRoot: string): StaticWebRoot {
     if (file === index) {
       // The sign-in link carries the token in the fragment; keep it out of any referrer.
       headers['referrer-policy'] = 'no-referrer';
-      headers['content-security-policy'] = WEB_CSP;
+      headers['content-security-policy'] = options.connectOrigins === undefined ? WEB_CSP : webCsp(options.connectOrigins());
       headers['x-frame-options'] = 'DENY';
     }
     res.writeHead(200, headers);

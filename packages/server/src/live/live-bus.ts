@@ -1,4 +1,4 @@
-import type { EventEnvelope, Grant } from '@bubble/protocol';
+import type { EventEnvelope, Grant, Principal } from '@bubble/protocol';
 
 /**
  * What the core publishes after a change is durable. The WebSocket layer
@@ -7,12 +7,15 @@ import type { EventEnvelope, Grant } from '@bubble/protocol';
  * - `events`: published only after the commit, ascending seq; per thread,
  *   publish order is seq order.
  * - `grant`: a grant was added (or its role changed) or revoked.
- * - `tokens_revoked`: these tokens of this principal stopped working.
+ * - `tokens_revoked`: these tokens of this principal stopped working (also
+ *   published again when a watcher finds a revocation made by another process).
+ * - `principal_updated`: a principal's displayName or joinableBy changed.
  */
 export type LiveBusMessage =
   | { kind: 'events'; threadId: string; events: EventEnvelope[] }
   | { kind: 'grant'; change: 'added' | 'revoked'; grant: Grant }
-  | { kind: 'tokens_revoked'; principalId: string; tokenIds: string[] };
+  | { kind: 'tokens_revoked'; principalId: string; tokenIds: string[] }
+  | { kind: 'principal_updated'; principal: Principal };
 
 export interface LiveBus {
   publish(message: LiveBusMessage): void;

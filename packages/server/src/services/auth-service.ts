@@ -6,15 +6,29 @@ import type { BubbleStore } from '../store/store.js';
 
 export interface Authenticated {
   principal: Principal;
-  tokenId: string;
+  /** The local token the caller used; null for an identity provider's JWT. */
+  tokenId: string | null;
+  /** When the credential stops being accepted (ms since the epoch): a JWT's `exp` plus the clock tolerance. Absent for local tokens. */
+  acceptedUntil?: number;
 }
+
+/** A bearer that does not authenticate, and why: the 401's message, the 4001's reason. */
+export interface AuthRefusal {
+  refused: true;
+  message: string;
+  /** Whether it takes one from the address's failed-authentication budget (a wrong token does; an identity provider that cannot be reached does not). */
+  countsAsFailure: boolean;
+}
+
+export const isRefusal = (value: unknown): value is AuthRefusal =>
+  typeof value === 'object' && value !== null && (value as { refused?: unknown }).refused === true;
 
 /**
  * Resolves the SHA-256 of a bearer token to its principal, or null when it is
  * unknown or revoked. The digest is looked up, then compared with the stored
  * one in constant time.
  */
-export async function authenticateHash(store: BubbleStore, hash: Buffer): Promise<Authenticated | null> {
+export async function authenticateHash(store: BubbleStore, hash: Buffer): Promise<(Authenticated & { tokenId: string }) | null> {
   const record = await store.findLiveTokenByHash(hash);
   if (record === null || !hashesEqual(record.hash, hash)) return null;
   const principal = await store.getPrincipal(record.principalId);
@@ -29,7 +43,8 @@ export async function authenticateToken(store: BubbleStore, token: string): Prom
 
 /**
  * Reads `Authorization: Bearer <token>`; throws 401 when it is missing or does
- * not resolve, and 429 when the caller's address is over its failed-auth limit
+ * not resolve (with the reason: an unknown token, an expired JWT, an identity provider that
+ * cannot be reached…), and 429 when the caller's address is over its failed-auth limit
  * (see `auth-attempts.ts`). A request without a bearer costs no lookup and is
  * not counted.
  */
@@ -43,6 +58,7 @@ export async function authenticateHeader(
   if (!match) throw unauthorized('Authorization must be "Bearer <token>"');
   const result = await authenticate(match[1]!, address);
   if (result === null) throw unauthorized('unknown or revoked token');
+  if (isRefusal(result)) throw unauthorized(result.message);
   if (isTooManyFailures(result)) {
     throw rateLimited(`too many failed authentications from this address; retry in ${result.retryAfterSeconds} s`, result.retryAfterSeconds);
   }

@@ -25,10 +25,22 @@ describe('createAuthenticator', () => {
   it('answers known tokens, null for unknown or malformed ones', async () => {
     const auth = createAuthenticator(store, bus);
     const { token } = await createHumanPrincipal(store, 'alice', null);
-    expect((await auth.authenticate(token.token))?.principal.principalId).toBe('alice');
-    expect((await auth.authenticate(token.token))?.tokenId).toBe(token.tokenId);
+    expect(await auth.authenticate(token.token)).toMatchObject({ principal: { principalId: 'alice' }, tokenId: token.tokenId });
     expect(await auth.authenticate(`bubble_user_${'x'.repeat(43)}`)).toBeNull();
-    expect(await auth.authenticate('nonsense')).toBeNull();
+    expect(await auth.authenticate('nonsense')).toMatchObject({ refused: true, countsAsFailure: true, message: expect.stringContaining('neither a Bubble token') });
+    expect(await auth.authenticate('eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln')).toMatchObject({
+      refused: true,
+      countsAsFailure: true,
+      message: expect.stringContaining('no identity provider'),
+    });
+  });
+
+  it('answers a renamed principal under its new name from the cache', async () => {
+    const auth = createAuthenticator(store, bus);
+    const { token } = await createHumanPrincipal(store, 'alice', 'Alice');
+    expect(await auth.authenticate(token.token)).toMatchObject({ principal: { displayName: 'Alice' } });
+    await store.updatePrincipal('alice', { displayName: 'Alice L.' });
+    expect(auth.known(token.token)?.principal.displayName).toBe('Alice L.');
   });
 
   it('stops answering a cached token as soon as its revocation commits', async () => {

@@ -1,4 +1,6 @@
-import { SYSTEM_PRINCIPAL_ID, type Principal, type Token, type TokenInfo, type UpdatePrincipalRequest } from '@bubble/protocol';
+import { SYSTEM_PRINCIPAL_ID, type OwnTokenInfo, type Principal, type Token, type TokenInfo, type UpdatePrincipalRequest } from '@bubble/protocol';
+import { lookalikeOf } from '../domain/display-names.js';
+import type { Authenticated } from './auth-service.js';
 import { conflict, forbidden, invalidRequest, notFound } from '../errors/bubble-error.js';
 import { newTokenId } from '../domain/ids.js';
 import { hashToken, mintTokenSecret } from '../domain/tokens.js';
@@ -24,7 +26,34 @@ async function createWithToken(
   return { principal, token: { tokenId, token: secret, createdAt: principal.createdAt } };
 }
 
+/** Enough to list anyone's visibility for the lookalike check; a team server's circles are far smaller. */
+const MAX_VISIBLE_FOR_NAMES = 100_000;
+
 export function createPrincipalService(store: BubbleStore) {
+  /**
+   * Who is who (protocol.md leaves the rule to the server): a bot may not be named like anyone
+   * that the one naming it, or the bot itself, can see, by displayName or id (compared by
+   * `nameKey`: case, surrounding whitespace and Unicode compatibility forms ignored). 409 names who.
+   */
+  const requireNotLookalike = async (displayName: string, botId: string, caller: Principal, alsoAsBot: boolean): Promise<void> => {
+    const seen = await store.searchVisiblePrincipals(caller.principalId, '', MAX_VISIBLE_FOR_NAMES);
+    const twin = lookalikeOf(displayName, seen, botId);
+    if (twin !== null) {
+      const who = twin.displayName === twin.principalId ? twin.principalId : `${twin.principalId} (${twin.displayName})`;
+      throw conflict(`a bot may not be named like someone else: "${displayName}" is the name of ${who}; choose another display name`, {
+        field: 'displayName',
+        principalId: twin.principalId,
+      });
+    }
+    if (!alsoAsBot || botId === caller.principalId) return;
+    // Someone only the bot sees (a thread its owner has left) is not named: the caller may not know they exist.
+    if (lookalikeOf(displayName, await store.searchVisiblePrincipals(botId, '', MAX_VISIBLE_FOR_NAMES), botId) !== null) {
+      throw conflict(`a bot may not be named like someone else: "${displayName}" is the name of someone ${botId} works with; choose another display name`, {
+        field: 'displayName',
+      });
+    }
+  };
+
   /** 404 for a principal the caller cannot see (exactly as for an unknown one), 403 for a visible one it does not own. */
   const requireVisible = async (caller: Principal, principalId: string): Promise<Principal> => {
     const target = await store.getPrincipal(principalId);
@@ -44,6 +73,7 @@ export function createPrincipalService(store: BubbleStore) {
   return {
     async createBot(caller: Principal, input: { principalId: string; displayName?: string | undefined }) {
       if (caller.kind !== 'human') throw forbidden('only a human principal can create bots');
+      await requireNotLookalike(input.displayName ?? input.principalId, input.principalId, caller, false);
       return createWithToken(store, {
         principalId: input.principalId,
         kind: 'bot',
@@ -70,6 +100,9 @@ export function createPrincipalService(store: BubbleStore) {
       if (patch.displayName !== undefined && !isOwner && caller.principalId !== principalId) {
         throw forbidden(`only ${principalId} itself or one of its owners may rename it`);
       }
+      if (patch.displayName !== undefined && target.kind === 'bot') {
+        await requireNotLookalike(patch.displayName, principalId, caller, true);
+      }
       return store.updatePrincipal(principalId, { displayName: patch.displayName, joinableBy: patch.joinableBy });
     },
 
@@ -94,6 +127,32 @@ export function createPrincipalService(store: BubbleStore) {
     async revokeAllTokens(caller: Principal, principalId: string): Promise<void> {
       await requireOwnerOf(caller, principalId);
       await store.revokeTokens(principalId);
+    },
+
+    /**
+     * `GET /v1/auth/tokens`: the caller's own live local tokens; the one the request came with
+     * has `current: true`. A caller signed in with a JWT uses none of them, so none is current.
+     */
+    async listOwnTokens(auth: Authenticated): Promise<OwnTokenInfo[]> {
+      return (await store.listTokens(auth.principal.principalId)).map((t) => ({
+        tokenId: t.tokenId,
+        createdAt: t.createdAt,
+        ...(t.tokenId === auth.tokenId ? { current: true } : {}),
+      }));
+    },
+
+    /** `POST /v1/auth/tokens`: a person mints another token of their own (a bot's tokens are its owners' to mint). */
+    async mintOwnToken(caller: Principal): Promise<Token> {
+      if (caller.kind !== 'human') throw forbidden("a bot's tokens are minted by its owners (POST /v1/principals/:id/tokens)");
+      const secret = mintTokenSecret('human');
+      const record = await store.addToken({ tokenId: newTokenId(), principalId: caller.principalId, hash: hashToken(secret) });
+      return { tokenId: record.tokenId, token: secret, createdAt: record.createdAt };
+    },
+
+    /** `DELETE /v1/auth/tokens/:tokenId`: 404 unless it is a live token of the caller's. Its sockets close with 4003. */
+    async revokeOwnToken(caller: Principal, tokenId: string): Promise<void> {
+      const revoked = await store.revokeTokens(caller.principalId, tokenId);
+      if (revoked.length === 0) throw notFound(`you have no live token ${tokenId}`);
     },
   };
 }

@@ -34,9 +34,9 @@ export function describeStoreContract(name: string, harness: StoreContractHarnes
     const open: Array<{ store: BubbleStore; location: string }> = [];
     let messages: LiveBusMessage[] = [];
 
-    const openStore = async (location?: string): Promise<{ store: BubbleStore; location: string }> => {
+    const openStore = async (location?: string, now?: () => Date): Promise<{ store: BubbleStore; location: string }> => {
       const loc = location ?? (await harness.newLocation());
-      const store = await harness.open(loc, { onCommit: (m) => messages.push(...m) });
+      const store = await harness.open(loc, { onCommit: (m) => messages.push(...m), ...(now ? { now } : {}) });
       const entry = { store, location: loc };
       open.push(entry);
       return entry;
@@ -106,6 +106,165 @@ export function describeStoreContract(name: string, harness: StoreContractHarnes
         expect((await store.revokeTokens('alice')).sort()).toEqual(['tok_1', 'tok_3']);
         expect(await store.listTokens('alice')).toEqual([]);
         expect(await store.findLiveTokenByHash(hashToken('secret-1'))).toBeNull();
+      });
+    });
+
+    describe('people: the operator list, the revocation log, OIDC subjects', () => {
+      it('lists every principal by id, and announces a changed principal', async () => {
+        const store = await fresh();
+        await human(store, 'carol');
+        await human(store, 'alice');
+        await store.createPrincipal({ principalId: 'bot-a', kind: 'bot', displayName: 'Bot A', ownerPrincipalIds: ['carol'] });
+        expect((await store.listPrincipals()).map((p) => p.principalId)).toEqual(['alice', 'bot-a', 'carol']);
+        messages = [];
+        const renamed = await store.updatePrincipal('bot-a', { displayName: 'Renamed' });
+        expect(messages).toEqual([{ kind: 'principal_updated', principal: renamed }]);
+      });
+
+      it('logs every revocation, readable from another store on the same location (another process)', async () => {
+        const first = await openStore();
+        const store = first.store;
+        const other = (await openStore(first.location)).store;
+        await store.createPrincipal({ principalId: 'alice', kind: 'human', displayName: null, ownerPrincipalIds: [] }, {
+          tokenId: 'tok_1', principalId: 'alice', hash: hashToken('secret-1'),
+        });
+        await store.addToken({ tokenId: 'tok_2', principalId: 'alice', hash: hashToken('secret-2') });
+        const start = await other.tokenRevocationCursor();
+        expect(start).toBe(0);
+        await store.revokeTokens('alice', 'tok_2');
+        await store.revokeTokens('alice', 'tok_2');
+        await store.revokeTokens('alice');
+        const seen = await other.readTokenRevocationsAfter(start, 100);
+        expect(seen.map((r) => [r.principalId, r.tokenId])).toEqual([['alice', 'tok_2'], ['alice', 'tok_1']]);
+        expect(seen[1]!.cursor).toBeGreaterThan(seen[0]!.cursor);
+        expect(await other.readTokenRevocationsAfter(seen[0]!.cursor, 100)).toEqual([seen[1]]);
+        expect(await other.readTokenRevocationsAfter(seen[1]!.cursor, 100)).toEqual([]);
+        expect(await store.readTokenRevocationsAfter(0, 1)).toEqual([seen[0]]);
+        expect(await other.tokenRevocationCursor()).toBe(seen[1]!.cursor);
+      });
+
+      it('maps an OIDC subject to one principal for ever, created on first use with the first free id', async () => {
+        const store = await fresh();
+        await human(store, 'alice');
+        const iss = 'https://idp.example/';
+        expect(await store.findOidcSubject(iss, 'sub-1')).toBeNull();
+        const first = await store.resolveOidcSubject({ issuer: iss, subject: 'sub-1', idCandidates: ['system', 'alice', 'alice-2', 'alice-3'], nameClaim: 'Alice Two' });
+        expect(first.created).toBe(true);
+        expect(first.principal).toMatchObject({ principalId: 'alice-2', kind: 'human', displayName: 'Alice Two', ownerPrincipalIds: [] });
+        expect(await store.findOidcSubject(iss, 'sub-1')).toEqual({ principal: first.principal, nameClaim: 'Alice Two' });
+
+        messages = [];
+        const again = await store.resolveOidcSubject({ issuer: iss, subject: 'sub-1', idCandidates: ['zed'], nameClaim: 'Alice Two' });
+        expect(again).toEqual({ principal: first.principal, created: false });
+        const silent = await store.resolveOidcSubject({ issuer: iss, subject: 'sub-1', idCandidates: ['zed'], nameClaim: null });
+        expect(silent.principal.displayName).toBe('Alice Two');
+        expect(messages).toEqual([]);
+        const renamed = await store.resolveOidcSubject({ issuer: iss, subject: 'sub-1', idCandidates: ['zed'], nameClaim: 'Alice Liddell' });
+        expect(renamed.principal).toMatchObject({ principalId: 'alice-2', displayName: 'Alice Liddell' });
+        expect(messages).toEqual([{ kind: 'principal_updated', principal: renamed.principal }]);
+        expect((await store.getPrincipal('alice-2'))?.displayName).toBe('Alice Liddell');
+
+        const otherIssuer = await store.resolveOidcSubject({ issuer: 'https://other.example', subject: 'sub-1', idCandidates: ['alice-2', 'alice-3'], nameClaim: null });
+        expect(otherIssuer.principal).toMatchObject({ principalId: 'alice-3', displayName: 'alice-3' });
+        expect(await codeOf(store.resolveOidcSubject({ issuer: iss, subject: 'sub-2', idCandidates: ['alice', 'system'], nameClaim: null }))).toBe('conflict');
+      });
+
+      it('creates one principal when the first sign-ins of a subject race', async () => {
+        const store = await fresh();
+        const results = await Promise.all(
+          Array.from({ length: 5 }, () => store.resolveOidcSubject({ issuer: 'https://idp', subject: 's', idCandidates: ['bob', 'bob-2', 'bob-3'], nameClaim: 'Bob' })),
+        );
+        expect(new Set(results.map((r) => r.principal.principalId))).toEqual(new Set(['bob']));
+        expect(results.filter((r) => r.created)).toHaveLength(1);
+        expect((await store.listPrincipals()).map((p) => p.principalId)).toEqual(['bob']);
+      });
+    });
+
+    describe('invites', () => {
+      let clock = new Date('2026-12-01T10:00:00.000Z');
+      const at = () => clock;
+      const invite = (threadId: string, over: Partial<{ role: 'owner' | 'member'; maxUses: number; expiresAt: string; createdBy: string; secret: string }> = {}) =>
+        ({
+          inviteId: `inv_${Math.random().toString(36).slice(2, 10)}`,
+          threadId,
+          role: over.role ?? 'member',
+          createdBy: over.createdBy ?? 'alice',
+          hash: hashToken(over.secret ?? `secret-${Math.random()}`),
+          expiresAt: over.expiresAt ?? '2026-12-08T10:00:00.000Z',
+          maxUses: over.maxUses ?? 1,
+        }) as const;
+
+      it('creates, lists open invites, and accepts one: the grant by the inviter, one use counted', async () => {
+        clock = new Date('2026-12-01T10:00:00.000Z');
+        const { store } = await openStore(undefined, at);
+        for (const id of ['alice', 'bob', 'carol']) await human(store, id);
+        const t = await thread(store, 'alice');
+        const created = await store.createInvite({ ...invite(t.threadId, { secret: 'tok-a', maxUses: 2 }) });
+        expect(created).toEqual({ inviteId: expect.stringMatching(/^inv_/), threadId: t.threadId, role: 'member', createdBy: 'alice', expiresAt: '2026-12-08T10:00:00.000Z', maxUses: 2, uses: 0 });
+        expect(await store.listOpenInvites(t.threadId)).toEqual([created]);
+        expect(await codeOf(store.createInvite(invite('th_missing')))).toBe('not_found');
+
+        messages = [];
+        const accepted = await store.acceptInvite({ hash: hashToken('tok-a'), principalId: 'bob' });
+        expect(accepted.change).toBe('created');
+        expect(accepted.grant).toMatchObject({ threadId: t.threadId, principalId: 'bob', role: 'member', grantedBy: 'alice', joinedSeq: 2 });
+        const { events } = await store.readEventsAfter(t.threadId, 1, 10);
+        expect(events).toEqual([expect.objectContaining({ seq: 2, type: 'participant_added', principalId: 'system', data: { principalId: 'bob', role: 'member', by: 'alice' } })]);
+        expect(messages.map((m) => m.kind)).toEqual(['events', 'grant']);
+
+        // The same person again: told they are in, no use spent, no event.
+        expect(await store.acceptInvite({ hash: hashToken('tok-a'), principalId: 'bob' })).toEqual({ grant: accepted.grant, change: 'unchanged' });
+        expect((await store.listOpenInvites(t.threadId))[0]?.uses).toBe(1);
+        expect((await store.acceptInvite({ hash: hashToken('tok-a'), principalId: 'carol' })).change).toBe('created');
+        // Used up: gone from the list, refused to anyone new, still "in" for those who joined.
+        expect(await store.listOpenInvites(t.threadId)).toEqual([]);
+        await human(store, 'dave');
+        expect(await codeOf(store.acceptInvite({ hash: hashToken('tok-a'), principalId: 'dave' }))).toBe('not_found');
+        expect((await store.acceptInvite({ hash: hashToken('tok-a'), principalId: 'carol' })).change).toBe('unchanged');
+        expect(await codeOf(store.acceptInvite({ hash: hashToken('never-minted'), principalId: 'dave' }))).toBe('not_found');
+      });
+
+      it('refuses revoked and expired invites and those whose creator is no longer an owner; never lowers a role', async () => {
+        clock = new Date('2026-12-01T10:00:00.000Z');
+        const { store } = await openStore(undefined, at);
+        for (const id of ['alice', 'bob', 'carol']) await human(store, id);
+        const t = await thread(store, 'alice');
+        const revoked = await store.createInvite(invite(t.threadId, { secret: 'r' }));
+        expect(await store.revokeInvite(t.threadId, revoked.inviteId)).toBe(true);
+        expect(await store.revokeInvite(t.threadId, revoked.inviteId)).toBe(false);
+        expect(await store.revokeInvite('th_other', revoked.inviteId)).toBe(false);
+        expect(await codeOf(store.acceptInvite({ hash: hashToken('r'), principalId: 'bob' }))).toBe('not_found');
+
+        await store.createInvite(invite(t.threadId, { secret: 'e', expiresAt: '2026-12-01T11:00:00.000Z' }));
+        clock = new Date('2026-12-01T11:00:00.000Z');
+        expect(await store.listOpenInvites(t.threadId)).toEqual([]);
+        expect(await codeOf(store.acceptInvite({ hash: hashToken('e'), principalId: 'bob' }))).toBe('not_found');
+
+        await store.putGrant({ threadId: t.threadId, principalId: 'bob', role: 'owner', by: 'alice', mayChangeRole: true });
+        const bobs = await store.createInvite(invite(t.threadId, { secret: 'b', createdBy: 'bob', maxUses: 5 }));
+        const promote = await store.createInvite(invite(t.threadId, { secret: 'p', role: 'owner', maxUses: 5 }));
+        expect((await store.listOpenInvites(t.threadId)).map((i) => i.inviteId)).toEqual([bobs.inviteId, promote.inviteId]);
+        expect((await store.acceptInvite({ hash: hashToken('b'), principalId: 'alice' })).change).toBe('unchanged');
+        await store.revokeGrant({ threadId: t.threadId, principalId: 'bob', by: 'alice' });
+        expect((await store.listOpenInvites(t.threadId)).map((i) => i.inviteId)).toEqual([promote.inviteId]);
+        expect(await codeOf(store.acceptInvite({ hash: hashToken('b'), principalId: 'carol' }))).toBe('not_found');
+
+        await store.putGrant({ threadId: t.threadId, principalId: 'carol', role: 'member', by: 'alice', mayChangeRole: false });
+        const promoted = await store.acceptInvite({ hash: hashToken('p'), principalId: 'carol' });
+        expect(promoted.change).toBe('role_changed');
+        expect(promoted.grant.role).toBe('owner');
+      });
+
+      it('counts uses atomically: of 12 people racing for 3 uses, exactly 3 get in', async () => {
+        const store = await fresh();
+        await human(store, 'alice');
+        const people = Array.from({ length: 12 }, (_, i) => `p${i}x`);
+        for (const id of people) await human(store, id);
+        const t = await thread(store, 'alice');
+        await store.createInvite(invite(t.threadId, { secret: 'race', maxUses: 3, expiresAt: '2999-01-01T00:00:00.000Z' }));
+        const results = await Promise.allSettled(people.map((id) => store.acceptInvite({ hash: hashToken('race'), principalId: id })));
+        expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
+        expect((await store.listLiveGrantsOnThread(t.threadId)).length).toBe(4);
       });
     });
 

@@ -1,4 +1,4 @@
-import type { EventEnvelope, Grant, JoinableBy, Principal, Thread } from '@bubble/protocol';
+import type { EventEnvelope, Grant, InviteInfo, JoinableBy, Principal, Role, Thread } from '@bubble/protocol';
 import type { LiveBusMessage } from '../live/live-bus.js';
 
 /**
@@ -27,8 +27,31 @@ export interface BubbleStore {
   listTokens(principalId: string): Promise<TokenRecord[]>;
   /** Looks a live (not revoked) token up by the SHA-256 of its plaintext. */
   findLiveTokenByHash(hash: Buffer): Promise<TokenRecord | null>;
-  /** Revokes the given token (or every live token of the principal when `tokenId` is omitted); returns the ids revoked now. */
+  /**
+   * Revokes the given token (or every live token of the principal when `tokenId` is omitted); returns the ids revoked now.
+   * Each revocation is also written to the revocation log (`readTokenRevocationsAfter`) in the same transaction.
+   */
   revokeTokens(principalId: string, tokenId?: string): Promise<string[]>;
+  /** Every principal, ordered by id (the operator's `principal list`). */
+  listPrincipals(): Promise<Principal[]>;
+  /** The newest entry of the token revocation log, 0 when it is empty: where a watcher starts reading. */
+  tokenRevocationCursor(): Promise<number>;
+  /**
+   * Revocations logged after `cursor`, oldest first, at most `limit`: those of every process
+   * sharing the storage (the operator CLI revokes while the server runs), this one's included.
+   */
+  readTokenRevocationsAfter(cursor: number, limit: number): Promise<TokenRevocation[]>;
+
+  // people signed in with an identity provider
+  /** The principal an OIDC subject maps to, with the `name` claim last seen for it; null before its first sign-in. */
+  findOidcSubject(issuer: string, subject: string): Promise<OidcSubject | null>;
+  /**
+   * Maps `(issuer, subject)` to its one principal for ever. On first use it creates the human,
+   * taking the first free id of `idCandidates` (the caller passes them in order; a taken id and
+   * `system` are skipped; none free is a 409). Later, a `nameClaim` other than the one last seen
+   * becomes the principal's displayName (a null claim changes nothing).
+   */
+  resolveOidcSubject(input: ResolveOidcSubject): Promise<{ principal: Principal; created: boolean }>;
 
   // threads and grants
   /** Creates a thread and the creator's owner grant (seq 1 `participant_added`). With `key`, an existing thread of the same creator, parent and key is returned instead. */
@@ -43,6 +66,21 @@ export interface BubbleStore {
   putGrant(input: PutGrant): Promise<{ grant: Grant; change: 'created' | 'role_changed' | 'unchanged' }>;
   /** Revokes a live grant, appending `participant_removed` by `system`; null when there is none. */
   revokeGrant(input: { threadId: string; principalId: string; by: string }): Promise<Grant | null>;
+
+  // invites
+  createInvite(input: NewInvite): Promise<InviteInfo>;
+  /** Invites of the thread that can still be accepted (not revoked, not expired, not used up), oldest first. */
+  listOpenInvites(threadId: string): Promise<InviteInfo[]>;
+  /** Revokes an invite of this thread; false when there is no such live invite. */
+  revokeInvite(threadId: string, inviteId: string): Promise<boolean>;
+  /**
+   * Accepts the invite whose token has this SHA-256, for `principalId`, in one transaction (see
+   * `domain/invite-rules.ts`): 404 for an unknown, revoked, expired or used-up invite, or one
+   * whose creator is no longer an owner of the thread; a principal already holding the grant is
+   * answered `unchanged` and no use is counted; otherwise the grant is made (`participant_added`
+   * by `system`, `by` the invite's creator) and one use is counted.
+   */
+  acceptInvite(input: { hash: Buffer; principalId: string }): Promise<{ grant: Grant; change: 'created' | 'role_changed' | 'unchanged' }>;
 
   // events
   appendEvents(input: AppendInput): Promise<AppendResult>;
@@ -97,6 +135,38 @@ export interface TokenRecord {
   hash: Buffer;
   createdAt: string;
   revokedAt: string | null;
+}
+
+export interface TokenRevocation {
+  /** Position in the revocation log. */
+  cursor: number;
+  principalId: string;
+  tokenId: string;
+}
+
+export interface OidcSubject {
+  principal: Principal;
+  /** The `name` claim last seen for this subject (null: none yet). */
+  nameClaim: string | null;
+}
+
+export interface ResolveOidcSubject {
+  issuer: string;
+  subject: string;
+  /** Ids to try, in order, when the principal is created. */
+  idCandidates: Iterable<string>;
+  nameClaim: string | null;
+}
+
+export interface NewInvite {
+  inviteId: string;
+  threadId: string;
+  role: Role;
+  createdBy: string;
+  /** SHA-256 of the plaintext token. */
+  hash: Buffer;
+  expiresAt: string;
+  maxUses: number;
 }
 
 export interface NewThread {

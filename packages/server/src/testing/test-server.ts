@@ -8,6 +8,7 @@ import { createBubbleServer, type BubbleServer } from '../create-bubble-server.j
 import { createHumanPrincipal } from '../services/principal-service.js';
 import type { WsOptions } from '../ws/ws-deps.js';
 import type { RateLimitOptions, RateLimits } from '../http/rate-limiter.js';
+import type { OidcOptions } from '../oidc/oidc-options.js';
 
 export interface TestServerOptions {
   logger?: Logger;
@@ -19,6 +20,10 @@ export interface TestServerOptions {
   connections?: ConnectionLimits;
   /** Reuse this data folder instead of a fresh temp one (it is then not removed by `stop`). */
   dataDir?: string;
+  /** An identity provider to accept JWTs from (see `oidc-test-provider.ts` for a real one to point it at). */
+  oidc?: OidcOptions;
+  /** How often revocations committed by another process are picked up; default 1 s. */
+  revocationPollMs?: number;
 }
 
 export interface TestServer {
@@ -50,6 +55,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       ...(options.rateLimits ? { rateLimits: options.rateLimits } : {}),
       ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
       ...(options.connections ? { connections: options.connections } : {}),
+      ...(options.oidc ? { oidc: options.oidc } : {}),
+      ...(options.revocationPollMs !== undefined ? { revocationPollMs: options.revocationPollMs } : {}),
       shutdownGraceMs: 5_000,
     });
   let server = await start(0);

@@ -4,6 +4,7 @@ import { CLOSE_CODES } from '@bubble/protocol';
 import WebSocket from 'ws';
 import { budgetKeyOf } from '../domain/rate-limit-keys.js';
 import { isTooManyFailures } from '../services/auth-attempts.js';
+import { isRefusal } from '../services/auth-service.js';
 import { errorFrame, parseClientFrame, serializeFrame } from './frame-codec.js';
 import { GrantsSubscription } from './grants-subscription.js';
 import { ThreadSubscription } from './thread-subscription.js';
@@ -34,6 +35,9 @@ const PONG = serializeFrame({ type: 'pong' });
  * through starts the count again, so a client that slows down keeps its socket.
  */
 export const MAX_REFUSED_FRAMES_IN_A_ROW = 50;
+const TOKEN_EXPIRED = 'token expired: sign in again and resume from your last seq';
+/** The longest one `setTimeout` waits (2^31 - 1 ms). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * One WebSocket: authentication, frame dispatch, its subscriptions, and its
@@ -49,6 +53,8 @@ export class Connection {
   tokenId: string | null = null;
   private phase: Phase = 'awaiting_auth';
   private authTimer: NodeJS.Timeout | null;
+  /** Set only on sockets authenticated with a JWT: closes them when it expires. */
+  private expiryTimer: NodeJS.Timeout | null = null;
   private early: string[] | null = null;
   private revokedWhileAuthenticating: string[] | null = null;
   private outbox: string[] = [];
@@ -251,12 +257,16 @@ export class Connection {
           this.close(CLOSE_CODES.notAuthenticated, 'invalid token');
           return;
         }
+        if (isRefusal(result)) {
+          this.close(CLOSE_CODES.notAuthenticated, closeReason(result.message));
+          return;
+        }
         if (isTooManyFailures(result)) {
           const seconds = result.retryAfterSeconds;
           this.refuseAndClose(`too many failed authentications from this address; retry in ${seconds} s`, seconds);
           return;
         }
-        if (this.revokedWhileAuthenticating?.includes(result.tokenId)) {
+        if (result.tokenId !== null && this.revokedWhileAuthenticating?.includes(result.tokenId)) {
           this.close(CLOSE_CODES.credentialRevoked, 'credential revoked');
           return;
         }
@@ -267,10 +277,15 @@ export class Connection {
           this.refuseAndClose(`${tooManyFrames(result.principal)}; retry in ${wait} s`, wait);
           return;
         }
+        if (result.acceptedUntil !== undefined && result.acceptedUntil <= Date.now()) {
+          this.close(CLOSE_CODES.notAuthenticated, TOKEN_EXPIRED);
+          return;
+        }
         this.principal = result.principal;
         this.tokenId = result.tokenId;
         this.phase = 'ready';
         hub.addConnection(this);
+        if (result.acceptedUntil !== undefined) this.closeAt(result.acceptedUntil);
         this.sendControl(serializeFrame({ type: 'server.ready', principal: result.principal }));
         const early = this.early ?? [];
         this.early = null;
@@ -389,6 +404,24 @@ export class Connection {
     this.close(CLOSE_CODES.slowConsumer, 'rate limited: retry later');
   }
 
+  /**
+   * A JWT stops being accepted at its `exp` (plus the clock tolerance): the socket is closed
+   * then with 4001, as an unauthenticated one, so the client signs in again and resumes from its
+   * last seq. The timer is re-armed for expiries beyond what one timer can wait (about 24 days).
+   */
+  private closeAt(acceptedUntil: number): void {
+    const wait = acceptedUntil - Date.now();
+    if (wait <= 0) {
+      this.close(CLOSE_CODES.notAuthenticated, TOKEN_EXPIRED);
+      return;
+    }
+    this.expiryTimer = setTimeout(() => {
+      this.expiryTimer = null;
+      if (this.phase !== 'closed') this.closeAt(acceptedUntil);
+    }, Math.min(wait, MAX_TIMER_MS));
+    this.expiryTimer.unref();
+  }
+
   private clearAuthTimer(): void {
     if (this.authTimer !== null) {
       clearTimeout(this.authTimer);
@@ -408,6 +441,10 @@ export class Connection {
     const wasReady = this.phase === 'ready';
     this.phase = 'closed';
     this.clearAuthTimer();
+    if (this.expiryTimer !== null) {
+      clearTimeout(this.expiryTimer);
+      this.expiryTimer = null;
+    }
     this.early = null;
     this.outbox = [];
     this.outboxBytes = 0;
@@ -424,6 +461,14 @@ export class Connection {
 function tooManyFrames(principal: Principal): string {
   const key = budgetKeyOf(principal);
   return `too many frames from ${key === principal.principalId ? key : `${principal.principalId} (counted with ${key}, who created it)`}`;
+}
+
+/** A close reason fits in 123 bytes of UTF-8 (RFC 6455); longer ones are cut at a character boundary. */
+function closeReason(text: string): string {
+  if (Buffer.byteLength(text) <= 123) return text;
+  let cut = text.slice(0, 120);
+  while (Buffer.byteLength(`${cut}…`) > 123) cut = cut.slice(0, -1);
+  return `${cut}…`;
 }
 
 function rawDataToText(data: WebSocket.RawData): string {

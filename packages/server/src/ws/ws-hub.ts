@@ -81,6 +81,9 @@ export class WsHub {
         }
         return;
       }
+      case 'principal_updated':
+        // A socket's principal is what `server.ready` showed; a rename reaches clients through the HTTP API.
+        return;
       default: {
         const unreachable: never = message;
         throw new Error(`unknown live bus message ${JSON.stringify(unreachable)}`);

@@ -1,4 +1,4 @@
-import type { EventEnvelope, Grant, Principal, Thread } from '@bubble/protocol';
+import type { EventEnvelope, Grant, InviteInfo, Principal, Thread } from '@bubble/protocol';
 import type { ArtifactMeta, ArtifactRecord, TokenRecord } from '../store.js';
 
 export interface PrincipalRow {
@@ -43,6 +43,20 @@ export interface TokenRow {
   created_at: string;
   revoked_at: string | null;
 }
+export interface InviteRow {
+  invite_id: string;
+  thread_id: string;
+  role: 'owner' | 'member';
+  created_by: string;
+  created_at: string;
+  expires_at: string;
+  max_uses: number;
+  uses: number;
+  revoked_at: string | null;
+  /** 1 while the creator holds a live owner grant on the thread. */
+  creator_is_owner: number;
+  hash?: Buffer;
+}
 export interface ArtifactRow {
   name: string;
   version: number;
@@ -56,6 +70,29 @@ export interface ArtifactRow {
 export const PRINCIPAL_COLUMNS = `p.principal_id, p.kind, p.display_name, p.joinable_by, p.created_at,
   (SELECT json_group_array(owner_principal_id) FROM
     (SELECT owner_principal_id FROM principal_owners o WHERE o.principal_id = p.principal_id ORDER BY position)) AS owners`;
+
+export const INVITE_COLUMNS = `i.invite_id, i.thread_id, i.role, i.created_by, i.created_at, i.expires_at, i.max_uses, i.uses, i.revoked_at,
+  EXISTS (SELECT 1 FROM grants g WHERE g.thread_id = i.thread_id AND g.principal_id = i.created_by
+    AND g.role = 'owner' AND g.revoked_at IS NULL) AS creator_is_owner`;
+
+export const toInvite = (r: InviteRow): InviteInfo => ({
+  inviteId: r.invite_id,
+  threadId: r.thread_id,
+  role: r.role,
+  createdBy: r.created_by,
+  expiresAt: r.expires_at,
+  maxUses: r.max_uses,
+  uses: r.uses,
+});
+
+export const toInviteState = (r: InviteRow) => ({
+  role: r.role,
+  expiresAt: r.expires_at,
+  maxUses: r.max_uses,
+  uses: r.uses,
+  revokedAt: r.revoked_at,
+  creatorIsOwner: r.creator_is_owner === 1,
+});
 
 export const toPrincipal = (r: PrincipalRow): Principal => ({
   principalId: r.principal_id,

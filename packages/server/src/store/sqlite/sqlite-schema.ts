@@ -101,6 +101,40 @@ const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
       UPDATE principals SET joinable_by = 'owners' WHERE kind = 'bot';
     `,
   },
+  {
+    // Sign-in with an identity provider, invites, and a log of token revocations that another
+    // process (the operator CLI) can append to while the server runs (protocol.md, Authentication).
+    version: 3,
+    sql: `
+      CREATE TABLE oidc_subjects (
+        issuer TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        principal_id TEXT NOT NULL UNIQUE,
+        name_claim TEXT,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (issuer, subject)
+      );
+      CREATE TABLE invites (
+        invite_id TEXT PRIMARY KEY,
+        thread_id TEXT NOT NULL,
+        role TEXT NOT NULL CHECK (role IN ('owner', 'member')),
+        created_by TEXT NOT NULL,
+        hash BLOB NOT NULL UNIQUE,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        max_uses INTEGER NOT NULL,
+        uses INTEGER NOT NULL DEFAULT 0,
+        revoked_at TEXT
+      );
+      CREATE INDEX invites_by_thread ON invites (thread_id);
+      CREATE TABLE token_revocations (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        token_id TEXT NOT NULL,
+        principal_id TEXT NOT NULL,
+        revoked_at TEXT NOT NULL
+      );
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;

@@ -1,5 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
-import { PRINCIPAL_COLUMNS } from './sqlite-rows.js';
+import { INVITE_COLUMNS, PRINCIPAL_COLUMNS } from './sqlite-rows.js';
 
 const READABLE_THREADS = `readable(id) AS (
     SELECT thread_id FROM grants WHERE principal_id = @viewer AND revoked_at IS NULL
@@ -34,10 +34,27 @@ const SQL = {
 
     insertToken: s('INSERT INTO tokens (token_id, principal_id, hash, created_at) VALUES (?, ?, ?, ?)'),
     tokenById: s('SELECT * FROM tokens WHERE token_id = ?'),
-    tokensOf: s('SELECT * FROM tokens WHERE principal_id = ? AND revoked_at IS NULL ORDER BY created_at, token_id'),
+    tokensOf: s('SELECT * FROM tokens WHERE principal_id = ? AND revoked_at IS NULL ORDER BY rowid'),
     liveTokenByHash: s('SELECT * FROM tokens WHERE hash = ? AND revoked_at IS NULL'),
     liveTokenIdsOf: s('SELECT token_id FROM tokens WHERE principal_id = ? AND revoked_at IS NULL'),
     revokeToken: s('UPDATE tokens SET revoked_at = ? WHERE token_id = ? AND revoked_at IS NULL'),
+    logRevocation: s('INSERT INTO token_revocations (token_id, principal_id, revoked_at) VALUES (?, ?, ?)'),
+    revocationCursor: s('SELECT coalesce(max(seq), 0) AS seq FROM token_revocations'),
+    revocationsAfter: s('SELECT seq, token_id, principal_id FROM token_revocations WHERE seq > ? ORDER BY seq LIMIT ?'),
+    allPrincipals: s(`SELECT ${PRINCIPAL_COLUMNS} FROM principals p ORDER BY p.principal_id`),
+
+    oidcSubject: s('SELECT principal_id, name_claim FROM oidc_subjects WHERE issuer = ? AND subject = ?'),
+    insertOidcSubject: s('INSERT INTO oidc_subjects (issuer, subject, principal_id, name_claim, created_at) VALUES (?, ?, ?, ?, ?)'),
+    setOidcNameClaim: s('UPDATE oidc_subjects SET name_claim = ? WHERE issuer = ? AND subject = ?'),
+    setDisplayName: s('UPDATE principals SET display_name = ? WHERE principal_id = ?'),
+
+    insertInvite: s(`INSERT INTO invites (invite_id, thread_id, role, created_by, hash, created_at, expires_at, max_uses)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
+    inviteById: s(`SELECT ${INVITE_COLUMNS} FROM invites i WHERE i.invite_id = ?`),
+    inviteByHash: s(`SELECT ${INVITE_COLUMNS}, i.hash FROM invites i WHERE i.hash = ?`),
+    invitesOnThread: s(`SELECT ${INVITE_COLUMNS} FROM invites i WHERE i.thread_id = ? ORDER BY i.rowid`),
+    revokeInvite: s('UPDATE invites SET revoked_at = ? WHERE thread_id = ? AND invite_id = ? AND revoked_at IS NULL'),
+    useInvite: s('UPDATE invites SET uses = uses + 1 WHERE invite_id = ?'),
 
     threadById: s(`SELECT ${THREAD_COLUMNS} FROM threads WHERE thread_id = ?`),
     threadByKey: s(`SELECT ${THREAD_COLUMNS} FROM threads

@@ -23,7 +23,7 @@ describe('sqlite migrations', () => {
       await first.close();
       // Turn the file back into a version-1 database: no joinable_by column, no record of migration 2.
       const raw = new Database(path);
-      raw.exec("ALTER TABLE principals DROP COLUMN joinable_by; DELETE FROM schema_migrations WHERE version >= 2;");
+      raw.exec("ALTER TABLE principals DROP COLUMN joinable_by; DROP TABLE oidc_subjects; DROP TABLE invites; DROP TABLE token_revocations; DELETE FROM schema_migrations WHERE version >= 2;");
       raw.close();
 
       const reopened = await openSqliteStore(path);

@@ -7,6 +7,9 @@ import { newEventId } from '../../domain/ids.js';
 import type { LiveBusMessage } from '../../live/live-bus.js';
 import type { AppendInput, AppendResult, BubbleStore, StoreOpenOptions } from '../store.js';
 import { GroupCommit } from './group-commit.js';
+import type { SqliteStoreContext } from './sqlite-context.js';
+import { inviteMethods } from './sqlite-invites.js';
+import { peopleMethods } from './sqlite-people.js';
 import { prepareDatabase } from './sqlite-schema.js';
 import { prepareStatements } from './sqlite-statements.js';
 import {
@@ -64,6 +67,27 @@ export async function openSqliteStore(path: string, options: StoreOpenOptions = 
     const row = st.principalById.get(id) as PrincipalRow | undefined;
     return row ? toPrincipal(row) : null;
   };
+
+  const grantInJob: SqliteStoreContext['grantInJob'] = (input, emit, nowIso) => {
+    if (!st.threadById.get(input.threadId)) throw notFound(`thread ${input.threadId} not found`);
+    const existing = st.liveGrant.get(input.threadId, input.principalId) as GrantRow | undefined;
+    if (existing && (existing.role === input.role || !input.mayChangeRole)) {
+      return { grant: toGrant(existing), change: 'unchanged' as const };
+    }
+    const event = appendSystemEvent(
+      input.threadId,
+      'participant_added',
+      { principalId: input.principalId, role: input.role, by: input.by },
+      nowIso,
+    );
+    if (existing) st.setGrantRole.run(input.role, input.threadId, input.principalId);
+    else st.insertGrant.run(input.threadId, input.principalId, input.role, input.by, nowIso, event.seq);
+    const grant = toGrant(st.liveGrant.get(input.threadId, input.principalId) as GrantRow);
+    emit({ kind: 'events', threadId: input.threadId, events: [event] });
+    emit({ kind: 'grant', change: 'added', grant });
+    return { grant, change: existing ? ('role_changed' as const) : ('created' as const) };
+  };
+  const context: SqliteStoreContext = { st, write, now, getPrincipalSync, grantInJob };
 
   const appendJob = (input: AppendInput, emit: (m: LiveBusMessage) => void, nowIso: string): AppendResult => {
     const { threadId, principalId } = input;
@@ -155,10 +179,12 @@ export async function openSqliteStore(path: string, options: StoreOpenOptions = 
       }),
     getPrincipal: async (id) => getPrincipalSync(id),
     updatePrincipal: (principalId, patch) =>
-      write(() => {
+      write((emit) => {
         const result = st.updatePrincipal.run({ principalId, displayName: patch.displayName ?? null, joinableBy: patch.joinableBy ?? null });
         if (result.changes === 0) throw notFound(`principal ${principalId} not found`);
-        return getPrincipalSync(principalId)!;
+        const principal = getPrincipalSync(principalId)!;
+        emit({ kind: 'principal_updated', principal });
+        return principal;
       }),
     searchVisiblePrincipals: async (viewer, query, limit) =>
       (st.searchVisible.all({ viewer, q: query.toLowerCase(), limit }) as PrincipalRow[]).map(toPrincipal),
@@ -183,9 +209,13 @@ export async function openSqliteStore(path: string, options: StoreOpenOptions = 
           const row = st.tokenById.get(id) as TokenRow | undefined;
           return row !== undefined && row.principal_id === principalId && st.revokeToken.run(nowIso, id).changes === 1;
         });
+        for (const id of revoked) st.logRevocation.run(id, principalId, nowIso);
         if (revoked.length > 0) emit({ kind: 'tokens_revoked', principalId, tokenIds: revoked });
         return revoked;
       }),
+
+    ...peopleMethods(context),
+    ...inviteMethods(context),
 
     createThread: (input) =>
       write((emit, nowIso) => {
@@ -227,26 +257,7 @@ export async function openSqliteStore(path: string, options: StoreOpenOptions = 
     listThreadsWithLiveGrant: async (principalId) => (st.threadsWithLiveGrant.all(principalId) as ThreadRow[]).map(toThread),
     listLiveGrantsOnThread: async (threadId) => (st.liveGrantsOnThread.all(threadId) as GrantRow[]).map(toGrant),
     listLiveGrantsOfPrincipal: async (principalId) => (st.liveGrantsOf.all(principalId) as GrantRow[]).map(toGrant),
-    putGrant: (input) =>
-      write((emit, nowIso) => {
-        if (!st.threadById.get(input.threadId)) throw notFound(`thread ${input.threadId} not found`);
-        const existing = st.liveGrant.get(input.threadId, input.principalId) as GrantRow | undefined;
-        if (existing && (existing.role === input.role || !input.mayChangeRole)) {
-          return { grant: toGrant(existing), change: 'unchanged' as const };
-        }
-        const event = appendSystemEvent(
-          input.threadId,
-          'participant_added',
-          { principalId: input.principalId, role: input.role, by: input.by },
-          nowIso,
-        );
-        if (existing) st.setGrantRole.run(input.role, input.threadId, input.principalId);
-        else st.insertGrant.run(input.threadId, input.principalId, input.role, input.by, nowIso, event.seq);
-        const grant = toGrant(st.liveGrant.get(input.threadId, input.principalId) as GrantRow);
-        emit({ kind: 'events', threadId: input.threadId, events: [event] });
-        emit({ kind: 'grant', change: 'added', grant });
-        return { grant, change: existing ? ('role_changed' as const) : ('created' as const) };
-      }),
+    putGrant: (input) => write((emit, nowIso) => grantInJob(input, emit, nowIso)),
     revokeGrant: (input) =>
       write((emit, nowIso) => {
         const existing = st.liveGrant.get(input.threadId, input.principalId) as GrantRow | undefined;

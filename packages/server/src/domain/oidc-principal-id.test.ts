@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { displayNameFromClaims, fitPrincipalId, MAX_ID_CANDIDATES, principalIdBase, principalIdCandidates } from './oidc-principal-id.js';
+
+describe('fitPrincipalId', () => {
+  it.each([
+    ['alice', 'alice'],
+    ['Alice', 'alice'],
+    ['Zoë', 'zoe'],
+    ['José.García', 'jose.garcia'],
+    ['Straße', 'strasse'],
+    ['john smith', 'john-smith'],
+    ['  --john__  ', 'john'],
+    ['a+b@c', 'a-b-c'],
+    ['auth0|6543abc', 'auth0-6543abc'],
+    ['.hidden', 'hidden'],
+    ['x', null],
+    ['李明', null],
+    ['', null],
+    ['a'.repeat(80), 'a'.repeat(64)],
+    [`${'a'.repeat(63)}.b`, 'a'.repeat(63)],
+  ])('%j -> %j', (text, id) => {
+    expect(fitPrincipalId(text)).toBe(id);
+  });
+});
+
+describe('principalIdBase', () => {
+  it.each([
+    [{ sub: 's', preferred_username: 'Alice', nickname: 'ally', email: 'a@x.org' }, 'alice'],
+    [{ sub: 's', nickname: 'Ally', email: 'a@x.org' }, 'ally'],
+    [{ sub: 's', email: 'Zoë.Smith+work@example.com' }, 'zoe.smith-work'],
+    [{ sub: 's', email: 'weird@local@example.com' }, 'weird-local'],
+    [{ sub: 'google-oauth2|1234' }, 'google-oauth2-1234'],
+    [{ sub: 'google-oauth2|1234', preferred_username: '李', nickname: 42 }, 'google-oauth2-1234'],
+    [{ sub: 'x', preferred_username: 'System' }, 'user'],
+    [{ sub: 'sys-1', preferred_username: 'system' }, 'sys-1'],
+    [{ sub: '|' }, 'user'],
+  ])('%j -> %s', (claims, id) => {
+    expect(principalIdBase(claims)).toBe(id);
+  });
+});
+
+describe('principalIdCandidates', () => {
+  it('offers the base, then base-2, base-3 …, within 64 characters, never system', () => {
+    expect([...principalIdCandidates('alice')].slice(0, 3)).toEqual(['alice', 'alice-2', 'alice-3']);
+    const long = [...principalIdCandidates('a'.repeat(64))];
+    expect(long[0]).toBe('a'.repeat(64));
+    expect(long[1]).toBe(`${'a'.repeat(62)}-2`);
+    expect(long.at(-1)).toBe(`${'a'.repeat(59)}-${MAX_ID_CANDIDATES}`);
+    expect(long.every((id) => id.length <= 64)).toBe(true);
+    expect([...principalIdCandidates('system')][0]).toBe('system-2');
+    expect([...principalIdCandidates(`${'a'.repeat(61)}.bb`)][1]).toBe(`${'a'.repeat(61)}-2`);
+  });
+});
+
+describe('displayNameFromClaims', () => {
+  it.each([
+    [{ sub: 's', name: 'Alice  Liddell ' }, 'Alice Liddell'],
+    [{ sub: 's', name: '   ' }, null],
+    [{ sub: 's' }, null],
+    [{ sub: 's', name: 7 }, null],
+    [{ sub: 's', name: 'x'.repeat(300) }, 'x'.repeat(200)],
+  ])('%j -> %j', (claims, name) => {
+    expect(displayNameFromClaims(claims)).toBe(name);
+  });
+});

@@ -1,0 +1,74 @@
+import { PRINCIPAL_ID_PATTERN, SYSTEM_PRINCIPAL_ID } from '@bubble/protocol';
+
+/** The claims of an identity provider's token that name a person. */
+export interface IdentityClaims {
+  sub: string;
+  preferred_username?: unknown;
+  nickname?: unknown;
+  email?: unknown;
+  name?: unknown;
+}
+
+const MAX_ID_LENGTH = 64;
+/** How many ids `principalIdCandidates` offers before giving up (`alice`, `alice-2` … `alice-1000`). */
+export const MAX_ID_CANDIDATES = 1000;
+const MAX_DISPLAY_NAME_LENGTH = 200;
+
+/**
+ * Text fitted to the principal id pattern `^[a-z0-9][a-z0-9._-]{1,63}$`: accents dropped
+ * (`é` → `e`), lower-cased, every run of other characters turned into one `-`, leading
+ * punctuation and trailing `.`, `_`, `-` trimmed, cut at 64. Null when fewer than two
+ * characters are left (`李` or `J` say too little to be an id).
+ */
+export function fitPrincipalId(text: string): string | null {
+  const folded = text
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase()
+    .replace(/ß/g, 'ss')
+    .replace(/[^a-z0-9._-]+/g, '-')
+    .replace(/-{2,}/g, '-')
+    .replace(/^[^a-z0-9]+/, '');
+  const fitted = trimEnd(folded.slice(0, MAX_ID_LENGTH));
+  return PRINCIPAL_ID_PATTERN.test(fitted) ? fitted : null;
+}
+
+const trimEnd = (id: string): string => id.replace(/[._-]+$/, '');
+const claimText = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value : undefined);
+
+/**
+ * The id a person's principal is created with (protocol.md, Principals): the first of
+ * `preferred_username`, `nickname` and the local part of `email` that fits the id pattern;
+ * failing all three, the subject itself (`google-oauth2|1234` → `google-oauth2-1234`),
+ * and failing that, `user`.
+ */
+export function principalIdBase(claims: IdentityClaims): string {
+  const email = claimText(claims.email);
+  const local = email === undefined ? undefined : email.slice(0, email.lastIndexOf('@') === -1 ? email.length : email.lastIndexOf('@'));
+  for (const candidate of [claimText(claims.preferred_username), claimText(claims.nickname), local, claims.sub]) {
+    if (candidate === undefined) continue;
+    const fitted = fitPrincipalId(candidate);
+    if (fitted !== null && fitted !== SYSTEM_PRINCIPAL_ID) return fitted;
+  }
+  return 'user';
+}
+
+/**
+ * The ids to try, in order, for a new principal whose base is `base`: the base itself, then
+ * `base-2`, `base-3`, … (the base shortened to keep within 64 characters). `system` is never
+ * offered.
+ */
+export function* principalIdCandidates(base: string): Generator<string> {
+  if (base !== SYSTEM_PRINCIPAL_ID) yield base;
+  for (let n = 2; n <= MAX_ID_CANDIDATES; n += 1) {
+    const suffix = `-${n}`;
+    yield `${trimEnd(base.slice(0, MAX_ID_LENGTH - suffix.length))}${suffix}`;
+  }
+}
+
+/** The displayName a token's `name` claim gives (whitespace collapsed, at most 200 characters), or null without one. */
+export function displayNameFromClaims(claims: IdentityClaims): string | null {
+  const name = claimText(claims.name);
+  if (name === undefined) return null;
+  return name.trim().replace(/\s+/g, ' ').slice(0, MAX_DISPLAY_NAME_LENGTH);
+}

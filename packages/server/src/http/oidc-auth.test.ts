@@ -1,0 +1,237 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createBubbleServer } from '../create-bubble-server.js';
+import type { OidcOptions } from '../oidc/oidc-options.js';
+import { client, healthzMs } from '../testing/test-client.js';
+import { startOidcTestProvider, type OidcTestAccount, type OidcTestProvider } from '../testing/oidc-test-provider.js';
+import { startTestServer, type TestServer, type TestServerOptions } from '../testing/test-server.js';
+
+const ACCOUNTS: Record<string, OidcTestAccount> = {
+  alice: { name: 'Alice Liddell', preferred_username: 'alice', email: 'alice@example.test' },
+  'u-2': { name: 'Another Alice', preferred_username: 'Alice' },
+  'u-3': { nickname: 'ALICE' },
+  zoe: { email: 'Zoë.Smith@example.com' },
+  'sys-user': { preferred_username: 'System' },
+};
+
+let idp: OidcTestProvider;
+let server: TestServer;
+
+async function start(oidc: Partial<OidcOptions> = {}, options: TestServerOptions = {}): Promise<void> {
+  idp = await startOidcTestProvider({ accounts: ACCOUNTS });
+  server = await startTestServer({ ...options, oidc: { issuer: idp.issuer, audience: idp.audience, clientId: idp.clientId, ...oidc } });
+}
+
+afterEach(async () => {
+  await server?.stop();
+  await idp?.close();
+});
+
+const as = (token: string) => client(server.url, token);
+const now = () => Math.floor(Date.now() / 1000);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('signing in with an identity provider', () => {
+  it('advertises the issuer in /v1/info, exactly as protocol.md shows it', async () => {
+    await start();
+    const info = await client(server.url).get('/v1/info');
+    expect(info.body).toEqual({
+      name: 'bubble',
+      version: '0.1.0',
+      protocol: 1,
+      auth: { oidc: { issuer: idp.issuer, clientId: idp.clientId, audience: idp.audience } },
+      extensions: { artifacts: { version: 1 } },
+    });
+  });
+
+  it('accepts a JWT from the real code flow; the first sign-in creates the person, the next one finds them', async () => {
+    await start();
+    const first = await idp.login('alice');
+    const whoami = await as(first.accessToken).get('/v1/auth/whoami');
+    expect(whoami.status).toBe(200);
+    expect(whoami.body.principal).toEqual({ principalId: 'alice', kind: 'human', displayName: 'Alice Liddell', ownerPrincipalIds: [], createdAt: expect.any(String) });
+    const thread = await as(first.accessToken).post('/v1/threads', { title: 'signed in' });
+    expect(thread.status).toBe(201);
+    expect(thread.body.thread.createdBy).toBe('alice');
+
+    const second = await idp.login('alice');
+    expect(second.accessToken).not.toBe(first.accessToken);
+    expect((await as(second.accessToken).get('/v1/auth/whoami')).body.principal).toEqual(whoami.body.principal);
+    expect((await as(second.accessToken).get('/v1/threads')).body.threads.map((t: { threadId: string }) => t.threadId)).toEqual([thread.body.thread.threadId]);
+    expect((await server.server.store.listPrincipals()).map((p) => p.principalId)).toEqual(['alice']);
+  });
+
+  it('keeps local tokens working beside JWTs', async () => {
+    await start();
+    const bob = await server.createHuman('bob', 'Bob');
+    expect((await as(bob.token.token).get('/v1/auth/whoami')).body.principal.principalId).toBe('bob');
+    const alice = await idp.login('alice');
+    expect((await as(alice.accessToken).get('/v1/auth/whoami')).body.principal.principalId).toBe('alice');
+  });
+
+  it('derives ids from the claims, with a numeric suffix when taken, and never system', async () => {
+    await start();
+    await server.createHuman('alice', 'Alice the operator-made');
+    const idOf = async (login: string) => (await as((await idp.login(login)).accessToken).get('/v1/auth/whoami')).body.principal;
+    expect(await idOf('alice')).toMatchObject({ principalId: 'alice-2', displayName: 'Alice Liddell' });
+    expect(await idOf('u-2')).toMatchObject({ principalId: 'alice-3', displayName: 'Another Alice' });
+    // nickname, then the email's local part; no name claim: the id is the display name.
+    expect(await idOf('u-3')).toMatchObject({ principalId: 'alice-4', displayName: 'alice-4' });
+    expect(await idOf('zoe')).toMatchObject({ principalId: 'zoe.smith' });
+    expect(await idOf('sys-user')).toMatchObject({ principalId: 'sys-user' });
+    // The same subject keeps its id for ever, however its claims change.
+    idp.setAccount('u-2', { name: 'Another Alice', preferred_username: 'somebody-else' });
+    expect(await idOf('u-2')).toMatchObject({ principalId: 'alice-3' });
+  });
+
+  it("follows the name claim when it changes, and keeps the person's own rename until then", async () => {
+    await start();
+    const token = (await idp.login('alice')).accessToken;
+    expect((await as(token).call('PATCH', '/v1/principals/alice', { displayName: 'Ally' })).status).toBe(200);
+    expect((await as(token).get('/v1/auth/whoami')).body.principal.displayName).toBe('Ally');
+    const same = (await idp.login('alice')).accessToken;
+    expect((await as(same).get('/v1/auth/whoami')).body.principal.displayName).toBe('Ally');
+    idp.setAccount('alice', { ...ACCOUNTS['alice'], name: 'Alice Pleasance Liddell' });
+    const renamed = (await idp.login('alice')).accessToken;
+    expect((await as(renamed).get('/v1/auth/whoami')).body.principal.displayName).toBe('Alice Pleasance Liddell');
+    // An earlier token of the same person answers with the new name too.
+    expect((await as(token).get('/v1/auth/whoami')).body.principal.displayName).toBe('Alice Pleasance Liddell');
+  });
+
+  it('refuses bad tokens with 401 and a message that says what is wrong', async () => {
+    await start();
+    const claims = { sub: 'alice', name: 'Alice Liddell' };
+    const cases: Array<[string, string, string]> = [
+      ['expired', await idp.signAccessToken({ ...claims, iat: now() - 3600, exp: now() - 120 }), 'expired at'],
+      ['not yet valid', await idp.signAccessToken({ ...claims, nbf: now() + 120 }), 'not valid before'],
+      ['for another audience', await idp.signAccessToken({ ...claims, aud: 'https://other.example/api' }), 'not for this server\'s audience'],
+      ['from another issuer', await idp.signAccessToken({ ...claims, iss: 'https://evil.example/' }), 'not by this server\'s identity provider'],
+      ['without exp', await idp.signAccessToken({ ...claims, exp: undefined }), 'no exp claim'],
+      ['with a bad signature', await idp.signWithForeignKey(claims), 'signature does not verify'],
+      ['signed with an unpublished key', await idp.signWithForeignKey(claims, 'k-nobody'), 'does not publish'],
+      ['issued to a client', await idp.signAccessToken({ sub: idp.clientId, client_id: idp.clientId }), 'issued to a client'],
+      ['unsigned (alg none)', unsignedJwt({ iss: idp.issuer, aud: idp.audience, sub: 'alice', exp: now() + 600 }), 'algorithm'],
+      ['not a token at all', 'hello', 'neither a Bubble token'],
+    ];
+    for (const [name, token, message] of cases) {
+      const res = await as(token).get('/v1/auth/whoami');
+      expect({ name, status: res.status, code: res.body.error.code }).toEqual({ name, status: 401, code: 'unauthorized' });
+      expect(res.body.error.message, name).toContain(message);
+    }
+    // Within the clock tolerance (30 s) a token just past its exp still works.
+    const late = await idp.signAccessToken({ ...claims, exp: now() - 5 });
+    expect((await as(late).get('/v1/auth/whoami')).status).toBe(200);
+    expect((await server.server.store.listPrincipals()).map((p) => p.principalId)).toEqual(['alice']);
+  });
+
+  it('picks up a rotated key with one JWKS refetch, and refetches for unknown kids at most once per cooldown', async () => {
+    await start({ jwksCooldownMs: 1_000 });
+    const before = (await idp.login('alice')).accessToken;
+    expect((await as(before).get('/v1/auth/whoami')).status).toBe(200);
+    expect(idp.requestCount('/jwks')).toBe(1);
+    await sleep(1_100);
+
+    const kid = await idp.rotateKey();
+    const after = (await idp.login('alice')).accessToken;
+    expect(JSON.parse(Buffer.from(after.split('.')[0]!, 'base64url').toString()).kid).toBe(kid);
+    expect((await as(after).get('/v1/auth/whoami')).status).toBe(200);
+    expect(idp.requestCount('/jwks')).toBe(2);
+    // Made-up kids right after: refused without asking the provider again.
+    for (const fake of ['k-1', 'k-2', 'k-3']) {
+      const res = await as(await idp.signWithForeignKey({ sub: 'alice' }, fake)).get('/v1/auth/whoami');
+      expect(res.status).toBe(401);
+      expect(res.body.error.message).toContain('does not publish');
+    }
+    expect(idp.requestCount('/jwks')).toBe(2);
+    // The old key is still published, so a token signed with it is still good.
+    expect((await as(before).get('/v1/auth/whoami')).status).toBe(200);
+  });
+
+  it('answers 401 saying the identity provider could not be reached when it is down, and stays up', async () => {
+    await start({ fetchTimeoutMs: 2_000 });
+    const token = await idp.signAccessToken({ sub: 'alice' });
+    await idp.stop();
+    const down = await as(token).get('/v1/auth/whoami');
+    expect(down.status).toBe(401);
+    expect(down.body.error.code).toBe('unauthorized');
+    expect(down.body.error.message).toContain('could not be reached');
+    expect(await healthzMs(server.url)).toBeLessThan(1_000);
+
+    // Discovery answers, but the JWKS endpoint does not. A URL that failed is asked again a second later, not before.
+    await idp.start();
+    idp.setPathDown('/jwks', true);
+    await sleep(1_100);
+    const noKeys = await as(token).get('/v1/auth/whoami');
+    expect(noKeys.status).toBe(401);
+    expect(noKeys.body.error.message).toContain('could not be reached');
+    expect(noKeys.body.error.message).toContain('JWKS');
+    for (let i = 0; i < 5; i += 1) expect((await as(token).get('/v1/auth/whoami')).status).toBe(401);
+    expect(idp.requestCount('/jwks')).toBe(1);
+
+    idp.setPathDown('/jwks', false);
+    await sleep(1_100);
+    expect((await as(token).get('/v1/auth/whoami')).status).toBe(200);
+    // With the keys fetched, a provider that goes down again does not stop new tokens signed with a known key.
+    await idp.stop();
+    const fresh = await idp.signAccessToken({ sub: 'alice' });
+    expect((await as(fresh).get('/v1/auth/whoami')).status).toBe(200);
+  });
+
+  it('counts wrong JWTs as failed authentications, but not an unreachable provider', async () => {
+    // No cooldown: every unknown kid makes the server ask the provider for its keys again.
+    await start({ jwksCooldownMs: 0 }, { rateLimits: { failedAuth: { perSecond: 0.001, burst: 3 } } });
+    const good = (await idp.login('alice')).accessToken;
+    expect((await as(good).get('/v1/auth/whoami')).status).toBe(200);
+    await idp.stop();
+    for (let i = 0; i < 5; i += 1) {
+      // A token with a kid the server never saw needs the (unreachable) provider: 401, not counted.
+      const res = await as(await idp.signWithForeignKey({ sub: 'alice' }, `k-${i}`)).get('/v1/auth/whoami');
+      expect(res.status).toBe(401);
+      expect(res.body.error.message).toContain('could not be reached');
+    }
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i += 1) {
+      statuses.push((await as(await idp.signAccessToken({ sub: 'alice', aud: 'https://other.example' })).get('/v1/auth/whoami')).status);
+    }
+    expect(statuses).toEqual([401, 401, 401, 429]);
+    // The token already in use keeps working from the same address.
+    expect((await as(good).get('/v1/auth/whoami')).status).toBe(200);
+  });
+
+  it("lets the web page fetch from the provider: its origin is in the page CSP's connect-src", async () => {
+    idp = await startOidcTestProvider();
+    const dir = await mkdtemp(join(tmpdir(), 'bubble-oidc-web-'));
+    await mkdir(join(dir, 'web'));
+    await writeFile(join(dir, 'web', 'index.html'), '<!doctype html><title>bubble</title>');
+    const web = await createBubbleServer({
+      dataDir: join(dir, 'data'),
+      port: 0,
+      webRoot: join(dir, 'web'),
+      oidc: { issuer: idp.issuer, audience: idp.audience, clientId: idp.clientId },
+    });
+    try {
+      const csp = (await fetch(`${web.url}/`)).headers.get('content-security-policy') ?? '';
+      expect(csp.split('; ')).toContain(`connect-src 'self' ${idp.issuer}`);
+      expect(csp).toContain("default-src 'self'");
+    } finally {
+      await web.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses JWTs where no identity provider is configured', async () => {
+    idp = await startOidcTestProvider();
+    server = await startTestServer();
+    const res = await as(await idp.signAccessToken({ sub: 'alice' })).get('/v1/auth/whoami');
+    expect(res.status).toBe(401);
+    expect(res.body.error.message).toContain('no identity provider');
+    expect((await client(server.url).get('/v1/info')).body.auth).toBeUndefined();
+  });
+});
+
+function unsignedJwt(payload: Record<string, unknown>): string {
+  const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  return `${part({ alg: 'none', typ: 'JWT' })}.${part(payload)}.`;
+}

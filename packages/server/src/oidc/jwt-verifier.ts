@@ -1,0 +1,168 @@
+import { createRemoteJWKSet, customFetch, decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import { createOidcDiscovery, describeFetchError, holdOffAfterFailure, IdentityProviderUnreachable } from './oidc-discovery.js';
+import { OIDC_DEFAULTS, sameIssuer, type OidcOptions } from './oidc-options.js';
+
+/** A verified access token's claims: `sub` and `exp` are always there. */
+export type VerifiedClaims = JWTPayload & { sub: string; exp: number };
+
+export type JwtCheck =
+  | { ok: true; claims: VerifiedClaims; issuer: string; /** When the server stops accepting it (ms): `exp` plus the clock tolerance. */ acceptedUntil: number }
+  /** `invalid`: the token is wrong (counts as a failed authentication); `unreachable`: the provider could not be asked. */
+  | { ok: false; reason: 'invalid' | 'unreachable'; message: string };
+
+/** Asymmetric algorithms only: a JWKS holds public keys, and `none` or an HMAC must never pass. */
+const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
+/** Far above any real access token; a bearer this long is refused before it is parsed. */
+export const MAX_JWT_LENGTH = 16 * 1024;
+
+/**
+ * Verifies access-token JWTs of one issuer against its JWKS: signature, `iss`, `aud`, `exp`
+ * and `nbf` (with a clock tolerance), and a `sub`.
+ *
+ * Cheap refusals come first and touch no network: a token of another issuer, one already
+ * expired, or one for another audience is answered without asking the provider. Then the
+ * issuer's metadata is discovered (once; retried while it fails) and the key is taken from
+ * jose's remote JWKS set, which caches the set for `jwksCacheMaxAgeMs` and refetches it for a
+ * `kid` it does not know at most once per `jwksCooldownMs` (so a rotated key is picked up by
+ * one refetch, and tokens with made-up kids cannot make the server hammer the provider).
+ * A URL of the provider that failed is not asked again for `retryAfterFailureMs`, so a
+ * provider that is down is not hammered either (see `holdOffAfterFailure`).
+ */
+export function createJwtVerifier(options: OidcOptions, now: () => number = Date.now) {
+  const tolerance = options.clockToleranceSeconds ?? OIDC_DEFAULTS.clockToleranceSeconds;
+  const timeoutMs = options.fetchTimeoutMs ?? OIDC_DEFAULTS.fetchTimeoutMs;
+  const fetchFrom = holdOffAfterFailure(options.retryAfterFailureMs ?? OIDC_DEFAULTS.retryAfterFailureMs, now);
+  const discovery = createOidcDiscovery(options.issuer, timeoutMs, fetchFrom);
+  let keys: JWTVerifyGetKey | undefined;
+
+  const refuse = (message: string): JwtCheck => ({ ok: false, reason: 'invalid', message });
+  const unreachable = (detail: string): JwtCheck => ({
+    ok: false,
+    reason: 'unreachable',
+    message: `the identity provider ${options.issuer} could not be reached to check this token (${detail}); try again shortly`,
+  });
+
+  /** Refusals that need neither keys nor network. */
+  const precheck = (token: string): JwtCheck | null => {
+    if (token.length > MAX_JWT_LENGTH) return refuse(`the JWT is longer than ${MAX_JWT_LENGTH} characters`);
+    let claims: JWTPayload;
+    try {
+      decodeProtectedHeader(token);
+      claims = decodeJwt(token);
+    } catch {
+      return refuse('the bearer is not a well-formed JWT');
+    }
+    if (typeof claims.iss !== 'string' || !sameIssuer(claims.iss, options.issuer)) {
+      return refuse(`the JWT was issued by ${JSON.stringify(claims.iss ?? null)}, not by this server's identity provider ${options.issuer}`);
+    }
+    if (typeof claims.exp !== 'number') return refuse('the JWT has no exp claim');
+    if (claims.exp + tolerance <= now() / 1000) return refuse(`the JWT expired at ${isoOf(claims.exp)}; sign in again`);
+    const audiences = typeof claims.aud === 'string' ? [claims.aud] : Array.isArray(claims.aud) ? claims.aud : [];
+    if (!audiences.includes(options.audience)) {
+      return refuse(`the JWT is for ${JSON.stringify(claims.aud ?? null)}, not for this server's audience ${options.audience}`);
+    }
+    // RFC 9068: a client-credentials token's subject is the client itself. It stands for no person.
+    if (claims['gty'] === 'client-credentials' || (claims.sub !== undefined && claims.sub === claims['client_id'])) {
+      return refuse('the JWT was issued to a client, not to a person (bots sign in with bubble_agent_ tokens)');
+    }
+    return null;
+  };
+
+  return {
+    /** Fetches the issuer's metadata now (a failure is left for the first token to retry). */
+    async prefetch(): Promise<boolean> {
+      return discovery.get().then(
+        () => true,
+        () => false,
+      );
+    },
+    /**
+     * The origins a browser fetches from to sign a person in with this issuer: the issuer's, and,
+     * once the metadata is known, those of its token, userinfo and revocation endpoints.
+     */
+    browserOrigins(): string[] {
+      const document = discovery.known();
+      const urls = [options.issuer, document?.token_endpoint, document?.userinfo_endpoint, document?.revocation_endpoint];
+      return [...new Set(urls.flatMap((url) => (url === undefined || URL.parse(url) === null ? [] : [URL.parse(url)!.origin])))];
+    },
+    async verify(token: string): Promise<JwtCheck> {
+      const early = precheck(token);
+      if (early !== null) return early;
+      let issuer: string;
+      try {
+        const document = await discovery.get();
+        issuer = document.issuer;
+        keys ??= createRemoteJWKSet(new URL(document.jwks_uri), {
+          cooldownDuration: options.jwksCooldownMs ?? OIDC_DEFAULTS.jwksCooldownMs,
+          cacheMaxAge: options.jwksCacheMaxAgeMs ?? OIDC_DEFAULTS.jwksCacheMaxAgeMs,
+          timeoutDuration: timeoutMs,
+          [customFetch]: fetchFrom,
+        });
+      } catch (error) {
+        if (error instanceof IdentityProviderUnreachable) return unreachable(error.message);
+        throw error;
+      }
+      try {
+        const { payload } = await jwtVerify(token, keys, {
+          issuer,
+          audience: options.audience,
+          algorithms: ALGORITHMS,
+          clockTolerance: tolerance,
+          requiredClaims: ['sub', 'exp'],
+          currentDate: new Date(now()),
+        });
+        if (typeof payload.sub !== 'string' || payload.sub === '') return refuse('the JWT has no sub claim');
+        const claims = payload as VerifiedClaims;
+        return { ok: true, claims, issuer: payload.iss!, acceptedUntil: (claims.exp + tolerance) * 1000 };
+      } catch (error) {
+        return classify(error, token, refuse, unreachable);
+      }
+    },
+  };
+}
+
+export type JwtVerifier = ReturnType<typeof createJwtVerifier>;
+
+const isoOf = (seconds: number): string => new Date(seconds * 1000).toISOString();
+
+/** A jose failure in words: what is wrong with the token, or that the provider could not be asked. */
+function classify(error: unknown, token: string, refuse: (m: string) => JwtCheck, unreachable: (d: string) => JwtCheck): JwtCheck {
+  if (error instanceof errors.JWTExpired) return refuse(`the JWT expired at ${isoOf(Number(error.payload.exp))}; sign in again`);
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    switch (error.claim) {
+      case 'nbf':
+        return refuse(`the JWT is not valid before ${isoOf(Number(error.payload.nbf))}`);
+      case 'iss':
+        return refuse("the JWT's issuer is not this server's identity provider");
+      case 'aud':
+        return refuse("the JWT's audience is not this server's");
+      default:
+        return refuse(`the JWT's ${error.claim} claim is not acceptable: ${error.reason}`);
+    }
+  }
+  if (error instanceof errors.JWSSignatureVerificationFailed) return refuse("the JWT's signature does not verify with the identity provider's key");
+  if (error instanceof errors.JWKSNoMatchingKey) {
+    const kid = safeKid(token);
+    return refuse(`the JWT is signed with a key${kid === undefined ? '' : ` (kid ${JSON.stringify(kid)})`} that the identity provider does not publish`);
+  }
+  if (error instanceof errors.JOSEAlgNotAllowed) return refuse(`the JWT's algorithm is not one of ${ALGORITHMS.join(', ')}`);
+  if (error instanceof errors.JWSInvalid || error instanceof errors.JWTInvalid || error instanceof errors.JWKSMultipleMatchingKeys) {
+    return refuse(`the JWT is not acceptable: ${error.message}`);
+  }
+  if (error instanceof errors.JOSENotSupported) return refuse(`the JWT uses something this server does not support: ${error.message}`);
+  if (error instanceof IdentityProviderUnreachable) return unreachable(error.message);
+  // Everything else comes from fetching the JWKS: a timeout, a refused connection, a non-200, a body that is no key set.
+  if (error instanceof errors.JWKSTimeout) return unreachable('its JWKS did not answer in time');
+  if (error instanceof errors.JOSEError || error instanceof TypeError || error instanceof SyntaxError) {
+    return unreachable(`its JWKS could not be fetched: ${describeFetchError(error)}`);
+  }
+  throw error;
+}
+
+function safeKid(token: string): string | undefined {
+  try {
+    return decodeProtectedHeader(token).kid;
+  } catch {
+    return undefined;
+  }
+}
