@@ -262,8 +262,8 @@ describe('the web UI in Chromium', () => {
     const threadId = decodeURIComponent(new URL(page.url()).pathname.split('/').pop()!);
     await step('people', () => page.getByRole('button', { name: /^People/ }).click());
     await page.getByLabel('Invite a person or bot').fill('clau');
-    const found = page.getByRole('list', { name: 'Search results' }).getByRole('listitem').filter({ hasText: '(claude, bot)' });
-    await step('invite', () => found.getByRole('button', { name: 'Add', exact: true }).click());
+    const found = page.getByRole('list', { name: 'Search results' }).getByRole('listitem').filter({ has: page.locator('[data-principal-id="claude"] .bot-badge') });
+    await step('invite', () => found.getByRole('button', { name: 'Add claude', exact: true }).click());
     await step('joined', () => page.getByText('claude joined as member').waitFor());
     expect((await you.listParticipants(threadId)).map((g) => [g.principalId, g.role])).toEqual([
       ['you', 'owner'],

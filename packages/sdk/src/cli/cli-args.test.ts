@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseCliArgs, UsageError } from './cli-args.js';
+import { parseCliArgs, parseDuration, UsageError } from './cli-args.js';
 
 describe('parseCliArgs', () => {
   it.each<[string[], unknown]>([
@@ -22,6 +22,16 @@ describe('parseCliArgs', () => {
     [['bots', 'create', 'bot-a', '--name', 'Bot A'], { name: 'bots-create', principalId: 'bot-a', displayName: 'Bot A' }],
     [['bots', 'joinable', 'bot-a', 'anyone'], { name: 'bots-joinable', principalId: 'bot-a', joinableBy: 'anyone' }],
     [['bots', 'joinable', 'bot-a', 'owners'], { name: 'bots-joinable', principalId: 'bot-a', joinableBy: 'owners' }],
+    [['invite-link', 'th_1'], { name: 'invite-link', threadId: 'th_1', role: undefined, expiresInSeconds: undefined, maxUses: undefined, webUrl: undefined }],
+    [
+      ['invite-link', 'th_1', '--role', 'owner', '--expires', '2h', '--uses', '5', '--web-url', 'https://ui.example.com'],
+      { name: 'invite-link', threadId: 'th_1', role: 'owner', expiresInSeconds: 7_200, maxUses: 5, webUrl: 'https://ui.example.com' },
+    ],
+    [['invites', 'list', 'th_1'], { name: 'invites-list', threadId: 'th_1' }],
+    [['invites', 'revoke', 'th_1', 'inv_1'], { name: 'invites-revoke', threadId: 'th_1', inviteId: 'inv_1' }],
+    [['tokens', 'list'], { name: 'tokens-list' }],
+    [['tokens', 'mint'], { name: 'tokens-mint' }],
+    [['tokens', 'revoke', 'tok_1'], { name: 'tokens-revoke', tokenId: 'tok_1' }],
   ])('%j', (argv, command) => {
     expect(parseCliArgs(argv).command).toEqual(command);
   });
@@ -51,8 +61,32 @@ describe('parseCliArgs', () => {
     [['bots', 'joinable', 'bot-a', 'anyone', '--name', 'x'], 'option --name does not apply to "bots joinable"'],
     [['say', 'th_1', 'hi', '--title', 'x'], 'option --title does not apply to "say"'],
     [['threads', '--bogus'], "Unknown option '--bogus'"],
+    [['invite-link'], 'invite-link takes <threadId>'],
+    [['invite-link', 'th_1', '--role', 'admin'], '--role must be member or owner'],
+    [['invite-link', 'th_1', '--uses', '0'], '--uses must be a whole number >= 1'],
+    [['invite-link', 'th_1', '--uses', '2.5'], '--uses must be a whole number >= 1'],
+    [['invite-link', 'th_1', '--expires', 'soon'], '--expires takes seconds'],
+    [['invite-link', 'th_1', '--web-url', 'not a url'], '--web-url is not a URL'],
+    [['invite', 'th_1', 'bob', '--uses', '2'], 'option --uses does not apply to "invite"'],
+    [['invites'], 'unknown subcommand "invites"'],
+    [['invites', 'list'], 'invites list takes <threadId>'],
+    [['tokens', 'mint', 'extra'], 'tokens mint takes no arguments'],
+    [['tokens', 'revoke'], 'tokens revoke takes <tokenId>'],
+    [['tokens', 'delete', 'x'], 'unknown subcommand "tokens delete"'],
   ])('%j is a usage error', (argv, message) => {
     expect(() => parseCliArgs(argv)).toThrow(UsageError);
     expect(() => parseCliArgs(argv)).toThrow(message);
   });
+});
+
+describe('parseDuration', () => {
+  it.each([
+    ['3600', 3_600],
+    ['90s', 90],
+    ['30m', 1_800],
+    ['12h', 43_200],
+    ['7d', 604_800],
+  ])('%s', (text, seconds) => expect(parseDuration(text)).toBe(seconds));
+
+  it.each(['0', '-1', '1w', '', '1.5h', 'h'])('refuses %j', (text) => expect(() => parseDuration(text)).toThrow(UsageError));
 });

@@ -13,7 +13,20 @@ export type CliCommand =
   | { readonly name: 'stop'; readonly threadId: string; readonly runId: string; readonly reason: string | undefined }
   | { readonly name: 'invite'; readonly threadId: string; readonly principalId: string; readonly role: 'member' | 'owner' }
   | { readonly name: 'bots-create'; readonly principalId: string; readonly displayName: string | undefined }
-  | { readonly name: 'bots-joinable'; readonly principalId: string; readonly joinableBy: 'owners' | 'anyone' };
+  | { readonly name: 'bots-joinable'; readonly principalId: string; readonly joinableBy: 'owners' | 'anyone' }
+  | {
+      readonly name: 'invite-link';
+      readonly threadId: string;
+      readonly role: 'member' | 'owner' | undefined;
+      readonly expiresInSeconds: number | undefined;
+      readonly maxUses: number | undefined;
+      readonly webUrl: string | undefined;
+    }
+  | { readonly name: 'invites-list'; readonly threadId: string }
+  | { readonly name: 'invites-revoke'; readonly threadId: string; readonly inviteId: string }
+  | { readonly name: 'tokens-list' }
+  | { readonly name: 'tokens-mint' }
+  | { readonly name: 'tokens-revoke'; readonly tokenId: string };
 
 export interface CliInvocation {
   readonly command: CliCommand;
@@ -50,6 +63,17 @@ commands:
   bots joinable <id> owners|anyone         who may put your bot on a thread: only its owners
                                            (the default), or anyone on the thread; the bot
                                            acts and spends on its owners' behalf
+  invite-link <threadId> [--role member|owner] [--expires 7d] [--uses N] [--web-url URL]
+                                           create an invite (you own the thread) and print the
+                                           web UI link to share; whoever opens it signs in and
+                                           joins. Defaults: member, 7 days, 1 use; --expires
+                                           takes seconds or 30m, 12h, 7d; --web-url when the UI
+                                           is not served by the server itself
+  invites list <threadId>                  the thread's invites: id, role, uses/max, expiry
+  invites revoke <threadId> <inviteId>     end an invite: its link stops working at once
+  tokens list                              your own tokens: id, created, "current" for this one
+  tokens mint                              a new token for yourself (humans); printed once
+  tokens revoke <tokenId>                  end one of your tokens at once (its sockets close)
 
 exit codes: 0 ok, 1 API error, 2 usage error, 3 auth error (no or rejected token),
             4 server unreachable or timed out, 5 tail ended by the server (access lost)`;
@@ -66,6 +90,9 @@ const OPTIONS = {
   reason: { type: 'string' },
   role: { type: 'string' },
   name: { type: 'string' },
+  expires: { type: 'string' },
+  uses: { type: 'string' },
+  'web-url': { type: 'string' },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -81,6 +108,9 @@ const COMMAND_OPTIONS: Record<string, readonly OptionName[]> = {
   stop: ['reason'],
   invite: ['role'],
   bots: ['name'],
+  'invite-link': ['role', 'expires', 'uses', 'web-url'],
+  invites: [],
+  tokens: [],
 };
 
 /** Parses the arguments after `bubble` (no env, no I/O). Throws `UsageError`. */
@@ -157,9 +187,55 @@ function buildCommand(name: string, args: string[], values: Record<string, unkno
       if (sub !== 'create') throw new UsageError(`unknown subcommand "bots ${sub}" (try "bots create <id>" or "bots joinable <id> owners|anyone")`);
       return { name: 'bots-create', principalId, displayName: values['name'] as string | undefined };
     }
+    case 'invite-link': {
+      const [threadId] = expectArgs(name, args, ['threadId']);
+      const role = values['role'] as string | undefined;
+      if (role !== undefined && role !== 'member' && role !== 'owner') throw new UsageError(`--role must be member or owner, got "${role}"`);
+      const expires = values['expires'] as string | undefined;
+      const uses = values['uses'] as string | undefined;
+      const maxUses = uses === undefined ? undefined : Number(uses);
+      if (maxUses !== undefined && (!/^\d+$/.test(uses ?? '') || maxUses < 1)) throw new UsageError(`--uses must be a whole number >= 1, got "${uses}"`);
+      const webUrl = values['web-url'] as string | undefined;
+      if (webUrl !== undefined && !URL.canParse(webUrl)) throw new UsageError(`--web-url is not a URL: "${webUrl}"`);
+      return { name, threadId, role, expiresInSeconds: expires === undefined ? undefined : parseDuration(expires), maxUses, webUrl };
+    }
+    case 'invites': {
+      const [sub, ...more] = args;
+      if (sub === 'list') {
+        const [threadId] = expectArgs('invites list', more, ['threadId']);
+        return { name: 'invites-list', threadId };
+      }
+      if (sub === 'revoke') {
+        const [threadId, inviteId] = expectArgs('invites revoke', more, ['threadId', 'inviteId']);
+        return { name: 'invites-revoke', threadId, inviteId };
+      }
+      throw new UsageError(`unknown subcommand "invites${sub === undefined ? '' : ` ${sub}`}" (try "invites list <threadId>" or "invites revoke <threadId> <inviteId>")`);
+    }
+    case 'tokens': {
+      const [sub, ...more] = args;
+      if (sub === 'list' || sub === 'mint') {
+        expectArgs(`tokens ${sub}`, more, []);
+        return { name: sub === 'list' ? 'tokens-list' : 'tokens-mint' };
+      }
+      if (sub === 'revoke') {
+        const [tokenId] = expectArgs('tokens revoke', more, ['tokenId']);
+        return { name: 'tokens-revoke', tokenId };
+      }
+      throw new UsageError(`unknown subcommand "tokens${sub === undefined ? '' : ` ${sub}`}" (try "tokens list", "tokens mint" or "tokens revoke <tokenId>")`);
+    }
     default:
       throw new UsageError(`unknown command "${name}"`);
   }
+}
+
+const DURATION_UNITS: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3_600, d: 86_400 };
+
+/** `3600`, `90s`, `30m`, `12h`, `7d` to seconds (a whole number above zero). */
+export function parseDuration(text: string): number {
+  const match = /^(\d+)([smhd]?)$/.exec(text.trim());
+  const seconds = match ? Number(match[1]) * (DURATION_UNITS[match[2] || 's'] ?? 1) : NaN;
+  if (!Number.isSafeInteger(seconds) || seconds < 1) throw new UsageError(`--expires takes seconds or a number with s, m, h or d (30m, 12h, 7d), got "${text}"`);
+  return seconds;
 }
 
 /** Checks the argument count; the tuple type covers the longest command (two arguments). */

@@ -3,6 +3,7 @@ import type { NewEvent } from '@bubble/protocol';
 import type { Logger } from 'pino';
 import { BubbleApiError } from '../client/bubble-api-error.js';
 import { BubbleClient } from '../client/bubble-client.js';
+import { inviteLink } from '../client/invite-link.js';
 import type { LiveState } from '../live/bubble-live.js';
 import { parseCliArgs, USAGE, UsageError, type CliCommand } from './cli-args.js';
 import { EXIT_CODES, type ExitCode } from './exit-codes.js';
@@ -158,6 +159,46 @@ async function execute(client: BubbleClient, command: Exclude<CliCommand, { name
           ? `bubble: anyone on a thread may now add ${principal.principalId}; it acts and spends on its owners' behalf there`
           : `bubble: only ${principal.principalId}'s owners may add it to threads now`,
       );
+      return EXIT_CODES.ok;
+    }
+    case 'invite-link': {
+      const invite = await client.createInvite(command.threadId, {
+        ...(command.role !== undefined ? { role: command.role } : {}),
+        ...(command.expiresInSeconds !== undefined ? { expiresInSeconds: command.expiresInSeconds } : {}),
+        ...(command.maxUses !== undefined ? { maxUses: command.maxUses } : {}),
+      });
+      // The link alone on stdout, for scripts; what it grants, on stderr.
+      io.out(inviteLink(command.webUrl ?? client.url, invite.token));
+      io.err(
+        `bubble: invite ${invite.inviteId}: joins as ${invite.role}, ${invite.maxUses === 1 ? '1 use' : `${invite.maxUses} uses`}, until ${invite.expiresAt}; ` +
+          `anyone with the link may use it (end it with "bubble invites revoke ${invite.threadId} ${invite.inviteId}")`,
+      );
+      return EXIT_CODES.ok;
+    }
+    case 'invites-list': {
+      for (const invite of await client.listInvites(command.threadId)) {
+        io.out(`${invite.inviteId}\t${invite.role}\t${invite.uses}/${invite.maxUses}\t${invite.expiresAt}\t${invite.createdBy}`);
+      }
+      return EXIT_CODES.ok;
+    }
+    case 'invites-revoke':
+      await client.revokeInvite(command.threadId, command.inviteId);
+      io.err(`bubble: invite ${command.inviteId} revoked; its link no longer works`);
+      return EXIT_CODES.ok;
+    case 'tokens-list': {
+      for (const token of await client.listMyTokens()) io.out(`${token.tokenId}\t${token.createdAt}${token.current === true ? '\tcurrent' : ''}`);
+      return EXIT_CODES.ok;
+    }
+    case 'tokens-mint': {
+      const token = await client.mintMyToken();
+      io.err(`bubble: minted ${token.tokenId}; the token follows and is shown only once`);
+      io.out(token.token);
+      return EXIT_CODES.ok;
+    }
+    case 'tokens-revoke': {
+      const current = (await client.listMyTokens()).find((t) => t.tokenId === command.tokenId)?.current === true;
+      await client.revokeMyToken(command.tokenId);
+      io.err(`bubble: ${command.tokenId} revoked${current ? '; it was the token this command used, so it no longer works' : ''}`);
       return EXIT_CODES.ok;
     }
     default: {

@@ -1,4 +1,5 @@
 import {
+  AcceptInviteResponseSchema,
   AppendResponseSchema,
   ArtifactListResponseSchema,
   ArtifactResponseSchema,
@@ -9,6 +10,9 @@ import {
   GrantResponseSchema,
   HealthSchema,
   InfoSchema,
+  InviteListResponseSchema,
+  InviteResponseSchema,
+  OwnTokenListResponseSchema,
   MintTokenResponseSchema,
   PrincipalListResponseSchema,
   PrincipalResponseSchema,
@@ -22,6 +26,9 @@ import {
   type EventEnvelope,
   type Grant,
   type Info,
+  type Invite,
+  type InviteInfo,
+  type OwnTokenInfo,
   type NewEvent,
   type JoinableBy,
   type Principal,
@@ -34,14 +41,21 @@ import { pino, type Logger } from 'pino';
 import { z } from 'zod';
 import { BubbleApiError } from './bubble-api-error.js';
 import { withClientEventIds } from './client-event-id.js';
+import { staticCredentials, type Credentials } from './credentials.js';
 import { DEFAULT_RETRY, HttpTransport, type RetryOptions } from './http-transport.js';
 import { BubbleLive, type BubbleLiveOptions, type GrantsSubscription, type ThreadSubscription } from '../live/bubble-live.js';
 
 export interface BubbleClientOptions {
   /** The server's base URL, e.g. `http://127.0.0.1:7777`. */
   readonly url: string;
-  /** A bearer token. Only `info()` and `healthz()` work without one. */
+  /** A bearer token. Only `info()` and `healthz()` work without one (or `credentials`). */
   readonly token?: string;
+  /**
+   * A bearer that changes (an identity provider's access token, renewed before it expires).
+   * Asked for before each request and each WebSocket sign-in; renewed once when the server
+   * refuses it (HTTP 401: the request is sent again; close 4001: the socket resumes). Wins over `token`.
+   */
+  readonly credentials?: Credentials;
   /** Per-attempt timeout of an HTTP request, in ms. Default 15 000. */
   readonly timeoutMs?: number;
   /** Retry policy of HTTP requests; `false` sends each request once. */
@@ -72,6 +86,15 @@ export interface ReadEventsInput {
   readonly limit?: number;
 }
 
+export interface CreateInviteInput {
+  /** Default `member`. */
+  readonly role?: Role;
+  /** Default 7 days (the server's). */
+  readonly expiresInSeconds?: number;
+  /** Default 1 (the server's). */
+  readonly maxUses?: number;
+}
+
 export interface PutArtifactInput {
   readonly content: string;
   readonly mediaType: string;
@@ -84,19 +107,19 @@ export class BubbleClient {
   readonly url: string;
   private readonly transport: HttpTransport;
   private readonly logger: Logger;
-  private readonly token: string | undefined;
+  private readonly credentials: Credentials | undefined;
   private readonly liveOptions: BubbleLiveOptions;
   private liveConnection: BubbleLive | undefined;
 
   constructor(options: BubbleClientOptions) {
     this.url = options.url.replace(/\/+$/, '');
-    this.token = options.token;
+    this.credentials = options.credentials ?? (options.token === undefined ? undefined : staticCredentials(options.token));
     this.logger = options.logger ?? pino({ level: 'silent' });
     this.liveOptions = options.live ?? {};
     const retry = options.retry === false ? { ...DEFAULT_RETRY, attempts: 1 } : { ...DEFAULT_RETRY, ...options.retry };
     this.transport = new HttpTransport({
       baseUrl: this.url,
-      token: options.token,
+      credentials: this.credentials,
       timeoutMs: options.timeoutMs ?? 15_000,
       retry,
       fetch: options.fetch ?? globalThis.fetch,
@@ -107,6 +130,7 @@ export class BubbleClient {
 
   // Discovery and health (no credential needed).
 
+  /** The server's name, version, extensions and, where it has an identity provider, `auth.oidc`. */
   async info(options: CallOptions = {}): Promise<Info> {
     const { body } = await this.transport.request({ method: 'GET', path: '/v1/info', schema: InfoSchema, retry: 'idempotent', auth: false, ...options });
     return body;
@@ -182,6 +206,25 @@ export class BubbleClient {
     await this.transport.request({ method: 'DELETE', path: `/v1/principals/${enc(principalId)}/tokens`, retry: 'idempotent', ...options });
   }
 
+  // The caller's own tokens: every principal can end a token of its own that leaked.
+
+  /** The caller's own local tokens (no secrets); the one this client signs in with has `current: true`. */
+  async listMyTokens(options: CallOptions = {}): Promise<OwnTokenInfo[]> {
+    const { body } = await this.transport.request({ method: 'GET', path: '/v1/auth/tokens', schema: OwnTokenListResponseSchema, retry: 'idempotent', ...options });
+    return body.tokens;
+  }
+
+  /** Mints another token for the caller (a human); the plaintext is returned once. Never retried after an uncertain failure. */
+  async mintMyToken(options: CallOptions = {}): Promise<Token> {
+    const { body } = await this.transport.request({ method: 'POST', path: '/v1/auth/tokens', schema: MintTokenResponseSchema, retry: 'unsafe', ...options });
+    return body.token;
+  }
+
+  /** Revokes one of the caller's own tokens at once (its sockets close with 4003); revoking the current one signs this client out. */
+  async revokeMyToken(tokenId: string, options: CallOptions = {}): Promise<void> {
+    await this.transport.request({ method: 'DELETE', path: `/v1/auth/tokens/${enc(tokenId)}`, retry: 'idempotent', ...options });
+  }
+
   // Threads, participants, grants.
 
   /**
@@ -240,6 +283,40 @@ export class BubbleClient {
 
   async removeParticipant(threadId: string, principalId: string, options: CallOptions = {}): Promise<void> {
     await this.transport.request({ method: 'DELETE', path: `/v1/threads/${enc(threadId)}/participants/${enc(principalId)}`, retry: 'idempotent', ...options });
+  }
+
+  /**
+   * Creates an invite to a thread (an owner): anyone holding its `bubble_invite_…` token may join,
+   * until it expires or is used up. The plaintext is returned once. Never retried after an
+   * uncertain failure (a resend would make a second invite).
+   */
+  async createInvite(threadId: string, input: CreateInviteInput = {}, options: CallOptions = {}): Promise<Invite> {
+    const body: Record<string, unknown> = {};
+    if (input.role !== undefined) body['role'] = input.role;
+    if (input.expiresInSeconds !== undefined) body['expiresInSeconds'] = input.expiresInSeconds;
+    if (input.maxUses !== undefined) body['maxUses'] = input.maxUses;
+    const result = await this.transport.request({ method: 'POST', path: `/v1/threads/${enc(threadId)}/invites`, body, schema: InviteResponseSchema, retry: 'unsafe', ...options });
+    return result.body.invite;
+  }
+
+  /** The thread's invites (an owner), without their tokens. */
+  async listInvites(threadId: string, options: CallOptions = {}): Promise<InviteInfo[]> {
+    const { body } = await this.transport.request({ method: 'GET', path: `/v1/threads/${enc(threadId)}/invites`, schema: InviteListResponseSchema, retry: 'idempotent', ...options });
+    return body.invites;
+  }
+
+  async revokeInvite(threadId: string, inviteId: string, options: CallOptions = {}): Promise<void> {
+    await this.transport.request({ method: 'DELETE', path: `/v1/threads/${enc(threadId)}/invites/${enc(inviteId)}`, retry: 'idempotent', ...options });
+  }
+
+  /**
+   * Joins the invite's thread (a human). An expired, used-up or revoked invite answers
+   * `not_found`. Not retried after an uncertain failure: a resend could use a second use of a
+   * multi-use invite (and, for a one-use invite, answer `not_found` although the first send joined).
+   */
+  async acceptInvite(token: string, options: CallOptions = {}): Promise<Grant> {
+    const { body } = await this.transport.request({ method: 'POST', path: '/v1/invites/accept', body: { token }, schema: AcceptInviteResponseSchema, retry: 'unsafe', ...options });
+    return body.grant;
   }
 
   /** The caller's live grants. */
@@ -358,8 +435,8 @@ export class BubbleClient {
   /** The one live WebSocket connection of this client, created on first use. */
   live(): BubbleLive {
     if (this.liveConnection === undefined) {
-      if (this.token === undefined) throw new Error('the live connection needs a token');
-      this.liveConnection = new BubbleLive({ url: this.url, token: this.token, logger: this.logger, ...this.liveOptions });
+      if (this.credentials === undefined) throw new Error('the live connection needs a token');
+      this.liveConnection = new BubbleLive({ url: this.url, credentials: this.credentials, logger: this.logger, ...this.liveOptions });
     }
     return this.liveConnection;
   }

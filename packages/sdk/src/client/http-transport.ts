@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { z } from 'zod';
 import { BubbleApiError, errorFromResponse, parseRetryAfter } from './bubble-api-error.js';
 import { equalJitterDelay, sleep } from './backoff.js';
+import type { Credentials } from './credentials.js';
 
 /**
  * How a request may be retried:
@@ -26,7 +27,8 @@ export const DEFAULT_RETRY: RetryOptions = Object.freeze({ attempts: 4, baseMs: 
 
 export interface TransportOptions {
   readonly baseUrl: string;
-  readonly token: string | undefined;
+  /** Where the bearer comes from; none sends requests without `authorization`. */
+  readonly credentials: Credentials | undefined;
   readonly timeoutMs: number;
   readonly retry: RetryOptions;
   readonly fetch: typeof globalThis.fetch;
@@ -56,14 +58,27 @@ export class HttpTransport {
   constructor(private readonly options: TransportOptions) {}
 
   async request<T>(spec: RequestSpec<T>): Promise<TransportResult<T>> {
-    const { retry, logger, random } = this.options;
+    const { retry, logger, random, credentials } = this.options;
+    let renewed = false;
     for (let attempt = 0; ; attempt += 1) {
       let failure: BubbleApiError;
+      const token = spec.auth === false || credentials === undefined ? undefined : await currentBearer(credentials, spec);
       try {
-        return await this.once(spec);
+        return await this.once(spec, token);
       } catch (error) {
         if (!(error instanceof BubbleApiError)) throw error;
         failure = error;
+      }
+      // A refused bearer may have expired: renewed once, the request is sent again at once (a
+      // 401 acted on nothing, so this is safe for every request and does not count as a retry).
+      if (failure.code === 'unauthorized' && token !== undefined && !renewed && credentials?.renew !== undefined) {
+        renewed = true;
+        const next = await credentials.renew(token).catch(() => null);
+        if (next !== null && next !== token) {
+          logger.info({ method: spec.method, path: spec.path }, 'bearer refused; sending again with the renewed one');
+          attempt -= 1;
+          continue;
+        }
       }
       const last = attempt + 1 >= retry.attempts;
       if (last || !mayRetry(failure, spec.retry)) throw failure;
@@ -80,14 +95,14 @@ export class HttpTransport {
     }
   }
 
-  private async once<T>(spec: RequestSpec<T>): Promise<TransportResult<T>> {
-    const { baseUrl, token, timeoutMs, fetch } = this.options;
+  private async once<T>(spec: RequestSpec<T>, token: string | undefined): Promise<TransportResult<T>> {
+    const { baseUrl, timeoutMs, fetch } = this.options;
     const url = new URL(spec.path.replace(/^\//, ''), baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
     for (const [key, value] of Object.entries(spec.query ?? {})) {
       if (value !== undefined) url.searchParams.set(key, String(value));
     }
     const headers: Record<string, string> = { accept: 'application/json' };
-    if (spec.auth !== false && token !== undefined) headers['authorization'] = `Bearer ${token}`;
+    if (token !== undefined) headers['authorization'] = `Bearer ${token}`;
     let body: string | undefined;
     if (spec.body !== undefined) {
       headers['content-type'] = 'application/json';
@@ -121,6 +136,21 @@ export class HttpTransport {
       throw invalidResponse(spec, status, parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; '));
     }
     return { status, body: parsed.data };
+  }
+}
+
+/** The bearer to send; credentials with none to give (signed out) fail the request as unauthorized, unsent. */
+async function currentBearer(credentials: Credentials, spec: RequestSpec<unknown>): Promise<string> {
+  try {
+    return await credentials.current();
+  } catch (error) {
+    throw new BubbleApiError({
+      code: 'unauthorized',
+      status: 0,
+      retryable: false,
+      message: `${spec.method} ${spec.path} was not sent: no bearer (${error instanceof Error ? error.message : String(error)})`,
+      cause: error,
+    });
   }
 }
 

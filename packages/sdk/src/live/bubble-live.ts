@@ -3,6 +3,7 @@ import { pino, type Logger } from 'pino';
 import WebSocket from 'ws';
 import { BubbleApiError } from '../client/bubble-api-error.js';
 import { fullJitterDelay } from '../client/backoff.js';
+import { staticCredentials, type Credentials } from '../client/credentials.js';
 import { Heartbeat } from './heartbeat.js';
 import { GrantsSubscription, ThreadSubscription, type AnyLiveSubscription, type SubscriptionHost } from './live-subscription.js';
 
@@ -13,7 +14,10 @@ import type { BubbleLiveConfig, LiveState } from './live-options.js';
 /**
  * One WebSocket per client, multiplexing every subscription. Reconnects on any drop with
  * exponential backoff and full jitter (capped at 30 s), re-creates each subscription where it
- * left off, detects silent dead sockets with a heartbeat, and treats 4001 and 4003 as terminal.
+ * left off, detects silent dead sockets with a heartbeat, and treats 4003 as terminal. 4001 is
+ * terminal too, unless the credentials can be renewed: then the bearer is renewed once and the
+ * connection resumes at once (an access token that expired while the socket was open); a second
+ * 4001 before the server is ready again is final.
  * The socket is opened when the first subscription starts and closed when the last one ends.
  */
 export class BubbleLive implements SubscriptionHost {
@@ -24,6 +28,7 @@ export class BubbleLive implements SubscriptionHost {
   private readonly reconnectCapMs: number;
   private readonly bufferLimit: number;
   private readonly random: () => number;
+  private readonly credentials: Credentials;
 
   private state: LiveState = 'idle';
   private readonly subscriptions = new Set<AnyLiveSubscription>();
@@ -39,6 +44,9 @@ export class BubbleLive implements SubscriptionHost {
   private readonly heartbeat: Heartbeat;
   private paused = false;
   private terminalError: BubbleApiError | undefined;
+  /** The bearer sent in the last `client.auth`, and whether it was renewed since the last `server.ready`. */
+  private sentToken: string | undefined;
+  private renewedSinceReady = false;
   /** Subscribes refused for a passing reason, by how often in a row. */
   private readonly refusals = new Map<AnyLiveSubscription, number>();
   private readonly resubscribeTimers = new Set<NodeJS.Timeout>();
@@ -53,6 +61,9 @@ export class BubbleLive implements SubscriptionHost {
     this.reconnectCapMs = Math.min(config.reconnectCapMs ?? 30_000, 30_000);
     this.bufferLimit = Math.max(2, config.bufferLimit ?? 1_000);
     this.random = config.random ?? Math.random;
+    const token = config.token;
+    if (config.credentials === undefined && token === undefined) throw new Error('the live connection needs a token or credentials');
+    this.credentials = config.credentials ?? staticCredentials(token as string);
     this.heartbeat = new Heartbeat(
       config.heartbeatIntervalMs ?? 15_000,
       config.heartbeatTimeoutMs ?? 10_000,
@@ -145,7 +156,7 @@ export class BubbleLive implements SubscriptionHost {
       socket.terminate();
     }, this.connectTimeoutMs);
     socket.on('open', () => {
-      socket.send(JSON.stringify({ type: 'client.auth', token: this.config.token }));
+      void this.authenticate(socket);
     });
     socket.on('message', (data, isBinary) => {
       if (socket !== this.socket) return;
@@ -163,6 +174,25 @@ export class BubbleLive implements SubscriptionHost {
       if (socket !== this.socket) return;
       this.onClose(code, reasonBuffer.toString());
     });
+  }
+
+  private async authenticate(socket: WebSocket): Promise<void> {
+    let token: string;
+    try {
+      token = await this.credentials.current();
+    } catch (error) {
+      // The credentials have no bearer to give (signed out): as final as a refused one.
+      if (socket !== this.socket) return;
+      this.logger.warn({ err: error }, 'no bearer for the live connection');
+      this.socket = undefined;
+      socket.terminate();
+      this.renewedSinceReady = true;
+      this.onClose(CLOSE_CODES.notAuthenticated, `no bearer: ${error instanceof Error ? error.message : String(error)}`);
+      return;
+    }
+    if (socket !== this.socket || socket.readyState !== WebSocket.OPEN) return;
+    this.sentToken = token;
+    socket.send(JSON.stringify({ type: 'client.auth', token }));
   }
 
   private onFrame(text: string): void {
@@ -186,6 +216,7 @@ export class BubbleLive implements SubscriptionHost {
       case 'server.ready': {
         clearTimeout(this.readyTimer);
         this.principal = frame.principal;
+        this.renewedSinceReady = false;
         // The backoff is reset only once a subscription is served (below), so a server that
         // accepts and then drops every connection still sees the delays grow.
         this.setState('ready', {});
@@ -272,6 +303,10 @@ export class BubbleLive implements SubscriptionHost {
     this.paused = false;
     this.wire.clear();
     this.wireIdOf.clear();
+    if (code === CLOSE_CODES.notAuthenticated && this.mayRenew()) {
+      this.renewAndReconnect(code, reason);
+      return;
+    }
     if (code === CLOSE_CODES.notAuthenticated || code === CLOSE_CODES.credentialRevoked) {
       const revoked = code === CLOSE_CODES.credentialRevoked;
       this.terminalError = new BubbleApiError({
@@ -300,6 +335,34 @@ export class BubbleLive implements SubscriptionHost {
       if (this.subscriptions.size > 0 && this.state === 'waiting') this.connect();
       else if (this.state === 'waiting') this.setState('idle', {});
     }, delayMs);
+  }
+
+  private mayRenew(): boolean {
+    return this.credentials.renew !== undefined && this.sentToken !== undefined && !this.renewedSinceReady && this.subscriptions.size > 0;
+  }
+
+  /**
+   * The server refused the bearer (most often: it expired while the socket was open). Renewed
+   * once, the connection opens again at once; every subscription resumes from its last seq.
+   */
+  private renewAndReconnect(code: number, reason: string): void {
+    this.renewedSinceReady = true;
+    const rejected = this.sentToken as string;
+    this.logger.info({ code, reason }, 'the server refused the bearer; renewing it');
+    this.setState('waiting', { attempt: this.attempt, delayMs: 0, code, reason });
+    const renewing = this.credentials.renew!(rejected).catch((error: unknown) => {
+      this.logger.warn({ err: error }, 'renewing the bearer failed');
+      return null;
+    });
+    void renewing.then((next) => {
+      if (this.state !== 'waiting' || this.socket !== undefined) return;
+      if (next === null) {
+        this.onClose(code, reason);
+        return;
+      }
+      if (this.subscriptions.size > 0) this.connect();
+      else this.setState('idle', {});
+    });
   }
 
   /** The server confirmed a subscription: the connection works, so the backoff starts over. */

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { Credentials } from '../client/credentials.js';
 
 export interface BubbleLiveOptions {
   /** The WebSocket URL; derived from the client's URL (`/v1/ws`) by default. */
@@ -22,7 +23,13 @@ export interface BubbleLiveOptions {
 export interface BubbleLiveConfig extends BubbleLiveOptions {
   /** The server's base URL (`http://…`). */
   readonly url: string;
-  readonly token: string;
+  /** A bearer that never changes; or `credentials`, which wins when both are given. */
+  readonly token?: string;
+  /**
+   * A bearer that is renewed (an identity provider's access token): asked for before each
+   * `client.auth`; on close 4001 it is renewed once and the connection resumes where it left off.
+   */
+  readonly credentials?: Credentials;
   readonly logger?: Logger;
 }
 

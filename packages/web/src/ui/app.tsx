@@ -1,31 +1,85 @@
 import type { Principal } from '@bubble/protocol';
-import { useEffect, useMemo, useState } from 'preact/hooks';
-import { BubbleApiError, createClient, isUserToken, loadToken, saveToken, tokenFromFragment, type BubbleClient, type LiveState } from '../api';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { BubbleApiError, createAnonymousClient, createClient, migrateLegacyToken, type BubbleClient, type LiveState } from '../api';
+import { AuthController, memoizedFlow, type AuthState } from '../auth/auth-controller';
+import { createAuthStorage } from '../auth/auth-storage';
+import { createOidcFlow } from '../auth/oidc-flow';
 import { BotsPage } from './bots-page';
-import { navigate, parseRoute, useRoute } from './router';
+import { JoinInvite } from './join-invite';
+import { navigate, parseRoute, TOKENS_PATH, useRoute } from './router';
+import { issuerHost, SignIn, type OidcAvailability } from './sign-in';
 import { ThreadList } from './thread-list';
 import { ThreadView } from './thread-view';
+import { TokensPage } from './tokens-page';
 
-/** Reads a sign-in link's token from the fragment once, then removes it from the address bar. */
-function initialToken(): string | null {
-  const fromLink = tokenFromFragment(window.location.hash);
-  if (fromLink !== null) {
-    saveToken(fromLink);
-    history.replaceState(null, '', window.location.pathname + window.location.search);
-    return fromLink;
-  }
-  return loadToken();
+migrateLegacyToken();
+const storage = createAuthStorage(window.sessionStorage);
+const anonymous = createAnonymousClient();
+/** The server's `auth.oidc`, read once per page (it says whether "Sign in with …" is offered). */
+const oidcConfig = (() => {
+  let info: Promise<Awaited<ReturnType<BubbleClient['info']>>> | null = null;
+  return () => {
+    info ??= anonymous.info().catch((error: unknown) => {
+      info = null;
+      throw error;
+    });
+    return info.then((i) => i.auth?.oidc ?? null);
+  };
+})();
+const auth = new AuthController({
+  storage,
+  location: () => window.location,
+  replacePath: (path) => navigate(path, { replace: true }),
+  assign: (url) => window.location.assign(url),
+  oidcFlow: memoizedFlow(oidcConfig, (config) => createOidcFlow(config, { origin: window.location.origin })),
+  now: Date.now,
+  setTimer: (fn, ms) => setTimeout(fn, ms),
+  clearTimer: (timer) => clearTimeout(timer as ReturnType<typeof setTimeout>),
+});
+auth.boot();
+
+const REVOKED_HERE = 'You revoked the token this browser was signed in with, so it is signed out.';
+
+function useAuth(): AuthState {
+  const [state, setState] = useState<AuthState>(auth.state);
+  useEffect(() => auth.subscribe(() => setState(auth.state)), []);
+  return state;
+}
+
+function useOidcAvailability(): OidcAvailability {
+  const [availability, setAvailability] = useState<OidcAvailability>({ state: 'loading' });
+  useEffect(() => {
+    oidcConfig().then(
+      (config) => setAvailability(config === null ? { state: 'none' } : { state: 'available', config }),
+      (err: unknown) => setAvailability({ state: 'unreachable', message: `The server could not be asked how to sign in: ${(err as Error).message}` }),
+    );
+  }, []);
+  return availability;
 }
 
 export function App() {
-  const [token, setToken] = useState<string | null>(initialToken);
+  const state = useAuth();
+  const oidc = useOidcAvailability();
   const [me, setMe] = useState<Principal | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [live, setLive] = useState<LiveState>('idle');
-  const client = useMemo(() => (token === null ? null : createClient(token, setLive)), [token]);
+  const [pendingInvite, setPendingInvite] = useState<string | null>(() => storage.pendingInvite());
+  // One client per sign-in: a renewed access token goes on in the same client (and socket).
+  const client = useMemo(() => {
+    const credentials = AuthController.credentialsOf(state);
+    return credentials === null ? null : createClient(credentials, setLive);
+  }, [state]);
   const route = useRoute();
+  // Set while this browser revokes its own token, so the socket's 4003 is told apart from a revocation elsewhere.
+  const revokingOwn = useRef(false);
 
   useEffect(() => {
+    if (state.kind === 'finishing') void auth.finishOidcSignIn();
+  }, [state]);
+
+  useEffect(() => {
+    setMe(null);
+    setError(null);
     if (client === null) return;
     let cancelled = false;
     client.whoami().then(
@@ -35,9 +89,11 @@ export function App() {
       (err: unknown) => {
         if (cancelled) return;
         if (err instanceof BubbleApiError && err.code === 'unauthorized') {
-          saveToken(null);
-          setToken(null);
-          setError('That token was not accepted. It may have been revoked.');
+          auth.end(
+            state.kind === 'oidc'
+              ? `The server did not accept your sign-in: ${err.message}`
+              : 'That token was not accepted. It may have been revoked.',
+          );
         } else setError(`Cannot reach the server: ${String((err as Error).message ?? err)}`);
       },
     );
@@ -47,15 +103,30 @@ export function App() {
     };
   }, [client]);
 
-  if (client === null || token === null) {
+  // A revoked credential closes the socket for good (4003): if the server refuses it over HTTP
+  // too, this browser is signed out and says why.
+  useEffect(() => {
+    if (live !== 'failed' || client === null) return;
+    client.whoami().catch((err: unknown) => {
+      if (err instanceof BubbleApiError && err.code === 'unauthorized') auth.end(revokingOwn.current ? REVOKED_HERE : 'This browser was signed out: its sign-in was revoked or has ended.');
+    });
+  }, [live, client]);
+
+  if (state.kind === 'finishing') {
+    return (
+      <main class="center">
+        <p role="status">Finishing sign-in…</p>
+      </main>
+    );
+  }
+  if (client === null || state.kind === 'signed-out') {
     return (
       <SignIn
-        error={error}
-        onToken={(t) => {
-          saveToken(t);
-          setError(null);
-          setToken(t);
-        }}
+        notice={state.kind === 'signed-out' ? state.notice : null}
+        oidc={oidc}
+        invited={pendingInvite !== null}
+        onToken={(t) => auth.signInWithToken(t)}
+        onOidc={() => auth.startOidcSignIn(pendingInvite !== null ? '/invite' : window.location.pathname + window.location.search)}
       />
     );
   }
@@ -67,11 +138,10 @@ export function App() {
     );
   }
   const signOut = () => {
-    saveToken(null);
-    setMe(null);
-    setToken(null);
     navigate('/');
+    void auth.signOut();
   };
+  const page = pendingInvite !== null || route.page === 'invite' ? 'invite' : route.page;
   return (
     <div class="shell">
       <header class="topbar">
@@ -82,26 +152,53 @@ export function App() {
           <a href="/bots" onClick={(e) => (e.preventDefault(), navigate('/bots'))} aria-current={route.page === 'bots' ? 'page' : undefined}>
             Bots
           </a>
+          <a href={TOKENS_PATH} onClick={(e) => (e.preventDefault(), navigate(TOKENS_PATH))} aria-current={route.page === 'tokens' ? 'page' : undefined}>
+            Sessions and tokens
+          </a>
         </nav>
         <span class={`live live-${live}`} role="status" aria-live="polite" data-testid="live-state">
           {live === 'ready' ? 'Live' : live === 'waiting' || live === 'connecting' ? 'Reconnecting…' : live === 'failed' ? 'Disconnected' : ''}
         </span>
         <span class="me">
           Signed in as <strong data-testid="me">{me.displayName}</strong>
+          {state.kind === 'oidc' && <span class="meta"> via {issuerHost(state.credentials.session?.issuer ?? '')}</span>}
         </span>
         <button type="button" class="link" onClick={signOut}>
           Sign out
         </button>
       </header>
-      <div class={`body ${route.page === 'home' ? 'at-home' : ''}`}>
+      <div class={`body ${page === 'home' ? 'at-home' : ''}`}>
         <aside class="sidebar" aria-label="Threads">
           <ThreadList client={client} me={me} currentThreadId={route.page === 'thread' ? route.threadId : null} />
         </aside>
         <main class="content">
-          {route.page === 'thread' ? (
+          {page === 'invite' ? (
+            <JoinInvite
+              client={client}
+              me={me}
+              token={pendingInvite}
+              onDone={() => {
+                storage.setPendingInvite(null);
+                setPendingInvite(null);
+              }}
+            />
+          ) : route.page === 'thread' ? (
             <ThreadView key={route.threadId} client={client} me={me} threadId={route.threadId} />
           ) : route.page === 'bots' ? (
             <BotsPage client={client} me={me} />
+          ) : route.page === 'tokens' ? (
+            <TokensPage
+              client={client}
+              me={me}
+              signedInWith={state.kind === 'oidc' ? { kind: 'oidc', issuerHost: issuerHost(state.credentials.session?.issuer ?? '') } : { kind: 'local' }}
+              onRevokingThisBrowser={(revoking) => {
+                revokingOwn.current = revoking;
+              }}
+              onThisBrowserRevoked={() => {
+                navigate('/');
+                auth.end(REVOKED_HERE);
+              }}
+            />
           ) : (
             <section class="empty">
               <h1>Welcome, {me.displayName}</h1>
@@ -111,38 +208,6 @@ export function App() {
         </main>
       </div>
     </div>
-  );
-}
-
-function SignIn(props: { error: string | null; onToken: (token: string) => void }) {
-  const [value, setValue] = useState('');
-  const [problem, setProblem] = useState<string | null>(null);
-  return (
-    <main class="center">
-      <form
-        class="card signin"
-        onSubmit={(e) => {
-          e.preventDefault();
-          const t = value.trim();
-          if (!isUserToken(t)) {
-            setProblem('A sign-in token starts with bubble_user_ (npm start prints a link that carries it).');
-            return;
-          }
-          props.onToken(t);
-        }}
-      >
-        <h1>Sign in to Bubble</h1>
-        <p>Open the sign-in link that the server printed, or paste your token.</p>
-        <label for="token">Your token</label>
-        <input id="token" type="password" autoComplete="off" value={value} onInput={(e) => setValue(e.currentTarget.value)} placeholder="bubble_user_…" />
-        {(problem ?? props.error) && (
-          <p class="error" role="alert">
-            {problem ?? props.error}
-          </p>
-        )}
-        <button type="submit">Sign in</button>
-      </form>
-    </main>
   );
 }
 

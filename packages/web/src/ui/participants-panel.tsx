@@ -1,11 +1,24 @@
 import type { Grant, Principal } from '@bubble/protocol';
 import { useEffect, useState } from 'preact/hooks';
 import type { BubbleClient } from '../api';
+import { labelOf, labelParticipants, type PrincipalLabel } from '../model/who-is-who';
+import { InvitesSection } from './invites-section';
+import { Avatar, PrincipalName } from './principal-name';
 import { navigate } from './router';
 
-/** Who is on the thread and with which role; invite people and bots (search); leave. */
-export function ParticipantsPanel(props: { client: BubbleClient; me: Principal; threadId: string; grants: Grant[]; onChanged: () => void }) {
-  const { client, threadId } = props;
+/**
+ * Who is on the thread (name, bot badge, id, role), invite links for owners, adding
+ * people and bots by search (or exact id), and leaving.
+ */
+export function ParticipantsPanel(props: {
+  client: BubbleClient;
+  me: Principal;
+  threadId: string;
+  grants: Grant[];
+  labels: ReadonlyMap<string, PrincipalLabel>;
+  onChanged: () => void;
+}) {
+  const { client, threadId, labels } = props;
   const [query, setQuery] = useState('');
   const [found, setFound] = useState<Principal[]>([]);
   const [message, setMessage] = useState<string | null>(null);
@@ -18,6 +31,7 @@ export function ParticipantsPanel(props: { client: BubbleClient; me: Principal; 
   }, [client, query]);
 
   const onThread = new Set(props.grants.map((g) => g.principalId));
+  const amOwner = props.grants.some((g) => g.principalId === props.me.principalId && g.role === 'owner');
   const invite = async (principalId: string) => {
     try {
       await client.addParticipant(threadId, principalId, 'member');
@@ -37,26 +51,34 @@ export function ParticipantsPanel(props: { client: BubbleClient; me: Principal; 
     }
   };
   const candidates = found.filter((p) => !onThread.has(p.principalId));
+  // A candidate is labelled among the thread's participants: a name it shares with one shows its id.
+  const candidateLabels = labelParticipants([...props.grants.map((g) => labels.get(g.principalId)).filter((l) => l !== undefined).map(toPrincipalLike), ...candidates]);
   const exact = query.trim();
   return (
     <aside class="panel" aria-label="People on this thread">
       <h2>People</h2>
       <ul class="people">
-        {props.grants.map((g) => (
-          <li key={g.principalId}>
-            <span>{g.principalId}</span> <span class="role">{g.role}</span>
-          </li>
-        ))}
+        {props.grants.map((g) => {
+          const label = labelOf(labels, g.principalId);
+          return (
+            <li key={g.principalId} data-principal-id={g.principalId}>
+              <Avatar label={label} size="small" />
+              <PrincipalName label={label} alwaysId />
+              <span class="role">{g.role}</span>
+            </li>
+          );
+        })}
       </ul>
-      <label for="invite-search">Invite a person or bot</label>
+      {amOwner && <InvitesSection client={client} threadId={threadId} nameOf={(id) => labelOf(labels, id).text} />}
+      <label for="invite-search" class="section-label">
+        Invite a person or bot
+      </label>
       <input id="invite-search" value={query} onInput={(e) => setQuery(e.currentTarget.value)} placeholder="Search by id or name" />
       <ul class="candidates" aria-label="Search results">
         {candidates.map((p) => (
           <li key={p.principalId}>
-            <span>
-              {p.displayName} <span class="meta">({p.principalId}, {p.kind})</span>
-            </span>
-            <button type="button" onClick={() => void invite(p.principalId)}>
+            <PrincipalName label={labelOf(candidateLabels, p.principalId)} alwaysId />
+            <button type="button" onClick={() => void invite(p.principalId)} aria-label={`Add ${p.principalId}`}>
               Add
             </button>
           </li>
@@ -76,4 +98,8 @@ export function ParticipantsPanel(props: { client: BubbleClient; me: Principal; 
       </button>
     </aside>
   );
+}
+
+function toPrincipalLike(label: PrincipalLabel): Pick<Principal, 'principalId' | 'displayName' | 'kind'> {
+  return { principalId: label.principalId, displayName: label.displayName, kind: label.isBot ? 'bot' : 'human' };
 }

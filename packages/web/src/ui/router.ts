@@ -1,12 +1,23 @@
 import { useEffect, useState } from 'preact/hooks';
 
-export type Route = { page: 'home' } | { page: 'thread'; threadId: string } | { page: 'bots' };
+export type Route =
+  | { page: 'home' }
+  | { page: 'thread'; threadId: string }
+  | { page: 'bots' }
+  | { page: 'tokens' }
+  /** An invite link (its token is kept in the tab's storage, out of the address bar). */
+  | { page: 'invite' };
 
-/** `/threads/:id` (ids may hold dots), `/bots`, anything else home. */
+export const TOKENS_PATH = '/tokens';
+
+/** `/threads/:id` (ids may hold dots), `/bots`, `/tokens`, `/invite`, anything else home. */
 export function parseRoute(pathname: string): Route {
   const thread = /^\/threads\/([^/]+)\/?$/.exec(pathname);
   if (thread?.[1]) return { page: 'thread', threadId: decodeURIComponent(thread[1]) };
-  if (pathname === '/bots' || pathname === '/bots/') return { page: 'bots' };
+  const path = pathname.replace(/\/+$/, '');
+  if (path === '/bots') return { page: 'bots' };
+  if (path === TOKENS_PATH) return { page: 'tokens' };
+  if (path === '/invite') return { page: 'invite' };
   return { page: 'home' };
 }
 
@@ -14,9 +25,11 @@ export const threadPath = (threadId: string): string => `/threads/${encodeURICom
 
 const listeners = new Set<() => void>();
 
-export function navigate(path: string): void {
-  if (path === window.location.pathname) return;
-  history.pushState(null, '', path);
+/** Goes to `path` in the app; `replace` rewrites the current history entry instead of adding one. */
+export function navigate(path: string, options: { replace?: boolean } = {}): void {
+  if (options.replace === true) history.replaceState(null, '', path);
+  else if (path === window.location.pathname) return;
+  else history.pushState(null, '', path);
   for (const l of listeners) l();
 }
 

@@ -1,6 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { renderMarkdown, safeHref } from '../markdown';
 import { toolPartOf, type ApprovalRequestView, type ApprovalView, type RunView, type ToolPartView } from '../model/thread-model';
+import type { PrincipalLabel } from '../model/who-is-who';
+import { Avatar, PrincipalName } from './principal-name';
 import { navigate, threadPath } from './router';
 
 export interface RunActions {
@@ -15,7 +17,10 @@ export interface RunActions {
   subagentRequests(runId: string): ApprovalRequestView[];
   answer(toolCallId: string, decision: 'allow' | 'deny', reason?: string): Promise<void>;
   stop(runId: string): Promise<void>;
+  /** A name as one line of text: with the id when another participant shares the name. */
   nameOf(principalId: string): string;
+  /** The same, with whether it is a bot, for headers that show a badge. */
+  labelOf(principalId: string): PrincipalLabel;
 }
 
 const STATUS_LABEL: Record<RunView['status'], string> = {
@@ -27,59 +32,71 @@ const STATUS_LABEL: Record<RunView['status'], string> = {
 
 export function RunMessage(props: { run: RunView; mine: boolean; actions: RunActions }) {
   const { run, actions } = props;
-  const author = actions.nameOf(run.principalId);
+  const label = actions.labelOf(run.principalId);
+  const author = label.text;
   return (
-    <article class={`run ${props.mine ? 'mine' : ''} status-${run.status}`} aria-label={`Message from ${author}`} data-run-id={run.runId} data-status={run.status}>
-      <header>
-        <strong class="author">{author}</strong>
-        <time dateTime={run.createdAt}>{new Date(run.createdAt).toLocaleTimeString()}</time>
-        {STATUS_LABEL[run.status] !== '' && <span class="status">{STATUS_LABEL[run.status]}</span>}
-        {run.status === 'streaming' && actions.canWrite && (
-          <button type="button" class="stop" disabled={run.interruptRequestedBy !== undefined} onClick={() => void actions.stop(run.runId)} aria-label={`Stop ${author}'s run`}>
-            {run.interruptRequestedBy !== undefined ? 'Stopping…' : 'Stop'}
-          </button>
+    <article
+      class={`run ${props.mine ? 'mine' : ''} ${label.isBot ? 'by-bot' : ''} status-${run.status}`}
+      aria-label={`Message from ${author}`}
+      data-run-id={run.runId}
+      data-status={run.status}
+      data-author={run.principalId}
+    >
+      <Avatar label={label} />
+      <div class="run-main">
+        <header>
+          <span class="author">
+            <PrincipalName label={label} strong />
+          </span>
+          <time dateTime={run.createdAt}>{new Date(run.createdAt).toLocaleTimeString()}</time>
+          {STATUS_LABEL[run.status] !== '' && <span class="status">{STATUS_LABEL[run.status]}</span>}
+          {run.status === 'streaming' && actions.canWrite && (
+            <button type="button" class="stop" disabled={run.interruptRequestedBy !== undefined} onClick={() => void actions.stop(run.runId)} aria-label={`Stop ${author}'s run`}>
+              {run.interruptRequestedBy !== undefined ? 'Stopping…' : 'Stop'}
+            </button>
+          )}
+        </header>
+        {run.interruptRequestedBy !== undefined && <p class="meta">{actions.nameOf(run.interruptRequestedBy)} asked to stop this run.</p>}
+        <div class="parts">
+          {run.message.parts.map((part, i) => {
+            if (part.type === 'text') return <div key={i} class="markdown" dangerouslySetInnerHTML={{ __html: renderMarkdown(part.text) }} />;
+            if (part.type === 'reasoning') {
+              return (
+                <details key={i} class="reasoning">
+                  <summary>Reasoning</summary>
+                  <p class="reasoning-text">{part.text}</p>
+                </details>
+              );
+            }
+            if (part.type === 'file') {
+              const href = safeHref(part.url);
+              const label = part.filename ?? `File (${part.mediaType})`;
+              return (
+                <p key={i} class="file">
+                  {href === null ? (
+                    <span title="not opened: only http, https and mailto links are followed">{label}</span>
+                  ) : (
+                    <a href={href} target="_blank" rel="noreferrer noopener">
+                      {label}
+                    </a>
+                  )}
+                </p>
+              );
+            }
+            const tool = toolPartOf(part);
+            if (tool !== null) return <ToolCall key={tool.toolCallId} tool={tool} run={run} actions={actions} />;
+            return null;
+          })}
+          {actions.subagentRequests(run.runId).map((request) => (
+            <SubagentRequest key={request.toolCallId} request={request} actions={actions} />
+          ))}
+        </div>
+        {run.error && (
+          <p class="error" role="alert">
+            {run.error.message || run.error.code}
+          </p>
         )}
-      </header>
-      {run.interruptRequestedBy !== undefined && <p class="meta">{actions.nameOf(run.interruptRequestedBy)} asked to stop this run.</p>}
-      <div class="parts">
-        {run.message.parts.map((part, i) => {
-          if (part.type === 'text') return <div key={i} class="markdown" dangerouslySetInnerHTML={{ __html: renderMarkdown(part.text) }} />;
-          if (part.type === 'reasoning') {
-            return (
-              <details key={i} class="reasoning">
-                <summary>Reasoning</summary>
-                <p class="reasoning-text">{part.text}</p>
-              </details>
-            );
-          }
-          if (part.type === 'file') {
-            const href = safeHref(part.url);
-            const label = part.filename ?? `File (${part.mediaType})`;
-            return (
-              <p key={i} class="file">
-                {href === null ? (
-                  <span title="not opened: only http, https and mailto links are followed">{label}</span>
-                ) : (
-                  <a href={href} target="_blank" rel="noreferrer noopener">
-                    {label}
-                  </a>
-                )}
-              </p>
-            );
-          }
-          const tool = toolPartOf(part);
-          if (tool !== null) return <ToolCall key={tool.toolCallId} tool={tool} run={run} actions={actions} />;
-          return null;
-        })}
-        {actions.subagentRequests(run.runId).map((request) => (
-          <SubagentRequest key={request.toolCallId} request={request} actions={actions} />
-        ))}
       </div>
-      {run.error && (
-        <p class="error" role="alert">
-          {run.error.message || run.error.code}
-        </p>
-      )}
     </article>
   );
 }

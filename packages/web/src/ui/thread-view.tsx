@@ -2,6 +2,7 @@ import type { Grant, Principal, Thread } from '@bubble/protocol';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { BubbleClient } from '../api';
 import { ThreadModel } from '../model/thread-model';
+import { labelOf, labelParticipants } from '../model/who-is-who';
 import { ArtifactsPanel } from './artifacts-panel';
 import { Composer } from './composer';
 import { ParticipantsPanel } from './participants-panel';
@@ -81,6 +82,9 @@ export function ThreadView(props: { client: BubbleClient; me: Principal; threadI
     if (el && stick.current) el.scrollTop = el.scrollHeight;
   });
 
+  // Names as shown here: a bot badge on every bot, and the id of anyone whose name another participant shares.
+  const labels = useMemo(() => labelParticipants([me, ...[...people.values()].filter((p) => p.principalId !== me.principalId)]), [people, me]);
+
   const myGrant = grants.find((g) => g.principalId === me.principalId);
   const actions: RunActions = {
     // The bot names the approvers of each parked call in its request; nothing is guessed here.
@@ -103,7 +107,8 @@ export function ThreadView(props: { client: BubbleClient; me: Principal; threadI
         setError(`Stop was not recorded: ${(err as Error).message}`);
       }
     },
-    nameOf: (id) => (id === me.principalId ? me.displayName : (people.get(id)?.displayName ?? id)),
+    nameOf: (id) => labelOf(labels, id).text,
+    labelOf: (id) => labelOf(labels, id),
   };
 
   return (
@@ -158,7 +163,7 @@ export function ThreadView(props: { client: BubbleClient; me: Principal; threadI
             ),
           )}
         </div>
-        {panel === 'people' && <ParticipantsPanel client={client} me={me} threadId={threadId} grants={grants} onChanged={() => client.listParticipants(threadId).then(setGrants, () => undefined)} />}
+        {panel === 'people' && <ParticipantsPanel client={client} me={me} threadId={threadId} grants={grants} labels={labels} onChanged={() => client.listParticipants(threadId).then(setGrants, () => undefined)} />}
         {panel === 'artifacts' && <ArtifactsPanel client={client} threadId={threadId} version={model.artifactsVersion} />}
       </div>
       {myGrant ? (

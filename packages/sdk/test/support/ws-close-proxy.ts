@@ -1,0 +1,78 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import WebSocket, { WebSocketServer } from 'ws';
+
+/**
+ * A loopback WebSocket relay in front of the real server's `/v1/ws` that can close the client's
+ * side with a code of the test's choice (4001, as the server does when an access token expires
+ * on an open socket). Frames pass through unchanged; HTTP is not relayed (use the server's URL).
+ */
+export class WsCloseProxy {
+  /** Every `client.auth` token the clients sent, in order. */
+  readonly authTokens: string[] = [];
+  private readonly pairs = new Set<{ client: WebSocket; upstream: WebSocket }>();
+
+  private constructor(
+    private readonly http: Server,
+    private readonly wss: WebSocketServer,
+    readonly wsUrl: string,
+  ) {}
+
+  static async start(upstreamWsUrl: string): Promise<WsCloseProxy> {
+    const http = createServer((_req, res) => res.writeHead(404).end());
+    const wss = new WebSocketServer({ server: http });
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    const proxy = new WsCloseProxy(http, wss, `ws://127.0.0.1:${(http.address() as AddressInfo).port}/v1/ws`);
+    wss.on('connection', (client) => {
+      const upstream = new WebSocket(upstreamWsUrl);
+      const pair = { client, upstream };
+      proxy.pairs.add(pair);
+      const early: string[] = [];
+      client.on('message', (data) => {
+        const text = data.toString();
+        try {
+          const frame = JSON.parse(text) as { type?: string; token?: string };
+          if (frame.type === 'client.auth' && typeof frame.token === 'string') proxy.authTokens.push(frame.token);
+        } catch {
+          // not JSON: relayed as it is
+        }
+        if (upstream.readyState === WebSocket.OPEN) upstream.send(text);
+        else early.push(text);
+      });
+      upstream.on('open', () => {
+        for (const text of early.splice(0)) upstream.send(text);
+      });
+      upstream.on('message', (data) => {
+        if (client.readyState === WebSocket.OPEN) client.send(data.toString());
+      });
+      const end = (code: number, reason: string) => {
+        proxy.pairs.delete(pair);
+        if (client.readyState === WebSocket.OPEN) client.close(code, reason);
+        if (upstream.readyState === WebSocket.OPEN || upstream.readyState === WebSocket.CONNECTING) upstream.terminate();
+      };
+      upstream.on('close', (code, reason) => end(code >= 4000 ? code : 1011, reason.toString()));
+      upstream.on('error', () => end(1011, 'upstream error'));
+      client.on('close', () => {
+        proxy.pairs.delete(pair);
+        upstream.terminate();
+      });
+    });
+    return proxy;
+  }
+
+  /** Closes every open client socket with `code` (and drops its upstream socket). */
+  closeClients(code: number, reason = ''): void {
+    const open = [...this.pairs];
+    this.pairs.clear();
+    for (const { client, upstream } of open) {
+      client.close(code, reason);
+      upstream.terminate();
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.closeClients(1001);
+    await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+    await new Promise<void>((resolve) => this.http.close(() => resolve()));
+  }
+}
