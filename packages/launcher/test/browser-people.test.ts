@@ -129,7 +129,7 @@ describe('invite links', () => {
     await screenshot(page, 'invite-5-owner-open-invites');
     await step('revoke', () => open.getByRole('button', { name: /^Revoke invite inv_/ }).click());
     await step('revoked', () => page.getByText('Invite revoked: its link no longer works.').waitFor());
-    expect(await open.count()).toBe(0);
+    await step('gone from the list', () => expect.poll(() => open.count()).toBe(0));
 
     // A third person, signed in with a local token, tries each dead link.
     const fran = await browserFor('fran');
@@ -153,9 +153,83 @@ describe('invite links', () => {
       );
       if (what === 'used-up') await screenshot(fran.page, 'invite-6-used-up-link');
     }
-    // Fran joined nothing.
+    // Fran joined nothing: the server says so, and so does her thread list once it has loaded.
+    const franApi = new BubbleClient({ url: world.url, token: franToken });
+    try {
+      expect((await franApi.listThreads()).map((t) => t.threadId)).not.toContain(threadId);
+    } finally {
+      franApi.close();
+    }
     await fran.step('no threads', () => fran.page.getByRole('link', { name: 'Go to your threads' }).click());
-    expect(await fran.page.getByRole('link', { name: 'Project X' }).count()).toBe(0);
+    await fran.step('home', () => fran.page.getByRole('heading', { name: 'Welcome, Fran' }).waitFor());
+    // The list has loaded (not "Loading threads…"): only then does an absent thread mean anything.
+    const yours = fran.page.getByRole('list', { name: 'Your threads' });
+    await fran.step('thread list loaded', () => yours.waitFor({ state: 'attached' }));
+    expect(await yours.getByRole('link', { name: 'Project X' }).count()).toBe(0);
+  });
+
+  it('after a failure that may pass, "Go to your threads" forgets the invite and leaves (a reload does not bring it back)', async () => {
+    const gil = await browserFor('gil');
+    const gilToken = await world.human('gil', 'Gil');
+    const danaApi = await pageClient(dana);
+    const invite = await danaApi.createInvite(threadId, {});
+    danaApi.close();
+    const { page, step } = gil;
+    await step('sign in', () => page.goto(`${world.url}/#token=${gilToken}`));
+    await step('signed in', () => page.getByTestId('me').filter({ hasText: 'Gil' }).waitFor());
+    // The server has a bad moment: joining answers 503.
+    await page.route(`${world.url}/v1/invites/accept`, (route) =>
+      route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ error: { code: 'unavailable', message: 'try again later' } }) }),
+    );
+    await step('open the link', () => page.goto(`${world.url}/invite#${invite.token}`));
+    await step('failed for now', () => page.getByRole('button', { name: 'Try again' }).waitFor());
+    await screenshot(page, 'invite-7-retryable-failure');
+    await step('leave', () => page.getByRole('link', { name: 'Go to your threads' }).click());
+    await step('home', () => page.getByRole('heading', { name: 'Welcome, Gil' }).waitFor());
+    expect(new URL(page.url()).pathname).toBe('/');
+    expect(await page.evaluate(() => sessionStorage.getItem('bubble.invite'))).toBeNull();
+    await step('reload', () => page.reload());
+    await step('still home', () => page.getByRole('heading', { name: 'Welcome, Gil' }).waitFor());
+    expect(await page.getByRole('heading', { name: 'This invite link cannot be used' }).count()).toBe(0);
+    await page.unroute(`${world.url}/v1/invites/accept`);
+  });
+});
+
+describe('a sign-in link opened in a tab that is already signed in', () => {
+  it('asks before switching; staying changes nothing, switching signs in with the link', async () => {
+    const b = await browserFor('switch');
+    const mine = await world.human('hal', 'Hal');
+    const theirs = await world.human('mallory', 'Mallory');
+    const { page, step } = b;
+    await step('sign in', () => page.goto(`${world.url}/#token=${mine}`));
+    await step('signed in', () => page.getByTestId('me').filter({ hasText: 'Hal' }).waitFor());
+    // Someone sends Hal a sign-in link of their own.
+    // (From another page, as a link is followed: a same-page hash change alone loads nothing.)
+    await step('elsewhere', () => page.goto('about:blank'));
+    await step('open their link', () => page.goto(`${world.url}/#token=${theirs}`));
+    await step('asked', () => page.getByRole('heading', { name: 'Switch who this tab is signed in as?' }).waitFor());
+    expect(page.url()).not.toContain(theirs);
+    expect(await page.evaluate(() => sessionStorage.getItem('bubble.token'))).toBe(mine);
+    await screenshot(page, 'switch-1-asked');
+    await step('stay', () => page.getByRole('button', { name: 'Stay signed in as before' }).click());
+    await step('still Hal', () => page.getByTestId('me').filter({ hasText: 'Hal' }).waitFor());
+    expect(await page.evaluate(() => sessionStorage.getItem('bubble.token'))).toBe(mine);
+    // A link Hal means to use: switching is one click.
+    await step('elsewhere again', () => page.goto('about:blank'));
+    await step('open it again', () => page.goto(`${world.url}/#token=${theirs}`));
+    await step('switch', () => page.getByRole('button', { name: 'Sign in with the link' }).click());
+    await step('now Mallory', () => page.getByTestId('me').filter({ hasText: 'Mallory' }).waitFor());
+    expect(await page.evaluate(() => sessionStorage.getItem('bubble.token'))).toBe(theirs);
+  });
+
+  it('asks over a provider sign-in too', async () => {
+    const { page, step } = dana;
+    const other = await world.human('nora', 'Nora');
+    await step('open a link', () => page.goto(`${world.url}/#token=${other}`));
+    await step('asked', () => page.getByRole('heading', { name: 'Switch who this tab is signed in as?' }).waitFor());
+    expect(await page.getByRole('alert').textContent()).toContain('with your identity provider');
+    await step('stay', () => page.getByRole('button', { name: 'Stay signed in as before' }).click());
+    await step('still Dana', () => page.getByTestId('me').filter({ hasText: 'Dana Scully' }).waitFor());
   });
 });
 
@@ -174,6 +248,13 @@ describe('who is who', () => {
       const twin = new BubbleClient({ url: world.url, token: twinToken });
       await say(bot, threadId, 'I am a bot, and I say so.');
       await say(twin, threadId, 'I am the other Dana Scully.');
+      // Places that used to show a name as plain text: who asked to stop a run, who wrote an artifact.
+      const runId = `run-test-stopped-${Math.random().toString(36).slice(2)}`;
+      await bot.appendEvents(threadId, [
+        { type: 'run_started', data: { runId } },
+        { type: 'run_interrupt_requested', data: { runId, reason: 'stop' } },
+      ]);
+      await bot.putArtifact(threadId, 'notes.md', { content: '# Notes', mediaType: 'text/markdown' });
       bot.close();
       twin.close();
     } finally {
@@ -183,6 +264,7 @@ describe('who is who', () => {
     const botMessage = page.locator('article.run', { hasText: 'I am a bot, and I say so.' });
     await step('bot badge in the message', () => botMessage.locator('header .bot-badge').waitFor());
     expect(await botMessage.locator('.avatar-bot').count()).toBe(1);
+    await step('bot badge on who asked to stop', () => page.locator('article.run p.meta', { hasText: 'asked to stop this run' }).locator('.bot-badge').waitFor());
     const twinMessage = page.locator('article.run', { hasText: 'I am the other Dana Scully.' });
     await step('twin id shown', () => twinMessage.locator('header .principal-id', { hasText: 'dana-2' }).waitFor());
     const own = page.locator('article.run.mine', { hasText: 'Welcome to Project X' });
@@ -203,6 +285,12 @@ describe('who is who', () => {
     const found = page.getByRole('list', { name: 'Search results' }).locator('[data-principal-id="scout"]');
     await step('bot badged in search', () => found.locator('.bot-badge').waitFor());
     await screenshot(page, 'who-1-badges-and-ids');
+    await step('artifacts', () => page.getByRole('button', { name: 'Artifacts' }).click());
+    const artifacts = page.getByRole('complementary', { name: 'Artifacts' });
+    await step('bot badge on the artifact writer', () => artifacts.locator('li', { hasText: 'notes.md' }).locator('.bot-badge').waitFor());
+    expect(await artifacts.locator('li', { hasText: 'notes.md' }).textContent()).not.toContain('· helper');
+    await screenshot(page, 'who-3-artifact-by-bot');
+    await step('people again', () => page.getByRole('button', { name: /^People/ }).click());
     // At a phone's width nothing is wider than the screen.
     await page.setViewportSize({ width: 390, height: 844 });
     try {

@@ -1,5 +1,5 @@
 export { BubbleClient, type BubbleClientOptions, type CallOptions, type CreateThreadInput, type CreateInviteInput, type ReadEventsInput, type PutArtifactInput } from './client/bubble-client.js';
-export { staticCredentials, type Credentials } from './client/credentials.js';
+export { CredentialsUnavailable, isCredentialsUnavailable, isProviderUnreachableMessage, staticCredentials, type Credentials } from './client/credentials.js';
 export { inviteLink, inviteTokenFromLocation, INVITE_PATH, INVITE_TOKEN_PATTERN } from './client/invite-link.js';
 export { BubbleApiError, isBubbleApiError, errorFromResponse, type BubbleErrorCode, type BubbleApiErrorInit } from './client/bubble-api-error.js';
 export { DEFAULT_RETRY, mayRetry, type RetryMode, type RetryOptions } from './client/http-transport.js';

@@ -1,6 +1,6 @@
 import { startTestServer, type TestServer } from '@bubble/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BubbleApiError, BubbleClient, type Credentials, type LiveState } from '../src/index.js';
+import { BubbleApiError, BubbleClient, CredentialsUnavailable, type Credentials, type LiveState } from '../src/index.js';
 import { seqs, settle, take, waitUntil } from './support/live-helpers.js';
 import { WsCloseProxy } from './support/ws-close-proxy.js';
 
@@ -76,7 +76,9 @@ describe('renewed credentials', () => {
     const writer = new BubbleClient({ url: server.url, token: good });
     const { thread } = await writer.createThread({ title: 'expires mid-stream' });
     let issued = 0;
-    const second = (await writer.mintMyToken().catch(() => null))?.token ?? good;
+    // A second token of Alice's: the renewed bearer must differ from the refused one.
+    const second = (await new BubbleClient({ url: server.url, token: good }).mintMyToken()).token;
+    expect(second).not.toBe(good);
     const credentials = rotating(good, () => (issued++ === 0 ? second : good));
     const states: LiveState[] = [];
     const client = new BubbleClient({ url: server.url, credentials, live: { wsUrl: proxy.wsUrl, reconnectBaseMs: 10, onStateChange: (s) => states.push(s) } });
@@ -91,15 +93,76 @@ describe('renewed credentials', () => {
       expect(seqs(await take(events, 2))).toEqual([3, 4]);
       expect(credentials.renewals).toEqual([good]);
       expect(proxy.authTokens).toEqual([good, second]);
+      // The new socket subscribed from the last delivered seq, not from the start.
+      expect(proxy.subscribes.filter((f) => f.threadId === thread.threadId).map((f) => f.afterSeq)).toEqual([0, 2]);
       expect(states.filter((s) => s === 'failed')).toEqual([]);
       // A second expiry later is renewed again: the count starts over once the server is ready.
       proxy.closeClients(4001, 'token expired');
       await note(4);
       expect(seqs(await take(events, 1))).toEqual([5]);
       expect(credentials.renewals).toHaveLength(2);
+      expect(proxy.subscribes.filter((f) => f.threadId === thread.threadId).map((f) => f.afterSeq)).toEqual([0, 2, 4]);
     } finally {
       client.close();
       writer.close();
+      await proxy.stop();
+    }
+  });
+
+  it('keeps trying to renew while the issuer is unreachable (renew throws, or has nothing newer), then resumes from the last seq', async () => {
+    const proxy = await WsCloseProxy.start(server.server.wsUrl);
+    const writer = new BubbleClient({ url: server.url, token: good });
+    const { thread } = await writer.createThread({ title: 'provider down at expiry' });
+    const second = (await new BubbleClient({ url: server.url, token: good }).mintMyToken()).token;
+    const renewals: string[] = [];
+    let now = good;
+    const credentials: Credentials = {
+      current: () => now,
+      renew: async (rejected) => {
+        renewals.push(rejected);
+        // First the provider cannot be reached, then the renewal has nothing newer, then it works.
+        if (renewals.length === 1) throw new CredentialsUnavailable('the identity provider could not be reached');
+        if (renewals.length === 2) return rejected;
+        now = second;
+        return second;
+      },
+    };
+    const states: LiveState[] = [];
+    const client = new BubbleClient({ url: server.url, credentials, live: { wsUrl: proxy.wsUrl, reconnectBaseMs: 10, random: () => 0.01, onStateChange: (s) => states.push(s) } });
+    try {
+      const events = client.subscribeThread(thread.threadId);
+      await writer.appendEvent(thread.threadId, { type: 'test.note', data: { n: 1 } });
+      expect(seqs(await take(events, 2))).toEqual([1, 2]);
+      proxy.closeClients(4001, 'token expired');
+      await writer.appendEvent(thread.threadId, { type: 'test.note', data: { n: 2 } });
+      expect(seqs(await take(events, 1))).toEqual([3]);
+      expect(renewals).toEqual([good, good, good]);
+      expect(proxy.authTokens).toEqual([good, second]);
+      expect(proxy.subscribes.map((f) => f.afterSeq)).toEqual([0, 2]);
+      expect(states).not.toContain('failed');
+      expect(states).toContain('waiting');
+    } finally {
+      client.close();
+      writer.close();
+      await proxy.stop();
+    }
+  });
+
+  it('reconnects, without renewing, when the 4001 says the server could not reach its identity provider', async () => {
+    const proxy = await WsCloseProxy.start(server.server.wsUrl);
+    const credentials = rotating(good);
+    const states: LiveState[] = [];
+    const client = new BubbleClient({ url: server.url, credentials, live: { wsUrl: proxy.wsUrl, reconnectBaseMs: 10, random: () => 0.01, onStateChange: (s) => states.push(s) } });
+    try {
+      proxy.refuseAuth = { code: 4001, reason: 'the identity provider http://127.0.0.1:9/ could not be reached to check this token (fetch failed); try again shortly' };
+      client.subscribeGrantsAsIterable();
+      await waitUntil(() => proxy.authTokens.length >= 3, 'three refused connections');
+      expect(states).not.toContain('failed');
+      proxy.refuseAuth = null;
+      await waitUntil(() => client.live().connectionState === 'ready', 'ready again');
+      expect(credentials.renewals).toEqual([]);
+    } finally {
+      client.close();
       await proxy.stop();
     }
   });

@@ -107,7 +107,16 @@ describe('invites', () => {
     expect((await bob.getThread(thread.threadId)).title).toBe('invited');
     const joined = (await alice.readEvents(thread.threadId)).events.find((e) => e.type === 'participant_added' && e.data['principalId'] === 'bob');
     expect(joined?.data['by']).toBe('alice');
-    expect((await alice.listInvites(thread.threadId)).find((i) => i.inviteId === invite.inviteId)?.uses ?? 1).toBe(1);
+    // Used up (1 of 1): no longer among the open invites.
+    expect((await alice.listInvites(thread.threadId)).find((i) => i.inviteId === invite.inviteId)).toBeUndefined();
+    // A use is counted: an invite for two, used once, is listed with one use.
+    const twice = await alice.createInvite(thread.threadId, { maxUses: 2 });
+    const dora = new BubbleClient({ url: server.url, token: (await server.createHuman('dora', 'Dora')).token.token, retry: false });
+    clients.push(dora);
+    await dora.acceptInvite(twice.token);
+    const counted = (await alice.listInvites(thread.threadId)).find((i) => i.inviteId === twice.inviteId);
+    expect(counted).toBeDefined();
+    expect(counted!.uses).toBe(1);
   });
 
   it('answers not_found for a used-up, revoked or expired invite', async () => {

@@ -57,3 +57,19 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter(header, now)).toBe(seconds);
   });
 });
+
+describe('isAuthUnavailable: the server could not check the credential, it did not refuse it', () => {
+  const body = (message: string) => JSON.stringify({ error: { code: 'unauthorized', message } });
+  it.each([
+    ['the identity provider https://tenant.auth0.com/ could not be reached to check this token (fetch failed); try again shortly', true],
+    ['the identity provider http://127.0.0.1:9/ could not be reached to check this token (its JWKS did not answer in time); try again shortly', true],
+    ['unknown or revoked token', false],
+    ['the JWT has expired', false],
+    ['invalid: the identity provider https://x/ could not be reached', false],
+  ])('%s → %s', (message, expected) => {
+    expect(errorFromResponse(401, body(message)).isAuthUnavailable).toBe(expected);
+  });
+  it('only for 401 unauthorized', () => {
+    expect(errorFromResponse(403, JSON.stringify({ error: { code: 'forbidden', message: 'the identity provider https://x/ could not be reached' } })).isAuthUnavailable).toBe(false);
+  });
+});

@@ -1,3 +1,4 @@
+import { isProviderUnreachableMessage } from './credentials.js';
 import { ERROR_CATALOGUE, ErrorBodySchema, errorCodeForStatus, type ErrorCode } from '@bubble/protocol';
 
 /**
@@ -37,6 +38,16 @@ export class BubbleApiError extends Error {
   /** True for a credential the server does not accept (401, WebSocket 4001 and 4003). */
   get isAuthError(): boolean {
     return this.code === 'unauthorized';
+  }
+
+  /**
+   * True when the credential could not be *checked* for now, rather than refused: the server could
+   * not reach its identity provider (401, or 4001, with that message), or the credentials had no
+   * bearer for a passing reason (`CredentialsUnavailable`). The person stays signed in; try later.
+   */
+  get isAuthUnavailable(): boolean {
+    if (this.details['reason'] === 'credentials_unavailable') return true;
+    return this.code === 'unauthorized' && isProviderUnreachableMessage(this.message);
   }
 }
 

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { z } from 'zod';
 import { BubbleApiError, errorFromResponse, parseRetryAfter } from './bubble-api-error.js';
 import { equalJitterDelay, sleep } from './backoff.js';
-import type { Credentials } from './credentials.js';
+import { isCredentialsUnavailable, type Credentials } from './credentials.js';
 
 /**
  * How a request may be retried:
@@ -71,7 +71,8 @@ export class HttpTransport {
       }
       // A refused bearer may have expired: renewed once, the request is sent again at once (a
       // 401 acted on nothing, so this is safe for every request and does not count as a retry).
-      if (failure.code === 'unauthorized' && token !== undefined && !renewed && credentials?.renew !== undefined) {
+      // Not when the server only could not reach its identity provider: the token was not refused.
+      if (failure.code === 'unauthorized' && !failure.isAuthUnavailable && token !== undefined && !renewed && credentials?.renew !== undefined) {
         renewed = true;
         const next = await credentials.renew(token).catch(() => null);
         if (next !== null && next !== token) {
@@ -144,6 +145,17 @@ async function currentBearer(credentials: Credentials, spec: RequestSpec<unknown
   try {
     return await credentials.current();
   } catch (error) {
+    if (isCredentialsUnavailable(error)) {
+      // No bearer for now (the identity provider is unreachable): not sent, and not a sign-out.
+      throw new BubbleApiError({
+        code: 'network',
+        status: 0,
+        retryable: true,
+        message: `${spec.method} ${spec.path} was not sent: no bearer for now (${error.message})`,
+        details: { reason: 'credentials_unavailable' },
+        cause: error,
+      });
+    }
     throw new BubbleApiError({
       code: 'unauthorized',
       status: 0,

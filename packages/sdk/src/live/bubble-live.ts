@@ -3,11 +3,14 @@ import { pino, type Logger } from 'pino';
 import WebSocket from 'ws';
 import { BubbleApiError } from '../client/bubble-api-error.js';
 import { fullJitterDelay } from '../client/backoff.js';
-import { staticCredentials, type Credentials } from '../client/credentials.js';
+import { isCredentialsUnavailable, isProviderUnreachableMessage, staticCredentials, type Credentials } from '../client/credentials.js';
 import { Heartbeat } from './heartbeat.js';
 import { GrantsSubscription, ThreadSubscription, type AnyLiveSubscription, type SubscriptionHost } from './live-subscription.js';
 
 export { GrantsSubscription, ThreadSubscription } from './live-subscription.js';
+
+/** The longest wait between two tries to renew a refused bearer while its issuer is unreachable. */
+const RENEW_RETRY_CAP_MS = 60_000;
 export type { BubbleLiveConfig, BubbleLiveOptions, LiveState } from './live-options.js';
 import type { BubbleLiveConfig, LiveState } from './live-options.js';
 
@@ -17,7 +20,11 @@ import type { BubbleLiveConfig, LiveState } from './live-options.js';
  * left off, detects silent dead sockets with a heartbeat, and treats 4003 as terminal. 4001 is
  * terminal too, unless the credentials can be renewed: then the bearer is renewed once and the
  * connection resumes at once (an access token that expired while the socket was open); a second
- * 4001 before the server is ready again is final.
+ * 4001 before the server is ready again is final. A renewal that fails for a passing reason (the
+ * identity provider is down: `renew` throws, or has no newer bearer than the refused one) is tried
+ * again with backoff (capped at 60 s) while the state says `waiting`, and the socket reconnects
+ * once one succeeds; only a definite answer (`renew` gives null) is final. A 4001 saying the
+ * server could not reach its identity provider is an ordinary drop: reconnected with backoff.
  * The socket is opened when the first subscription starts and closed when the last one ends.
  */
 export class BubbleLive implements SubscriptionHost {
@@ -47,6 +54,8 @@ export class BubbleLive implements SubscriptionHost {
   /** The bearer sent in the last `client.auth`, and whether it was renewed since the last `server.ready`. */
   private sentToken: string | undefined;
   private renewedSinceReady = false;
+  /** Renewals in a row that failed for a passing reason (the backoff of `renewAndReconnect`). */
+  private renewFailures = 0;
   /** Subscribes refused for a passing reason, by how often in a row. */
   private readonly refusals = new Map<AnyLiveSubscription, number>();
   private readonly resubscribeTimers = new Set<NodeJS.Timeout>();
@@ -181,11 +190,17 @@ export class BubbleLive implements SubscriptionHost {
     try {
       token = await this.credentials.current();
     } catch (error) {
-      // The credentials have no bearer to give (signed out): as final as a refused one.
       if (socket !== this.socket) return;
-      this.logger.warn({ err: error }, 'no bearer for the live connection');
       this.socket = undefined;
       socket.terminate();
+      if (isCredentialsUnavailable(error)) {
+        // No bearer for now (the identity provider is unreachable): an ordinary drop, retried.
+        this.logger.warn({ err: error }, 'no bearer for the live connection for now; trying again');
+        this.onClose(1013, `no bearer for now: ${error.message}`);
+        return;
+      }
+      // The credentials have no bearer to give (signed out): as final as a refused one.
+      this.logger.warn({ err: error }, 'no bearer for the live connection');
       this.renewedSinceReady = true;
       this.onClose(CLOSE_CODES.notAuthenticated, `no bearer: ${error instanceof Error ? error.message : String(error)}`);
       return;
@@ -217,6 +232,7 @@ export class BubbleLive implements SubscriptionHost {
         clearTimeout(this.readyTimer);
         this.principal = frame.principal;
         this.renewedSinceReady = false;
+        this.renewFailures = 0;
         // The backoff is reset only once a subscription is served (below), so a server that
         // accepts and then drops every connection still sees the delays grow.
         this.setState('ready', {});
@@ -303,11 +319,13 @@ export class BubbleLive implements SubscriptionHost {
     this.paused = false;
     this.wire.clear();
     this.wireIdOf.clear();
-    if (code === CLOSE_CODES.notAuthenticated && this.mayRenew()) {
+    // The server could not check the bearer (its identity provider is down), it did not refuse it.
+    const uncheckable = code === CLOSE_CODES.notAuthenticated && isProviderUnreachableMessage(reason);
+    if (code === CLOSE_CODES.notAuthenticated && !uncheckable && this.mayRenew()) {
       this.renewAndReconnect(code, reason);
       return;
     }
-    if (code === CLOSE_CODES.notAuthenticated || code === CLOSE_CODES.credentialRevoked) {
+    if ((code === CLOSE_CODES.notAuthenticated && !uncheckable) || code === CLOSE_CODES.credentialRevoked) {
       const revoked = code === CLOSE_CODES.credentialRevoked;
       this.terminalError = new BubbleApiError({
         code: 'unauthorized',
@@ -343,26 +361,49 @@ export class BubbleLive implements SubscriptionHost {
 
   /**
    * The server refused the bearer (most often: it expired while the socket was open). Renewed
-   * once, the connection opens again at once; every subscription resumes from its last seq.
+   * once, the connection opens again at once; every subscription resumes from its last seq. A
+   * renewal that fails for a passing reason is tried again after a backoff (60 s at most).
    */
   private renewAndReconnect(code: number, reason: string): void {
     this.renewedSinceReady = true;
     const rejected = this.sentToken as string;
     this.logger.info({ code, reason }, 'the server refused the bearer; renewing it');
     this.setState('waiting', { attempt: this.attempt, delayMs: 0, code, reason });
-    const renewing = this.credentials.renew!(rejected).catch((error: unknown) => {
-      this.logger.warn({ err: error }, 'renewing the bearer failed');
-      return null;
-    });
-    void renewing.then((next) => {
+    const retryLater = (why: unknown) => {
       if (this.state !== 'waiting' || this.socket !== undefined) return;
-      if (next === null) {
-        this.onClose(code, reason);
+      if (this.subscriptions.size === 0) {
+        this.setState('idle', {});
         return;
       }
-      if (this.subscriptions.size > 0) this.connect();
-      else this.setState('idle', {});
-    });
+      const delayMs = fullJitterDelay(this.renewFailures, { baseMs: Math.max(this.reconnectBaseMs, 1_000), capMs: RENEW_RETRY_CAP_MS }, this.random);
+      this.renewFailures += 1;
+      this.logger.warn({ err: why, attempt: this.renewFailures, delayMs }, 'renewing the bearer failed for now; trying again');
+      this.setState('waiting', { attempt: this.renewFailures, delayMs, code, reason });
+      clearTimeout(this.reconnectTimer);
+      this.reconnectTimer = setTimeout(() => {
+        this.reconnectTimer = undefined;
+        if (this.state === 'waiting' && this.socket === undefined) this.renewAndReconnect(code, reason);
+      }, delayMs);
+    };
+    this.credentials.renew!(rejected).then(
+      (next) => {
+        if (this.state !== 'waiting' || this.socket !== undefined) return;
+        if (next === null) {
+          // A definite answer: there is no bearer any more (the person has to sign in again).
+          this.renewedSinceReady = true;
+          this.onClose(code, reason);
+          return;
+        }
+        // Nothing newer than the refused bearer yet: the renewal did not happen (provider down).
+        if (next === rejected) {
+          retryLater(new Error('no newer bearer than the refused one'));
+          return;
+        }
+        if (this.subscriptions.size > 0) this.connect();
+        else this.setState('idle', {});
+      },
+      (error: unknown) => retryLater(error),
+    );
   }
 
   /** The server confirmed a subscription: the connection works, so the backoff starts over. */

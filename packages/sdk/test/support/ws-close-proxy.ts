@@ -10,6 +10,10 @@ import WebSocket, { WebSocketServer } from 'ws';
 export class WsCloseProxy {
   /** Every `client.auth` token the clients sent, in order. */
   readonly authTokens: string[] = [];
+  /** Every thread `subscribe` the clients sent, in order, with where it resumes (`afterSeq`). */
+  readonly subscribes: { threadId: string; afterSeq: number | undefined }[] = [];
+  /** When set, answers `client.auth` itself by closing with this code and reason (the server is not asked). */
+  refuseAuth: { code: number; reason: string } | null = null;
   private readonly pairs = new Set<{ client: WebSocket; upstream: WebSocket }>();
 
   private constructor(
@@ -31,8 +35,18 @@ export class WsCloseProxy {
       client.on('message', (data) => {
         const text = data.toString();
         try {
-          const frame = JSON.parse(text) as { type?: string; token?: string };
-          if (frame.type === 'client.auth' && typeof frame.token === 'string') proxy.authTokens.push(frame.token);
+          const frame = JSON.parse(text) as { type?: string; token?: string; threadId?: string; afterSeq?: number };
+          if (frame.type === 'client.auth' && typeof frame.token === 'string') {
+            proxy.authTokens.push(frame.token);
+            if (proxy.refuseAuth !== null) {
+              const { code, reason } = proxy.refuseAuth;
+              proxy.pairs.delete(pair);
+              client.close(code, reason);
+              upstream.terminate();
+              return;
+            }
+          }
+          if (frame.type === 'subscribe' && typeof frame.threadId === 'string') proxy.subscribes.push({ threadId: frame.threadId, afterSeq: frame.afterSeq });
         } catch {
           // not JSON: relayed as it is
         }

@@ -16,7 +16,7 @@ class MemoryStorage {
   removeItem = (k: string) => void this.items.delete(k);
 }
 
-function world(href: string, flow: Partial<OidcFlow> | null = null) {
+function world(href: string, flow: Partial<OidcFlow> | null = null, options: { timers?: 'never' | 'immediate'; oidcFlow?: () => Promise<OidcFlow | null>; replacePath?: (path: string, url: URL) => void } = {}) {
   const memory = new MemoryStorage();
   const storage = createAuthStorage(memory);
   // One live object, as the browser's Location is: rewriting the address changes it under the reader.
@@ -26,12 +26,13 @@ function world(href: string, flow: Partial<OidcFlow> | null = null) {
     storage,
     location: () => url,
     replacePath: (path) => {
+      options.replacePath?.(path, url);
       url.href = new URL(path, url.origin).href;
     },
     assign: (to) => void assigned.push(to),
-    oidcFlow: async () => (flow === null ? null : ({ config: { issuer: session.issuer, clientId: 'spa', audience: 'api' }, signsOutAtProvider: true, ...flow } as OidcFlow)),
+    oidcFlow: options.oidcFlow ?? (async () => (flow === null ? null : ({ config: { issuer: session.issuer, clientId: 'spa', audience: 'api' }, signsOutAtProvider: true, ...flow } as OidcFlow))),
     now: () => 1_000,
-    setTimer: () => 0,
+    setTimer: options.timers === 'immediate' ? (fn) => setTimeout(fn, 0) : () => 0,
     clearTimer: () => undefined,
   };
   return { controller: new AuthController(deps), memory, storage, assigned, address: () => url.toString() };
@@ -139,6 +140,141 @@ describe('AuthController.end', () => {
     w.controller.end('It was revoked or has ended.');
     expect(w.controller.state).toEqual({ kind: 'signed-out', notice: 'You revoked it.' });
     expect(w.storage.localToken()).toBeNull();
+  });
+
+  it('forgets a pending invite: the next sign-in does not join it', () => {
+    const w = world('http://app.test/');
+    w.controller.signInWithToken(USER);
+    w.storage.setPendingInvite(INVITE);
+    w.controller.end('It was revoked.');
+    expect(w.storage.pendingInvite()).toBeNull();
+  });
+});
+
+describe('a sign-in link in a tab that is already signed in', () => {
+  const OTHER = `bubble_user_${'Z'.repeat(43)}`;
+
+  it('asks first, changing nothing, and keeps the current sign-in when told to', () => {
+    const w = world(`http://app.test/threads/th_1#token=${OTHER}`);
+    w.storage.setOidcSession(session);
+    expect(w.controller.boot()).toEqual({ kind: 'confirm-switch', token: OTHER, current: 'oidc' });
+    // The token leaves the address bar at once, and is not stored.
+    expect(w.address()).toBe('http://app.test/threads/th_1');
+    expect(w.storage.localToken()).toBeNull();
+    expect(w.storage.oidcSession()).toEqual(session);
+    w.controller.keepCurrentSignIn();
+    expect(w.controller.state.kind).toBe('oidc');
+    expect(w.storage.localToken()).toBeNull();
+  });
+
+  it('switches when told to, revoking the provider session\'s refresh token', async () => {
+    const revoked: (string | undefined)[] = [];
+    const w = world(`http://app.test/#token=${OTHER}`, { revoke: async (s) => void revoked.push(s.refreshToken) });
+    w.storage.setOidcSession(session);
+    w.controller.boot();
+    await w.controller.switchToLinkToken();
+    expect(w.controller.state).toEqual({ kind: 'local', token: OTHER });
+    expect(w.storage.oidcSession()).toBeNull();
+    expect(w.storage.localToken()).toBe(OTHER);
+    expect(revoked).toEqual(['rt']);
+  });
+
+  it('asks over another local token too, but not for the same token again', () => {
+    const w = world(`http://app.test/#token=${OTHER}`);
+    w.storage.setLocalToken(USER);
+    expect(w.controller.boot()).toEqual({ kind: 'confirm-switch', token: OTHER, current: 'local' });
+    const same = world(`http://app.test/#token=${USER}`);
+    same.storage.setLocalToken(USER);
+    expect(same.controller.boot()).toEqual({ kind: 'local', token: USER });
+  });
+});
+
+describe('landing after the callback', () => {
+  const pending: PendingSignIn = { issuer: session.issuer, clientId: 'spa', state: 's', nonce: 'n', codeVerifier: 'v', returnTo: '/.//evil.example/x', startedAt: 900 };
+
+  it('never lands off this origin, and falls back to / when the address cannot be set', async () => {
+    const tried: string[] = [];
+    const w = world('http://app.test/auth/callback?code=c&state=s', { finish: async () => session }, {
+      replacePath: (path) => {
+        tried.push(path);
+        if (path !== '/') throw new DOMException('refused', 'SecurityError');
+      },
+    });
+    w.memory.setItem(STORAGE_KEYS.pendingSignIn, JSON.stringify({ ...pending, returnTo: '/threads/th_1' }));
+    w.controller.boot();
+    await w.controller.finishOidcSignIn();
+    expect(tried).toEqual(['/threads/th_1', '/']);
+    expect(w.address()).toBe('http://app.test/');
+    expect(w.controller.state.kind).toBe('oidc');
+  });
+});
+
+describe('signing out at the provider', () => {
+  it('tries discovery again, and without it still ends the provider session at the end_session URL kept from the sign-in', async () => {
+    let discoveries = 0;
+    const w = world('http://app.test/', null, {
+      timers: 'immediate',
+      oidcFlow: async () => {
+        discoveries += 1;
+        throw new TypeError('Failed to fetch');
+      },
+    });
+    w.storage.setOidcSession({ ...session, expiresAt: 1_000 + 3_600_000, receivedAt: 1_000, endSessionEndpoint: 'https://idp.example/session/end' });
+    w.controller.boot();
+    await w.controller.signOut();
+    expect(discoveries).toBe(3);
+    expect(w.assigned).toHaveLength(1);
+    const url = new URL(w.assigned[0]!);
+    expect(url.origin + url.pathname).toBe('https://idp.example/session/end');
+    expect(url.searchParams.get('post_logout_redirect_uri')).toBe('http://app.test/');
+    expect(url.searchParams.get('id_token_hint')).toBe('idt');
+  });
+
+  it('uses the flow when discovery works on a second try', async () => {
+    let discoveries = 0;
+    const flow = { config: { issuer: session.issuer, clientId: 'spa', audience: 'api' }, revoke: async () => undefined, signOut: async () => 'https://idp.example/logout' } as unknown as OidcFlow;
+    const w = world('http://app.test/', null, {
+      timers: 'immediate',
+      oidcFlow: async () => {
+        discoveries += 1;
+        if (discoveries === 1) throw new TypeError('Failed to fetch');
+        return flow;
+      },
+    });
+    w.storage.setOidcSession(session);
+    w.controller.boot();
+    await w.controller.signOut();
+    expect(w.assigned).toEqual(['https://idp.example/logout']);
+  });
+
+  it('revokes the refresh token that a renewal in flight at sign-out brings back', async () => {
+    let answer: ((s: OidcSession) => void) | undefined;
+    const revoked: (string | undefined)[] = [];
+    const signedOutWith: (string | undefined)[] = [];
+    const w = world(
+      'http://app.test/',
+      {
+        refresh: () => new Promise<OidcSession>((resolve) => (answer = resolve)),
+        revoke: async (s) => void revoked.push(s.refreshToken),
+        signOut: async (s) => {
+          signedOutWith.push(s.refreshToken);
+          revoked.push(s.refreshToken);
+          return 'https://idp.example/logout';
+        },
+      },
+      { timers: 'immediate' },
+    );
+    // Due for renewal at once: the timer starts a refresh, which is in flight when the person signs out.
+    w.storage.setOidcSession({ ...session, receivedAt: 0, expiresAt: 1_200 });
+    w.controller.boot();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(answer).toBeDefined();
+    const out = w.controller.signOut();
+    answer!({ ...session, accessToken: 'at2', refreshToken: 'rt2', receivedAt: 1_000, expiresAt: 3_600_000 });
+    await out;
+    expect(revoked.sort()).toEqual(['rt', 'rt2']);
+    expect(signedOutWith).toEqual(['rt2']);
+    expect(w.storage.oidcSession()).toBeNull();
   });
 });
 

@@ -2,7 +2,7 @@ import type { OidcInfo } from '@bubble/protocol';
 import { inviteTokenFromLocation, type Credentials } from '@bubble/sdk/client';
 import type { AuthStorage } from './auth-storage';
 import { OidcCredentials } from './oidc-credentials';
-import type { OidcFlow } from './oidc-flow';
+import { providerSignOutUrl, type OidcFlow } from './oidc-flow';
 import type { OidcSession } from './oidc-session';
 import { CALLBACK_PATH, safeReturnPath } from './pending-sign-in';
 
@@ -16,6 +16,12 @@ export type AuthState =
   /** Back from the identity provider, trading the code for tokens. */
   | { readonly kind: 'finishing' }
   | { readonly kind: 'local'; readonly token: string }
+  /**
+   * A sign-in link (`#token=…`) opened in a tab that is already signed in: nothing changes until
+   * the person says so (`switchToLinkToken` or `keepCurrentSignIn`); someone else's link must not
+   * quietly sign this tab in as them.
+   */
+  | { readonly kind: 'confirm-switch'; readonly token: string; readonly current: 'local' | 'oidc' }
   | { readonly kind: 'oidc'; readonly credentials: OidcCredentials };
 
 export interface AuthDeps {
@@ -84,15 +90,45 @@ export class AuthController {
     }
     const fromLink = userTokenFromFragment(here.hash);
     if (fromLink !== null) {
-      storage.setLocalToken(fromLink);
       this.deps.replacePath(here.pathname + here.search);
+      const stored = storage.localToken();
+      const session = storage.oidcSession();
+      // Already signed in as someone: ask before the link replaces that sign-in.
+      if (session !== null || (stored !== null && stored !== fromLink)) {
+        return this.#set({ kind: 'confirm-switch', token: fromLink, current: stored !== null ? 'local' : 'oidc' });
+      }
+      storage.setLocalToken(fromLink);
     }
     if (here.pathname === CALLBACK_PATH) return this.#set({ kind: 'finishing' });
+    return this.#set(this.#stored());
+  }
+
+  /** The sign-in link's token replaces the stored sign-in (a provider session's refresh token is revoked). */
+  async switchToLinkToken(): Promise<void> {
+    const state = this.#state;
+    if (state.kind !== 'confirm-switch') return;
+    const old = this.deps.storage.oidcSession();
+    this.deps.storage.setLocalToken(state.token);
+    this.#set({ kind: 'local', token: state.token });
+    if (old !== null) {
+      const flow = await this.#flowForSignOut();
+      if (flow !== null && flow.config.issuer === old.issuer) await flow.revoke(old).catch(() => undefined);
+    }
+  }
+
+  /** The sign-in link is ignored: the tab stays signed in as it was. */
+  keepCurrentSignIn(): void {
+    if (this.#state.kind !== 'confirm-switch') return;
+    this.#set(this.#stored());
+  }
+
+  #stored(): AuthState {
+    const { storage } = this.deps;
     const token = storage.localToken();
-    if (token !== null) return this.#set({ kind: 'local', token });
+    if (token !== null) return { kind: 'local', token };
     const session = storage.oidcSession();
-    if (session !== null) return this.#set({ kind: 'oidc', credentials: this.#credentials(session) });
-    return this.#set({ kind: 'signed-out', notice: null });
+    if (session !== null) return { kind: 'oidc', credentials: this.#credentials(session) };
+    return { kind: 'signed-out', notice: null };
   }
 
   signInWithToken(token: string): void {
@@ -115,8 +151,13 @@ export class AuthController {
     if (this.#state.kind !== 'finishing') return;
     const callbackUrl = this.deps.location().href;
     const pending = this.deps.storage.takePendingSignIn(this.deps.now());
-    // The code and state leave the address bar whatever happens next.
-    this.deps.replacePath(pending?.returnTo ?? '/');
+    // The code and state leave the address bar whatever happens next; a path the browser will
+    // not take (history.replaceState throws for one off this origin) falls back to `/`.
+    try {
+      this.deps.replacePath(safeReturnPath(pending?.returnTo ?? '/'));
+    } catch {
+      this.deps.replacePath('/');
+    }
     if (pending === null) {
       this.#set({ kind: 'signed-out', notice: 'That sign-in was already used or took too long. Sign in again.' });
       return;
@@ -139,14 +180,40 @@ export class AuthController {
   async signOut(): Promise<void> {
     const state = this.#state;
     const session: OidcSession | null = state.kind === 'oidc' ? state.credentials.session : null;
+    // A renewal in flight brings back a (rotated) refresh token nobody would revoke otherwise.
+    const inFlight = state.kind === 'oidc' ? state.credentials.pendingRenewal : null;
     this.#dispose();
     this.deps.storage.clearCredentials();
     this.deps.storage.setPendingInvite(null);
     this.#set({ kind: 'signed-out', notice: null });
     if (session === null) return;
-    const flow = await this.deps.oidcFlow().catch(() => null);
-    const url = await flow?.signOut(session, `${this.deps.location().origin}/`).catch(() => null);
+    const returnTo = `${this.deps.location().origin}/`;
+    const renewed = inFlight === null ? null : await withTimeout(inFlight.catch(() => null), 5_000, this.deps);
+    const flow = await this.#flowForSignOut();
+    let url: string | null = null;
+    if (flow !== null) {
+      // The newest refresh token is revoked by signOut; a rotated-away one is revoked too, in case
+      // the provider keeps it alive.
+      if (renewed !== null && renewed.refreshToken !== session.refreshToken) await flow.revoke(session).catch(() => undefined);
+      url = await flow.signOut(renewed ?? session, returnTo).catch(() => null);
+    } else {
+      // Discovery failed even when tried again: the provider session still ends, at the
+      // end_session URL kept from the sign-in (the refresh token could not be revoked).
+      url = providerSignOutUrl({ issuer: session.issuer, clientId: session.clientId, endSessionEndpoint: undefined }, renewed ?? session, returnTo);
+    }
     if (url) this.deps.assign(url);
+  }
+
+  /** The provider flow, discovery tried three times (a provider that hiccups at sign-out still signs the person out). */
+  async #flowForSignOut(): Promise<OidcFlow | null> {
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      try {
+        return await this.deps.oidcFlow();
+      } catch {
+        if (attempt < 2) await new Promise<void>((resolve) => this.deps.setTimer(resolve, 500 * (attempt + 1)));
+      }
+    }
+    return null;
   }
 
   /** The credential stopped working (revoked, expired, refused): signed out here, with a note saying why. */
@@ -155,6 +222,8 @@ export class AuthController {
     if (this.#state.kind === 'signed-out') return;
     this.#dispose();
     this.deps.storage.clearCredentials();
+    // An invite opened by this sign-in is not joined by the next one.
+    this.deps.storage.setPendingInvite(null);
     this.#set({ kind: 'signed-out', notice });
   }
 
@@ -198,6 +267,17 @@ export function memoizedFlow(load: () => Promise<OidcInfo | null>, create: (conf
       });
     return flow;
   };
+}
+
+/** `promise`'s value, or null when it takes longer than `ms`. */
+function withTimeout<T>(promise: Promise<T>, ms: number, deps: Pick<AuthDeps, 'setTimer' | 'clearTimer'>): Promise<T | null> {
+  return new Promise((resolve) => {
+    const timer = deps.setTimer(() => resolve(null), ms);
+    void promise.then((value) => {
+      deps.clearTimer(timer);
+      resolve(value);
+    });
+  });
 }
 
 function snapshot(l: { origin: string; pathname: string; search: string; hash: string; href: string }) {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { OidcCredentials, SessionEnded } from './oidc-credentials';
+import { CredentialsUnavailable } from '@bubble/sdk/client';
+import { MAX_TIMER_MS, OidcCredentials, SessionEnded } from './oidc-credentials';
 import { sessionFromAnswer, type OidcSession } from './oidc-session';
 
 /** A clock whose timers run when the test moves time forward. */
@@ -136,11 +137,83 @@ describe('OidcCredentials', () => {
     expect(changes).toEqual(['at-late']);
   });
 
-  it('ends the session when it expires unrenewed', async () => {
-    const { clock, changes, whys } = setup({ lifetimeS: 30, refresh: () => Promise.reject(new TypeError('Failed to fetch')) });
-    await clock.advance(40_000);
+  it('keeps the session past expiry while the provider is unreachable, retrying at most a minute apart, and goes on when it is back', async () => {
+    let down = true;
+    const { clock, credentials, changes, refreshes } = setup({
+      lifetimeS: 30,
+      refresh: async (s, n) => {
+        if (down) throw new TypeError('Failed to fetch');
+        return sessionFromAnswer(s, { access_token: `back${n}`, expires_in: 30, refresh_token: 'r' }, clock.t);
+      },
+    });
+    // Due at 22.5 s; failing within 5 s of expiry, and long after it, ends nothing.
+    await clock.advance(10 * 60_000);
+    expect(changes).toEqual([]);
+    expect(credentials.session?.accessToken).toBe('at0');
+    expect(credentials.renewalTrouble).toBe('Failed to fetch');
+    expect(clock.pending).toHaveLength(1);
+    expect(clock.pending[0]! - clock.t).toBeLessThanOrEqual(60_000);
+    const tries = refreshes();
+    expect(tries).toBeGreaterThanOrEqual(10);
+    expect(tries).toBeLessThan(20);
+    // The token is past its time: no bearer for now, which is not a sign-out.
+    await expect(credentials.current()).rejects.toBeInstanceOf(CredentialsUnavailable);
+    down = false;
+    await clock.advance(60_000);
+    expect(changes).toHaveLength(1);
+    expect(await credentials.current()).toMatch(/^back/);
+    expect(credentials.renewalTrouble).toBeNull();
+  });
+
+  it('answers a refusal during an outage with "not now" (never the refused token), and the new token once renewed', async () => {
+    let down = true;
+    const { clock, credentials } = setup({
+      refresh: async (s) => {
+        if (down) throw new TypeError('Failed to fetch');
+        return sessionFromAnswer(s, { access_token: 'after', expires_in: 20, refresh_token: 'r' }, clock.t);
+      },
+    });
+    await expect(credentials.renew('at0')).rejects.toBeInstanceOf(CredentialsUnavailable);
+    down = false;
+    expect(await credentials.renew('at0')).toBe('after');
+  });
+
+  it('ends the session on invalid_grant even after failures for a passing reason', async () => {
+    let answer: 'down' | 'refused' = 'down';
+    const { clock, credentials, changes, whys } = setup({
+      refresh: async () => {
+        throw answer === 'down' ? new TypeError('Failed to fetch') : new SessionEnded('invalid_grant');
+      },
+    });
+    await clock.advance(30_000);
+    expect(changes).toEqual([]);
+    answer = 'refused';
+    expect(await credentials.renew('at0')).toBeNull();
     expect(changes).toEqual([null]);
-    expect(whys[0]).toMatch(/expired and could not be renewed/);
+    expect(whys[0]).toMatch(/ended at the identity provider/);
+    await clock.advance(120_000);
+    expect(clock.pending).toEqual([]);
+  });
+
+  it('clamps a renewal more than 24.8 days away to what setTimeout keeps, and renews only when it is due', async () => {
+    const lifetimeS = 40 * 24 * 3600; // 40 days
+    const { clock, credentials, refreshes } = setup({ lifetimeS });
+    const due = lifetimeS * 1000 - 60_000;
+    expect(clock.pending).toEqual([MAX_TIMER_MS]);
+    // The clamped timer fires: not due yet, so it arms the rest instead of refreshing.
+    await clock.advance(MAX_TIMER_MS);
+    expect(refreshes()).toBe(0);
+    expect(clock.pending).toEqual([due]);
+    await clock.advance(due - clock.t - 1);
+    expect(refreshes()).toBe(0);
+    await clock.advance(1);
+    expect(refreshes()).toBe(1);
+    expect(await credentials.current()).toBe('at1');
+  });
+
+  it('never arms a timer longer than 2^31 − 1 ms, whatever the lifetime', async () => {
+    const { clock } = setup({ lifetimeS: 10 * 365 * 24 * 3600, refreshToken: null });
+    expect(clock.pending.every((at) => at - clock.t <= MAX_TIMER_MS)).toBe(true);
   });
 
   it('without a refresh token, ends at expiry and does not ask the provider', async () => {

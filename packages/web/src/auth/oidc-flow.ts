@@ -27,6 +27,8 @@ export interface OidcFlow {
   refresh(session: OidcSession): Promise<OidcSession>;
   /** Revokes the refresh token (where the provider can), then answers the provider's sign-out URL, or null. */
   signOut(session: OidcSession, returnTo: string): Promise<string | null>;
+  /** Revokes the refresh token only (best effort, brief): a session this tab drops without signing out at the provider. */
+  revoke(session: OidcSession): Promise<void>;
 }
 
 export const OIDC_SCOPE = 'openid profile email offline_access';
@@ -36,15 +38,47 @@ export function isLoopbackHttp(url: URL): boolean {
   return url.protocol === 'http:' && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
 }
 
-export async function createOidcFlow(config: OidcInfo, options: { origin: string; now?: () => number }): Promise<OidcFlow> {
+/** How long discovery, the code exchange and a refresh may take before they count as failed (and are retried). */
+export const PROVIDER_TIMEOUT_MS = 10_000;
+
+/**
+ * Whether a failed refresh is the provider's definite refusal of the refresh token (sign in
+ * again): `invalid_grant` (revoked, expired, rotated away), or another OAuth error answered with
+ * 400/401 (this client is not allowed that grant). Anything else (no answer, a timeout, 5xx, 429,
+ * `temporarily_unavailable`, an answer that is not OAuth JSON) may pass, and is retried.
+ */
+export function isDefiniteRefusal(error: unknown): boolean {
+  if (!(error instanceof oauth.ResponseBodyError)) return false;
+  if (error.error === 'invalid_grant') return true;
+  if (error.error === 'temporarily_unavailable' || error.error === 'server_error' || error.error === 'slow_down') return false;
+  return error.status === 400 || error.status === 401;
+}
+
+export async function createOidcFlow(
+  config: OidcInfo,
+  options: { origin: string; now?: () => number; fetch?: typeof fetch; timeoutMs?: number },
+): Promise<OidcFlow> {
   const issuer = new URL(config.issuer);
   const insecure = isLoopbackHttp(issuer);
-  const http = { [oauth.allowInsecureRequests]: insecure };
+  const timeoutMs = options.timeoutMs ?? PROVIDER_TIMEOUT_MS;
+  const custom = options.fetch === undefined ? {} : { [oauth.customFetch]: options.fetch };
+  // Every request to the provider is bounded: one that hangs must not hold a sign-in or a renewal for ever.
+  const http = { [oauth.allowInsecureRequests]: insecure, ...custom, signal: () => AbortSignal.timeout(timeoutMs) };
+  const brief = { [oauth.allowInsecureRequests]: insecure, ...custom };
   const now = options.now ?? Date.now;
   const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...http }));
   const client: oauth.Client = { client_id: config.clientId };
   const auth = oauth.None();
   const redirectUri = `${options.origin}${CALLBACK_PATH}`;
+
+  const revoke = async (session: OidcSession): Promise<void> => {
+    if (session.refreshToken === undefined || as.revocation_endpoint === undefined) return;
+    // Best effort and brief: a provider that does not answer does not keep the person here.
+    await oauth
+      .revocationRequest(as, client, auth, session.refreshToken, { ...brief, signal: AbortSignal.timeout(3_000), additionalParameters: { token_type_hint: 'refresh_token' } })
+      .then((response) => oauth.processRevocationResponse(response))
+      .catch(() => undefined);
+  };
 
   const refreshOnce = async (session: OidcSession): Promise<OidcSession> => {
     if (session.refreshToken === undefined) throw new SessionEnded('no refresh token');
@@ -54,7 +88,7 @@ export async function createOidcFlow(config: OidcInfo, options: { origin: string
       answer = await oauth.processRefreshTokenResponse(as, client, response);
     } catch (error) {
       // The provider refused the refresh token (revoked, expired, rotated away): sign in again.
-      if (error instanceof oauth.ResponseBodyError && (error.error === 'invalid_grant' || error.status === 400 || error.status === 401)) throw new SessionEnded(error.error);
+      if (isDefiniteRefusal(error)) throw new SessionEnded((error as oauth.ResponseBodyError).error);
       throw error;
     }
     return sessionFromAnswer(session, answer, now());
@@ -94,35 +128,41 @@ export async function createOidcFlow(config: OidcInfo, options: { origin: string
       const params = oauth.validateAuthResponse(as, client, callbackUrl, pending.state);
       const response = await oauth.authorizationCodeGrantRequest(as, client, auth, params, redirectUri, pending.codeVerifier, http);
       const answer = await oauth.processAuthorizationCodeResponse(as, client, response, { expectedNonce: pending.nonce, requireIdToken: true });
-      return sessionFromAnswer({ issuer: config.issuer, clientId: config.clientId }, answer, now());
+      const endSession = as.end_session_endpoint;
+      return sessionFromAnswer({ issuer: config.issuer, clientId: config.clientId, ...(endSession !== undefined ? { endSessionEndpoint: endSession } : {}) }, answer, now());
     },
     refresh: refreshOnce,
+    revoke,
     async signOut(session, returnTo) {
-      if (session.refreshToken !== undefined && as.revocation_endpoint !== undefined) {
-        // Best effort and brief: a provider that does not answer does not keep the person here.
-        const timeout = AbortSignal.timeout(3_000);
-        await oauth
-          .revocationRequest(as, client, auth, session.refreshToken, { ...http, signal: timeout, additionalParameters: { token_type_hint: 'refresh_token' } })
-          .then((response) => oauth.processRevocationResponse(response))
-          .catch(() => undefined);
-      }
-      if (as.end_session_endpoint !== undefined) {
-        const url = new URL(as.end_session_endpoint);
-        url.searchParams.set('client_id', config.clientId);
-        url.searchParams.set('post_logout_redirect_uri', returnTo);
-        if (session.idToken !== undefined) url.searchParams.set('id_token_hint', session.idToken);
-        return url.toString();
-      }
-      // Auth0 tenants without RP-initiated logout discovery still sign out at /v2/logout.
-      if (isAuth0(issuer)) {
-        const url = new URL('/v2/logout', issuer);
-        url.searchParams.set('client_id', config.clientId);
-        url.searchParams.set('returnTo', returnTo);
-        return url.toString();
-      }
-      return null;
+      await revoke(session);
+      return providerSignOutUrl({ issuer: config.issuer, clientId: config.clientId, endSessionEndpoint: as.end_session_endpoint }, session, returnTo);
     },
   };
+}
+
+/**
+ * Where the person signs out at the provider: its discovered `end_session_endpoint` (kept in the
+ * session too, so sign-out still gets there when discovery fails at that moment), or Auth0's
+ * `/v2/logout`; null when the provider has neither.
+ */
+export function providerSignOutUrl(provider: { issuer: string; clientId: string; endSessionEndpoint: string | undefined }, session: OidcSession, returnTo: string): string | null {
+  const endSession = provider.endSessionEndpoint ?? session.endSessionEndpoint;
+  if (endSession !== undefined) {
+    const url = new URL(endSession);
+    url.searchParams.set('client_id', provider.clientId);
+    url.searchParams.set('post_logout_redirect_uri', returnTo);
+    if (session.idToken !== undefined) url.searchParams.set('id_token_hint', session.idToken);
+    return url.toString();
+  }
+  // Auth0 tenants without RP-initiated logout discovery still sign out at /v2/logout.
+  const issuer = new URL(provider.issuer);
+  if (isAuth0(issuer)) {
+    const url = new URL('/v2/logout', issuer);
+    url.searchParams.set('client_id', provider.clientId);
+    url.searchParams.set('returnTo', returnTo);
+    return url.toString();
+  }
+  return null;
 }
 
 /** Auth0 issues a JWT access token only for an API named by `audience`. */

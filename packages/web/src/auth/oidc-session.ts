@@ -15,6 +15,8 @@ export interface OidcSession {
   readonly refreshToken?: string;
   /** Kept for sign-out (`id_token_hint`). */
   readonly idToken?: string;
+  /** The provider's discovered `end_session_endpoint`, kept for a sign-out when discovery fails then. */
+  readonly endSessionEndpoint?: string;
 }
 
 /** The fields of a token endpoint answer this app reads. */
@@ -39,6 +41,7 @@ export function sessionFromAnswer(base: Pick<OidcSession, 'issuer' | 'clientId'>
   const lifetimeS = typeof answer.expires_in === 'number' && answer.expires_in > 0 ? answer.expires_in : (jwtLifetimeSeconds(answer.access_token) ?? FALLBACK_LIFETIME_S);
   const refreshToken = answer.refresh_token ?? base.refreshToken;
   const idToken = answer.id_token ?? base.idToken;
+  const endSessionEndpoint = base.endSessionEndpoint;
   return {
     issuer: base.issuer,
     clientId: base.clientId,
@@ -47,6 +50,7 @@ export function sessionFromAnswer(base: Pick<OidcSession, 'issuer' | 'clientId'>
     expiresAt: now + lifetimeS * 1000,
     ...(refreshToken !== undefined ? { refreshToken } : {}),
     ...(idToken !== undefined ? { idToken } : {}),
+    ...(endSessionEndpoint !== undefined ? { endSessionEndpoint } : {}),
   };
 }
 
@@ -76,7 +80,7 @@ export function parseSession(text: string | null): OidcSession | null {
   const strings = ['issuer', 'clientId', 'accessToken'] as const;
   if (!strings.every((k) => typeof v[k] === 'string' && v[k] !== '')) return null;
   if (typeof v['receivedAt'] !== 'number' || typeof v['expiresAt'] !== 'number') return null;
-  for (const k of ['refreshToken', 'idToken'] as const) if (v[k] !== undefined && typeof v[k] !== 'string') return null;
+  for (const k of ['refreshToken', 'idToken', 'endSessionEndpoint'] as const) if (v[k] !== undefined && typeof v[k] !== 'string') return null;
   return {
     issuer: v['issuer'] as string,
     clientId: v['clientId'] as string,
@@ -85,6 +89,7 @@ export function parseSession(text: string | null): OidcSession | null {
     expiresAt: v['expiresAt'],
     ...(typeof v['refreshToken'] === 'string' ? { refreshToken: v['refreshToken'] } : {}),
     ...(typeof v['idToken'] === 'string' ? { idToken: v['idToken'] } : {}),
+    ...(typeof v['endSessionEndpoint'] === 'string' && /^https?:\/\//.test(v['endSessionEndpoint']) ? { endSessionEndpoint: v['endSessionEndpoint'] } : {}),
   };
 }
 

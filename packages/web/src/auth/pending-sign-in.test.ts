@@ -30,5 +30,11 @@ describe('safeReturnPath', () => {
     ['javascript:alert(1)', '/'],
     ['/auth/callback', '/'],
     ['', '/'],
+    // Another origin only once normalised.
+    ['/.//evil.example/x', '/'],
+    ['/./\\/evil.example/x', '/'],
+    ['/a/..//evil.example/x', '/'],
+    ['/%2e//evil.example/x', '/'],
+    ['/x/../threads/t', '/threads/t'],
   ])('%j -> %j', (path, expected) => expect(safeReturnPath(path)).toBe(expected));
 });

@@ -56,5 +56,9 @@ export function safeReturnPath(path: string): string {
     return '/';
   }
   if (parsed.origin !== 'http://app.invalid' || parsed.pathname === CALLBACK_PATH) return '/';
-  return `${parsed.pathname}${parsed.search}`;
+  // Checked again once normalised: `/.//evil.example/x` becomes `//evil.example/x`, which the
+  // browser reads as another origin.
+  const result = `${parsed.pathname}${parsed.search}`;
+  if (result.startsWith('//') || result.startsWith('/\\')) return '/';
+  return result;
 }

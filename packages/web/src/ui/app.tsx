@@ -39,6 +39,9 @@ const auth = new AuthController({
 auth.boot();
 
 const REVOKED_HERE = 'You revoked the token this browser was signed in with, so it is signed out.';
+export const CANNOT_CHECK = "Can't check sign-ins right now: the server cannot reach the identity provider. You are still signed in; trying again…";
+/** Between tries to check the sign-in while the server cannot reach the identity provider. */
+const CHECK_RETRY_MS = [2_000, 5_000, 10_000, 30_000, 60_000];
 
 function useAuth(): AuthState {
   const [state, setState] = useState<AuthState>(auth.state);
@@ -62,6 +65,8 @@ export function App() {
   const oidc = useOidcAvailability();
   const [me, setMe] = useState<Principal | null>(null);
   const [error, setError] = useState<string | null>(null);
+  /** Set while the server cannot check the sign-in (its identity provider is unreachable): not a sign-out. */
+  const [checkTrouble, setCheckTrouble] = useState<string | null>(null);
   const [live, setLive] = useState<LiveState>('idle');
   const [pendingInvite, setPendingInvite] = useState<string | null>(() => storage.pendingInvite());
   // One client per sign-in: a renewed access token goes on in the same client (and socket).
@@ -75,30 +80,50 @@ export function App() {
 
   useEffect(() => {
     if (state.kind === 'finishing') void auth.finishOidcSignIn();
+    // Every change of sign-in starts clean: no revocation of "this browser" pending from the last
+    // one, and the invite as storage has it now (an ended sign-in forgot it).
+    revokingOwn.current = false;
+    setPendingInvite(storage.pendingInvite());
   }, [state]);
 
   useEffect(() => {
     setMe(null);
     setError(null);
+    setCheckTrouble(null);
     if (client === null) return;
     let cancelled = false;
-    client.whoami().then(
-      (principal) => {
-        if (!cancelled) setMe(principal);
-      },
-      (err: unknown) => {
-        if (cancelled) return;
-        if (err instanceof BubbleApiError && err.code === 'unauthorized') {
-          auth.end(
-            state.kind === 'oidc'
-              ? `The server did not accept your sign-in: ${err.message}`
-              : 'That token was not accepted. It may have been revoked.',
-          );
-        } else setError(`Cannot reach the server: ${String((err as Error).message ?? err)}`);
-      },
-    );
+    let failures = 0;
+    let retry: ReturnType<typeof setTimeout> | undefined;
+    const ask = () =>
+      client.whoami().then(
+        (principal) => {
+          if (cancelled) return;
+          setCheckTrouble(null);
+          setMe(principal);
+        },
+        (err: unknown) => {
+          if (cancelled) return;
+          if (err instanceof BubbleApiError && err.isAuthUnavailable) {
+            // The server could not ask the identity provider (or there is no fresh token for now):
+            // the sign-in stays, and is checked again with backoff.
+            setCheckTrouble(CANNOT_CHECK);
+            retry = setTimeout(ask, CHECK_RETRY_MS[Math.min(failures, CHECK_RETRY_MS.length - 1)]!);
+            failures += 1;
+            return;
+          }
+          if (err instanceof BubbleApiError && err.code === 'unauthorized') {
+            auth.end(
+              state.kind === 'oidc'
+                ? `The server did not accept your sign-in: ${err.message}`
+                : 'That token was not accepted. It may have been revoked.',
+            );
+          } else setError(`Cannot reach the server: ${String((err as Error).message ?? err)}`);
+        },
+      );
+    ask();
     return () => {
       cancelled = true;
+      clearTimeout(retry);
       client.close();
     };
   }, [client]);
@@ -108,7 +133,8 @@ export function App() {
   useEffect(() => {
     if (live !== 'failed' || client === null) return;
     client.whoami().catch((err: unknown) => {
-      if (err instanceof BubbleApiError && err.code === 'unauthorized') auth.end(revokingOwn.current ? REVOKED_HERE : 'This browser was signed out: its sign-in was revoked or has ended.');
+      if (err instanceof BubbleApiError && err.isAuthUnavailable) setCheckTrouble(CANNOT_CHECK);
+      else if (err instanceof BubbleApiError && err.code === 'unauthorized') auth.end(revokingOwn.current ? REVOKED_HERE : 'This browser was signed out: its sign-in was revoked or has ended.');
     });
   }, [live, client]);
 
@@ -118,6 +144,9 @@ export function App() {
         <p role="status">Finishing sign-in…</p>
       </main>
     );
+  }
+  if (state.kind === 'confirm-switch') {
+    return <ConfirmSwitch current={state.current} onSwitch={() => void auth.switchToLinkToken()} onKeep={() => auth.keepCurrentSignIn()} />;
   }
   if (client === null || state.kind === 'signed-out') {
     return (
@@ -133,7 +162,7 @@ export function App() {
   if (me === null) {
     return (
       <main class="center">
-        <p role="status">{error ?? 'Signing in…'}</p>
+        <p role="status">{checkTrouble ?? error ?? 'Signing in…'}</p>
       </main>
     );
   }
@@ -181,6 +210,13 @@ export function App() {
                 storage.setPendingInvite(null);
                 setPendingInvite(null);
               }}
+              onLeave={() => {
+                // Leaving a link that could not be used (even for a passing reason) forgets it:
+                // otherwise every load would bring the invite page back.
+                storage.setPendingInvite(null);
+                setPendingInvite(null);
+                navigate('/');
+              }}
             />
           ) : route.page === 'thread' ? (
             <ThreadView key={route.threadId} client={client} me={me} threadId={route.threadId} />
@@ -208,6 +244,30 @@ export function App() {
         </main>
       </div>
     </div>
+  );
+}
+
+/** A sign-in link opened in a tab that is already signed in: nothing changes until the person chooses. */
+function ConfirmSwitch(props: { current: 'local' | 'oidc'; onSwitch: () => void; onKeep: () => void }) {
+  return (
+    <main class="center">
+      <section class="sign-in confirm-switch" aria-labelledby="switch-title">
+        <h1 id="switch-title">Switch who this tab is signed in as?</h1>
+        <p class="notice-box" role="alert">
+          The link you opened signs in with another token. This tab is already signed in
+          {props.current === 'oidc' ? ' with your identity provider' : ' with a token'}. Only switch if you made this link yourself: someone else&apos;s link would sign you in as
+          them, and what you write would be theirs.
+        </p>
+        <p>
+          <button type="button" class="primary" onClick={props.onKeep}>
+            Stay signed in as before
+          </button>{' '}
+          <button type="button" onClick={props.onSwitch}>
+            Sign in with the link
+          </button>
+        </p>
+      </section>
+    </main>
   );
 }
 

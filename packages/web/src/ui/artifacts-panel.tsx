@@ -2,9 +2,11 @@ import type { Artifact, ArtifactSummary } from '@bubble/protocol';
 import { useEffect, useState } from 'preact/hooks';
 import type { BubbleClient } from '../api';
 import { renderMarkdown } from '../markdown';
+import type { PrincipalLabel } from '../model/who-is-who';
+import { PrincipalName } from './principal-name';
 
 /** The thread's artifacts, reloaded on every `artifact_updated`, each readable at any version. */
-export function ArtifactsPanel(props: { client: BubbleClient; threadId: string; version: number }) {
+export function ArtifactsPanel(props: { client: BubbleClient; threadId: string; version: number; labelOf: (principalId: string) => PrincipalLabel }) {
   const { client, threadId } = props;
   const [list, setList] = useState<ArtifactSummary[] | null>(null);
   const [open, setOpen] = useState<{ name: string; version: number } | null>(null);
@@ -37,7 +39,7 @@ export function ArtifactsPanel(props: { client: BubbleClient; threadId: string; 
                 {a.name}
               </button>{' '}
               <span class="meta">
-                v{a.version} · {a.updatedBy}
+                v{a.version} · <PrincipalName label={props.labelOf(a.updatedBy)} />
               </span>
             </li>
           ))}

@@ -2,6 +2,8 @@ import type { InviteInfo, Role } from '@bubble/protocol';
 import { inviteLink } from '@bubble/sdk/client';
 import { useEffect, useState } from 'preact/hooks';
 import type { BubbleClient } from '../api';
+import type { PrincipalLabel } from '../model/who-is-who';
+import { PrincipalName } from './principal-name';
 import { durationText, relativeTime } from '../model/relative-time';
 
 const EXPIRIES: readonly [number, string][] = [
@@ -22,7 +24,7 @@ export function isOpen(invite: InviteInfo, now: number): boolean {
  * opens it signs in and joins, with no id to know and no token to pass by hand), and the open
  * invites can be revoked.
  */
-export function InvitesSection(props: { client: BubbleClient; threadId: string; nameOf: (principalId: string) => string }) {
+export function InvitesSection(props: { client: BubbleClient; threadId: string; labelOf: (principalId: string) => PrincipalLabel }) {
   const { client, threadId } = props;
   const [invites, setInvites] = useState<InviteInfo[] | null>(null);
   const [link, setLink] = useState<string | null>(null);
@@ -116,7 +118,10 @@ export function InvitesSection(props: { client: BubbleClient; threadId: string; 
             <li key={invite.inviteId} data-invite-id={invite.inviteId}>
               <span>
                 {invite.role} · {invite.uses}/{invite.maxUses} used · ends {relativeTime(invite.expiresAt, now)}
-                <span class="meta"> · by {props.nameOf(invite.createdBy)}</span>
+                <span class="meta">
+                  {' '}
+                  · by <PrincipalName label={props.labelOf(invite.createdBy)} />
+                </span>
               </span>
               <button type="button" class="danger" onClick={() => void revoke(invite)} aria-label={`Revoke invite ${invite.inviteId}`}>
                 Revoke

@@ -9,7 +9,7 @@ type Joining = { state: 'joining' } | { state: 'failed'; message: string; retry:
  * Joins the thread of the invite link this tab opened (kept in storage across the sign-in),
  * then lands in it. The invite is used once: it is forgotten whatever the answer.
  */
-export function JoinInvite(props: { client: BubbleClient; me: Principal; token: string | null; onDone: () => void }) {
+export function JoinInvite(props: { client: BubbleClient; me: Principal; token: string | null; onDone: () => void; onLeave: () => void }) {
   const { client, token } = props;
   const [joining, setJoining] = useState<Joining>(token === null ? { state: 'none' } : { state: 'joining' });
   const [attempt, setAttempt] = useState(0);
@@ -59,7 +59,7 @@ export function JoinInvite(props: { client: BubbleClient; me: Principal; token: 
               href="/"
               onClick={(e) => {
                 e.preventDefault();
-                navigate('/');
+                props.onLeave();
               }}
             >
               Go to your threads

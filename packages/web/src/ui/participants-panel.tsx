@@ -69,7 +69,7 @@ export function ParticipantsPanel(props: {
           );
         })}
       </ul>
-      {amOwner && <InvitesSection client={client} threadId={threadId} nameOf={(id) => labelOf(labels, id).text} />}
+      {amOwner && <InvitesSection client={client} threadId={threadId} labelOf={(id) => labelOf(labels, id)} />}
       <label for="invite-search" class="section-label">
         Invite a person or bot
       </label>

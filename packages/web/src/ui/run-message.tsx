@@ -56,7 +56,11 @@ export function RunMessage(props: { run: RunView; mine: boolean; actions: RunAct
             </button>
           )}
         </header>
-        {run.interruptRequestedBy !== undefined && <p class="meta">{actions.nameOf(run.interruptRequestedBy)} asked to stop this run.</p>}
+        {run.interruptRequestedBy !== undefined && (
+          <p class="meta">
+            <PrincipalName label={actions.labelOf(run.interruptRequestedBy)} /> asked to stop this run.
+          </p>
+        )}
         <div class="parts">
           {run.message.parts.map((part, i) => {
             if (part.type === 'text') return <div key={i} class="markdown" dangerouslySetInnerHTML={{ __html: renderMarkdown(part.text) }} />;
@@ -225,17 +229,17 @@ function ApprovalControls(props: { toolCallId: string; toolName: string; approva
   if (approval) {
     return (
       <p class={`approval approval-${approval.decision}`} role="status">
-        {approval.decision === 'allow' ? 'Approved' : 'Denied'} by {actions.nameOf(approval.by)}
+        {approval.decision === 'allow' ? 'Approved' : 'Denied'} by <PrincipalName label={actions.labelOf(approval.by)} />
         {approval.reason ? `: ${approval.reason}` : ''}
       </p>
     );
   }
   if (request === undefined) return null;
   if (!actions.canApprove(request)) {
-    const names = request.approvers.map((id) => actions.nameOf(id));
+    const names = request.approvers.map((id) => <PrincipalName key={id} label={actions.labelOf(id)} />);
     return (
       <p class="meta waiting-for">
-        Waiting for {names.length === 0 ? 'an approver' : names.length === 1 ? names[0] : `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`} to approve or deny.
+        Waiting for {names.length === 0 ? 'an approver' : names.map((name, i) => [i === 0 ? '' : i === names.length - 1 ? ' or ' : ', ', name])} to approve or deny.
       </p>
     );
   }

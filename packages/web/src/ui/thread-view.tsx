@@ -164,7 +164,7 @@ export function ThreadView(props: { client: BubbleClient; me: Principal; threadI
           )}
         </div>
         {panel === 'people' && <ParticipantsPanel client={client} me={me} threadId={threadId} grants={grants} labels={labels} onChanged={() => client.listParticipants(threadId).then(setGrants, () => undefined)} />}
-        {panel === 'artifacts' && <ArtifactsPanel client={client} threadId={threadId} version={model.artifactsVersion} />}
+        {panel === 'artifacts' && <ArtifactsPanel client={client} threadId={threadId} version={model.artifactsVersion} labelOf={(id) => labelOf(labels, id)} />}
       </div>
       {myGrant ? (
         <Composer client={client} threadId={threadId} onError={setError} />
