@@ -72,7 +72,12 @@ describe('bubble-server principal list, mint-token, revoke-tokens', () => {
 
     const started = Date.now();
     const revoked = await cli('principal', 'revoke-tokens', 'alice');
-    expect(revoked).toEqual({ principalId: 'alice', revokedTokenIds: expect.arrayContaining([alice.token.tokenId, second.token.tokenId]) });
+    expect(revoked).toEqual({
+      principalId: 'alice',
+      revokedTokenIds: expect.arrayContaining([alice.token.tokenId, second.token.tokenId]),
+      // alice never signed in with an identity provider: no JWT maps to her.
+      jwtsIssuedBefore: null,
+    });
     expect(revoked.revokedTokenIds).toHaveLength(2);
     for (const { socket } of sockets) expect((await socket.closed).code).toBe(4003);
     // The server reads the revocation log every second.
@@ -81,7 +86,7 @@ describe('bubble-server principal list, mint-token, revoke-tokens', () => {
     expect((await httpCall(url, 'GET', '/v1/auth/whoami', { token: second.token.token })).status).toBe(401);
     expect(await bystander.socket.roundTrip()).toEqual([]);
     bystander.socket.close();
-    expect(await cli('principal', 'revoke-tokens', 'alice')).toEqual({ principalId: 'alice', revokedTokenIds: [] });
+    expect(await cli('principal', 'revoke-tokens', 'alice')).toEqual({ principalId: 'alice', revokedTokenIds: [], jwtsIssuedBefore: null });
     const unknown = await runCli(['principal', 'revoke-tokens', 'nobody', '--data', dataDir]).catch((e) => e);
     expect(unknown.code).toBe(1);
   });
@@ -102,6 +107,46 @@ describe('bubble-server serve with an identity provider', () => {
     const jwt = (await idp.login('zoe')).accessToken;
     expect((await httpCall(url, 'GET', '/v1/auth/whoami', { token: jwt })).body.principal).toMatchObject({ principalId: 'zoe', displayName: 'Zoe' });
     expect((await cli('principal', 'list')).map((p: { principalId: string }) => p.principalId)).toEqual(['zoe']);
+  });
+
+  it("revoke-tokens ends a person's JWTs too: the server refuses them and closes their sockets with 4003; a new sign-in works", async () => {
+    const url = await serve('--oidc-issuer', idp.issuer, '--oidc-audience', idp.audience, '--oidc-client-id', idp.clientId).listening;
+    const wsUrl = `${url.replace('http', 'ws')}/v1/ws`;
+    const jwt = (await idp.login('zoe')).accessToken;
+    const whoami = (token: string) => httpCall(url, 'GET', '/v1/auth/whoami', { token });
+    // The JWT is in the server's cache of good credentials, and a socket is open with it.
+    expect((await whoami(jwt)).status).toBe(200);
+    const { socket } = await TestSocket.authenticated(wsUrl, jwt);
+    // A local token of the same person (minted for the CLI) is revoked with the rest.
+    const local = await httpCall(url, 'POST', '/v1/auth/tokens', { token: jwt });
+    const localSocket = await TestSocket.authenticated(wsUrl, local.body.token.token);
+    await cli('principal', 'create-human', 'bob');
+    const bob = await cli('principal', 'mint-token', 'bob');
+    const bystander = await TestSocket.authenticated(wsUrl, bob.token.token);
+
+    const started = Date.now();
+    const revoked = await cli('principal', 'revoke-tokens', 'zoe');
+    const closed = await Promise.race([socket.closed, new Promise((resolve) => setTimeout(() => resolve('still open after 5 s'), 5_000))]);
+    expect(closed).toEqual({ code: 4003, reason: 'credential revoked' });
+    expect((await localSocket.socket.closed).code).toBe(4003);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    const refused = await whoami(jwt);
+    expect(refused.status).toBe(401);
+    expect(refused.body.error.message).toContain('revoked');
+    expect(revoked).toEqual({ principalId: 'zoe', revokedTokenIds: [local.body.token.tokenId], jwtsIssuedBefore: expect.any(String) });
+    // Nobody else is touched.
+    expect(await bystander.socket.roundTrip()).toEqual([]);
+    bystander.socket.close();
+
+    // Signing in again (a token issued after the revocation: iat counts whole seconds) works, over HTTP and WebSocket.
+    const cutoff = Date.parse(revoked.jwtsIssuedBefore);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.ceil(cutoff / 1000) * 1000 - Date.now() + 50)));
+    const fresh = (await idp.login('zoe')).accessToken;
+    expect((await whoami(fresh)).body.principal).toMatchObject({ principalId: 'zoe' });
+    const again = await TestSocket.authenticated(wsUrl, fresh);
+    expect(await again.socket.roundTrip()).toEqual([]);
+    again.socket.close();
+    expect((await whoami(jwt)).status).toBe(401);
   });
 
   it('reads a --config file, a flag winning over it', async () => {

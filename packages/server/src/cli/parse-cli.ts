@@ -18,8 +18,10 @@ export const USAGE = `usage:
   principal create-human  creates a person and prints {"principal", "token"} with its bubble_user_ token, once
   principal list          prints every principal as one JSON array, ordered by id
   principal mint-token    prints {"principal", "token"} with a new token of that principal (human or bot), once
-  principal revoke-tokens revokes every token of that principal and prints {"principalId", "revokedTokenIds"};
-                          a running server on the same data closes their sockets (4003) within about a second
+  principal revoke-tokens revokes every token of that principal, and every JWT of a person who signs in with
+                          the identity provider issued before now; prints {"principalId", "revokedTokenIds",
+                          "jwtsIssuedBefore"}; a running server on the same data closes their sockets (4003)
+                          within about a second
 
   --data DIR         folder of the SQLite database (created if missing; default ./data)
   --database URL     postgres://… (not built yet: use --data)

@@ -22,8 +22,15 @@ export async function mintPrincipalToken(store: BubbleStore, principalId: string
   return { principal, token: { tokenId: record.tokenId, token: secret, createdAt: record.createdAt } };
 }
 
-/** `principal revoke-tokens <id>`: every live token of the principal, at once. */
-export async function revokePrincipalTokens(store: BubbleStore, principalId: string): Promise<{ principalId: string; revokedTokenIds: string[] }> {
+/**
+ * `principal revoke-tokens <id>`: every live token of the principal, and, for a person who signs
+ * in with the identity provider, every JWT issued before now (`jwtsIssuedBefore`; null for a
+ * principal no JWT maps to), at once. A new sign-in after it works.
+ */
+export async function revokePrincipalTokens(
+  store: BubbleStore,
+  principalId: string,
+): Promise<{ principalId: string; revokedTokenIds: string[]; jwtsIssuedBefore: string | null }> {
   if ((await store.getPrincipal(principalId)) === null) throw notFound(`principal ${principalId} not found`);
-  return { principalId, revokedTokenIds: await store.revokeTokens(principalId) };
+  return { principalId, ...(await store.revokeAllCredentials(principalId)) };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { OidcOptions } from '../oidc/oidc-options.js';
+import { isHttpOnLoopback, type OidcOptions } from '../oidc/oidc-options.js';
 import type { ServeCommand } from './parse-cli.js';
 
 /**
@@ -17,8 +17,6 @@ const ConfigFileSchema = z.strictObject({
 });
 
 export type ServeConfig = { ok: true; oidc: OidcOptions | undefined } | { ok: false; errors: string[] };
-
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 /**
  * The identity provider from `serve`'s flags and its config file's text (read by `main.ts`),
@@ -70,6 +68,6 @@ function issuerProblem(issuer: string): string | null {
   }
   if (url.search !== '' || url.hash !== '') return '--oidc-issuer must have no query or fragment';
   if (url.protocol === 'https:') return null;
-  if (url.protocol === 'http:' && LOOPBACK.has(url.hostname)) return null;
+  if (isHttpOnLoopback(url)) return null;
   return '--oidc-issuer must use https (http only on a loopback address such as 127.0.0.1)';
 }

@@ -11,14 +11,25 @@ describe('decideInviteAcceptance', () => {
     ['expired now', { expiresAt: NOW }, null, 'refuse'],
     ['creator no longer an owner', { creatorIsOwner: false }, null, 'refuse'],
     ['used up, a newcomer', { uses: 1 }, null, 'refuse'],
-    ['used up, someone already in', { uses: 1 }, 'member', 'already_joined'],
+    // protocol.md: an expired, used-up or revoked invite is 404, whoever opens it.
+    ['used up, someone already in', { uses: 1 }, 'member', 'refuse'],
+    ['used up, an owner', { uses: 1 }, 'owner', 'refuse'],
     ['revoked, someone already in', { revokedAt: NOW }, 'member', 'refuse'],
+    ['expired, someone already in', { expiresAt: NOW }, 'member', 'refuse'],
+    ['creator no longer an owner, someone already in', { creatorIsOwner: false }, 'member', 'refuse'],
+    ['alive with uses left, someone already in', { maxUses: 2, uses: 1 }, 'member', 'already_joined'],
     ['an owner invite, a member', { role: 'owner' }, 'member', 'grant:owner'],
     ['a member invite, an owner', {}, 'owner', 'already_joined'],
-    ['an owner invite, an owner', { role: 'owner', uses: 1 }, 'owner', 'already_joined'],
+    ['an owner invite, an owner', { role: 'owner', maxUses: 2, uses: 1 }, 'owner', 'already_joined'],
   ])('%s', (_name, over, existing, expected) => {
     const decision = decideInviteAcceptance({ ...base, ...over }, existing, NOW);
     expect(decision.kind === 'grant' ? `grant:${decision.role}` : decision.kind).toBe(expected);
+  });
+
+  it('says why a dead invite is refused, the same to someone already in as to a newcomer', () => {
+    for (const existing of [null, 'member', 'owner'] as const) {
+      expect(decideInviteAcceptance({ ...base, uses: 1 }, existing, NOW)).toEqual({ kind: 'refuse', message: 'this invite was used 1 time, its limit' });
+    }
   });
 
   it('is open only while it can let someone new in', () => {

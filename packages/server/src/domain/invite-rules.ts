@@ -20,17 +20,18 @@ export type InviteDecision =
 
 /**
  * Whether an invite lets `existingRole` (the caller's live role on the thread, or null) in now.
- * Dead links answer the same way to everyone: revoked, expired, or no longer backed by an owner.
- * Someone already in the thread reopening the link (a reload, a second click) is told they are in,
- * without spending a use, even when that use was the last one; a used-up link refuses everyone
- * else. Acceptance never lowers a role: an owner accepting a member invite stays owner.
+ * Dead links answer the same way to everyone, whoever asks (protocol.md: an expired, used-up or
+ * revoked invite is 404): revoked, expired, used up, or no longer backed by an owner. While the
+ * link is alive, someone already in the thread reopening it (a reload, a second click) is told
+ * they are in without spending a use. Acceptance never lowers a role: an owner accepting a member
+ * invite stays owner.
  */
 export function decideInviteAcceptance(invite: InviteState, existingRole: Role | null, nowIso: string): InviteDecision {
   if (invite.revokedAt !== null) return { kind: 'refuse', message: 'this invite was revoked' };
   if (invite.expiresAt <= nowIso) return { kind: 'refuse', message: `this invite expired at ${invite.expiresAt}` };
+  if (invite.uses >= invite.maxUses) return { kind: 'refuse', message: `this invite was used ${invite.uses} time${invite.uses === 1 ? '' : 's'}, its limit` };
   if (!invite.creatorIsOwner) return { kind: 'refuse', message: 'this invite no longer works: whoever created it is no longer an owner of the thread' };
   if (existingRole === 'owner' || existingRole === invite.role) return { kind: 'already_joined' };
-  if (invite.uses >= invite.maxUses) return { kind: 'refuse', message: `this invite was used ${invite.uses} time${invite.uses === 1 ? '' : 's'}, its limit` };
   return { kind: 'grant', role: invite.role };
 }
 

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { displayNameFromClaims, fitPrincipalId, MAX_ID_CANDIDATES, principalIdBase, principalIdCandidates } from './oidc-principal-id.js';
+import { PRINCIPAL_ID_PATTERN } from '@bubble/protocol';
+import {
+  displayNameFromClaims,
+  fitPrincipalId,
+  LAST_NUMBERED_CANDIDATE,
+  principalIdBase,
+  principalIdCandidates,
+  RANDOM_CANDIDATES,
+  RANDOM_SUFFIX_DIGITS,
+} from './oidc-principal-id.js';
 
 describe('fitPrincipalId', () => {
   it.each([
@@ -40,15 +49,31 @@ describe('principalIdBase', () => {
 });
 
 describe('principalIdCandidates', () => {
-  it('offers the base, then base-2, base-3 …, within 64 characters, never system', () => {
-    expect([...principalIdCandidates('alice')].slice(0, 3)).toEqual(['alice', 'alice-2', 'alice-3']);
-    const long = [...principalIdCandidates('a'.repeat(64))];
+  it('offers the base, then base-2 … base-9, then random ones, within 64 characters, never system', () => {
+    const digits = () => '000000000042';
+    expect(principalIdCandidates('alice', digits)).toEqual([
+      'alice',
+      ...Array.from({ length: LAST_NUMBERED_CANDIDATE - 1 }, (_, i) => `alice-${i + 2}`),
+      ...Array.from({ length: RANDOM_CANDIDATES }, () => 'alice-000000000042'),
+    ]);
+    const long = principalIdCandidates('a'.repeat(64), digits);
     expect(long[0]).toBe('a'.repeat(64));
     expect(long[1]).toBe(`${'a'.repeat(62)}-2`);
-    expect(long.at(-1)).toBe(`${'a'.repeat(59)}-${MAX_ID_CANDIDATES}`);
-    expect(long.every((id) => id.length <= 64)).toBe(true);
-    expect([...principalIdCandidates('system')][0]).toBe('system-2');
-    expect([...principalIdCandidates(`${'a'.repeat(61)}.bb`)][1]).toBe(`${'a'.repeat(61)}-2`);
+    expect(long.at(-1)).toBe(`${'a'.repeat(51)}-000000000042`);
+    expect(long.every((id) => id.length <= 64 && PRINCIPAL_ID_PATTERN.test(id))).toBe(true);
+    expect(principalIdCandidates('system', digits)[0]).toBe('system-2');
+    expect(principalIdCandidates('system', digits)).not.toContain('system');
+    expect(principalIdCandidates(`${'a'.repeat(61)}.bb`, digits)[1]).toBe(`${'a'.repeat(61)}-2`);
+  });
+
+  it('is a list (walked again when a group commit reruns) whose random ids differ, so squatting the numbered ones locks nobody out', () => {
+    const candidates = principalIdCandidates('alice');
+    expect(Array.isArray(candidates)).toBe(true);
+    expect(candidates).toHaveLength(LAST_NUMBERED_CANDIDATE + RANDOM_CANDIDATES);
+    const random = candidates.slice(LAST_NUMBERED_CANDIDATE);
+    expect(random.every((id) => new RegExp(`^alice-\\d{${RANDOM_SUFFIX_DIGITS}}$`).test(id))).toBe(true);
+    expect(new Set(random).size).toBe(RANDOM_CANDIDATES);
+    expect(new Set([...random, ...principalIdCandidates('alice').slice(LAST_NUMBERED_CANDIDATE)]).size).toBe(2 * RANDOM_CANDIDATES);
   });
 });
 

@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import { PRINCIPAL_ID_PATTERN, SYSTEM_PRINCIPAL_ID } from '@bubble/protocol';
 
 /** The claims of an identity provider's token that name a person. */
@@ -10,8 +11,12 @@ export interface IdentityClaims {
 }
 
 const MAX_ID_LENGTH = 64;
-/** How many ids `principalIdCandidates` offers before giving up (`alice`, `alice-2` … `alice-1000`). */
-export const MAX_ID_CANDIDATES = 1000;
+/** The last numbered id `principalIdCandidates` offers (`alice`, `alice-2` … `alice-9`) before random ones. */
+export const LAST_NUMBERED_CANDIDATE = 9;
+/** How many random ids follow the numbered ones (each `base-` and RANDOM_SUFFIX_DIGITS random digits). */
+export const RANDOM_CANDIDATES = 4;
+/** 10^12 ids per base: far more than anyone could create as bots to squat them all. */
+export const RANDOM_SUFFIX_DIGITS = 12;
 const MAX_DISPLAY_NAME_LENGTH = 200;
 
 /**
@@ -55,15 +60,24 @@ export function principalIdBase(claims: IdentityClaims): string {
 
 /**
  * The ids to try, in order, for a new principal whose base is `base`: the base itself, then
- * `base-2`, `base-3`, … (the base shortened to keep within 64 characters). `system` is never
- * offered.
+ * `base-2` … `base-9`, then a few `base-<12 random digits>` (the base shortened to keep within
+ * 64 characters). `system` is never offered. The numbered ones are few on purpose: anyone may
+ * create bots, so anyone can take `alice` … `alice-9` before Alice first signs in; the random
+ * ones cannot all be taken (10^12 per base), so a first sign-in always finds a free id. A list,
+ * not a generator: the store's write job that walks it may run twice (group commit).
  */
-export function* principalIdCandidates(base: string): Generator<string> {
-  if (base !== SYSTEM_PRINCIPAL_ID) yield base;
-  for (let n = 2; n <= MAX_ID_CANDIDATES; n += 1) {
-    const suffix = `-${n}`;
-    yield `${trimEnd(base.slice(0, MAX_ID_LENGTH - suffix.length))}${suffix}`;
-  }
+export function principalIdCandidates(base: string, randomDigits: () => string = randomSuffixDigits): string[] {
+  const suffixed = (suffix: string) => `${trimEnd(base.slice(0, MAX_ID_LENGTH - suffix.length))}${suffix}`;
+  const candidates = base === SYSTEM_PRINCIPAL_ID ? [] : [base];
+  for (let n = 2; n <= LAST_NUMBERED_CANDIDATE; n += 1) candidates.push(suffixed(`-${n}`));
+  for (let i = 0; i < RANDOM_CANDIDATES; i += 1) candidates.push(suffixed(`-${randomDigits()}`));
+  return candidates;
+}
+
+function randomSuffixDigits(): string {
+  let digits = '';
+  while (digits.length < RANDOM_SUFFIX_DIGITS) digits += String(randomInt(0, 1_000_000)).padStart(6, '0');
+  return digits.slice(0, RANDOM_SUFFIX_DIGITS);
 }
 
 /** The displayName a token's `name` claim gives (whitespace collapsed, at most 200 characters), or null without one. */

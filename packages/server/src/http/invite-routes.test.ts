@@ -65,7 +65,7 @@ describe('invites', () => {
   });
 
   it('brings in a person signed in with the identity provider: participant_added by the inviter, once', async () => {
-    const inv = (await w.as['alice']!.post(`/v1/threads/${threadId}/invites`)).body.invite;
+    const inv = (await w.as['alice']!.post(`/v1/threads/${threadId}/invites`, { maxUses: 2 })).body.invite;
     const zoe = await signedIn('zoe');
     expect(code(await zoe.get(`/v1/threads/${threadId}`))).toBe('forbidden');
     const grants = await TestSocket.authenticated(w.server.wsUrl, (await idp.login('zoe')).accessToken);
@@ -82,16 +82,23 @@ describe('invites', () => {
     expect(await grants.socket.next((f) => f.type === 'grant')).toMatchObject({ change: 'added', grant: { threadId, principalId: 'zoe' } });
     grants.socket.close();
 
-    // Opening the link again (a reload) answers the same grant and spends nothing.
+    // Opening the link again (a reload) while it has uses left answers the same grant and spends nothing.
     const again = await zoe.post('/v1/invites/accept', { token: inv.token });
     expect(again.status).toBe(200);
     expect(again.body.grant).toEqual(accepted.body.grant);
     expect((await zoe.get(`/v1/threads/${threadId}`)).body.thread.headSeq).toBe(3);
-    // One use, its limit: gone from the owners' list and refused to anyone else.
+    expect((await w.as['alice']!.get(`/v1/threads/${threadId}/invites`)).body.invites).toMatchObject([{ uses: 1, maxUses: 2 }]);
+    expect((await (await signedIn('yan')).post('/v1/invites/accept', { token: inv.token })).status).toBe(200);
+    // Two uses, its limit: gone from the owners' list, and 404 for everyone (protocol.md), zoe and yan included.
     expect((await w.as['alice']!.get(`/v1/threads/${threadId}/invites`)).body.invites).toEqual([]);
-    const late = await (await signedIn('yan')).post('/v1/invites/accept', { token: inv.token });
-    expect(late.status).toBe(404);
-    expect(late.body.error.message).toContain('used');
+    for (const who of [zoe, await signedIn('yan'), w.as['carol']!]) {
+      const late = await who.post('/v1/invites/accept', { token: inv.token });
+      expect(late.status).toBe(404);
+      expect(late.body.error.message).toContain('used 2 times');
+    }
+    // They stay in: a refused link takes nothing away.
+    const participants = (await zoe.get(`/v1/threads/${threadId}/participants`)).body.grants.map((g: { principalId: string }) => g.principalId);
+    expect(participants).toEqual(expect.arrayContaining(['zoe', 'yan']));
     // The people now see each other.
     expect((await w.as['alice']!.get('/v1/principals/zoe')).body.principal).toMatchObject({ principalId: 'zoe', displayName: 'Zoe Adams' });
   });

@@ -1,7 +1,10 @@
+import { createPublicKey, randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SignJWT, type JWK } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
+import { BubbleError } from '../errors/bubble-error.js';
 import { createBubbleServer } from '../create-bubble-server.js';
 import type { OidcOptions } from '../oidc/oidc-options.js';
 import { client, healthzMs } from '../testing/test-client.js';
@@ -86,6 +89,41 @@ describe('signing in with an identity provider', () => {
     expect(await idOf('u-2')).toMatchObject({ principalId: 'alice-3' });
   });
 
+  it('creates the person on a first sign-in that shares a group commit with a write that fails', async () => {
+    await start();
+    const store = server.server.store;
+    const resolve = store.resolveOidcSubject;
+    const failures: unknown[] = [];
+    // Queued right after the sign-in's write, in the same tick: an invite nobody minted, refused (404) in the same
+    // group, after the sign-in's job ran once; so the group runs its jobs a second time, each in its own savepoint.
+    store.resolveOidcSubject = (input) => {
+      const resolved = resolve(input);
+      void store.acceptInvite({ hash: randomBytes(32), principalId: 'nobody' }).catch((error: unknown) => failures.push(error));
+      return resolved;
+    };
+    const res = await as((await idp.login('alice')).accessToken).get('/v1/auth/whoami');
+    expect({ status: res.status, body: res.body }).toMatchObject({ status: 200, body: { principal: { principalId: 'alice', displayName: 'Alice Liddell' } } });
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toBeInstanceOf(BubbleError);
+    expect((failures[0] as BubbleError).code).toBe('not_found');
+  });
+
+  it('signs a person in even when others took every numbered id of theirs first (bots alice … alice-9)', async () => {
+    await start();
+    const mallory = await server.createHuman('mallory', 'Mallory');
+    const squatted = ['alice', ...Array.from({ length: 8 }, (_, i) => `alice-${i + 2}`)];
+    for (const principalId of squatted) {
+      expect((await as(mallory.token.token).post('/v1/principals', { principalId, kind: 'bot' })).status).toBe(201);
+    }
+    const first = await as((await idp.login('alice')).accessToken).get('/v1/auth/whoami');
+    expect(first.status).toBe(200);
+    expect(first.body.principal).toMatchObject({ kind: 'human', displayName: 'Alice Liddell' });
+    expect(first.body.principal.principalId).toMatch(/^alice-\d{12}$/);
+    // Once mapped, the subject keeps that id.
+    const again = await as((await idp.login('alice')).accessToken).get('/v1/auth/whoami');
+    expect(again.body.principal.principalId).toBe(first.body.principal.principalId);
+  });
+
   it("follows the name claim when it changes, and keeps the person's own rename until then", async () => {
     await start();
     const token = (await idp.login('alice')).accessToken;
@@ -108,6 +146,9 @@ describe('signing in with an identity provider', () => {
       ['not yet valid', await idp.signAccessToken({ ...claims, nbf: now() + 120 }), 'not valid before'],
       ['for another audience', await idp.signAccessToken({ ...claims, aud: 'https://other.example/api' }), 'not for this server\'s audience'],
       ['from another issuer', await idp.signAccessToken({ ...claims, iss: 'https://evil.example/' }), 'not by this server\'s identity provider'],
+      // Only jose's own iss check (exact, against the discovered issuer) can refuse this one: the precheck tolerates the slash.
+      ['whose iss differs by a trailing slash', await idp.signAccessToken({ ...claims, iss: `${idp.issuer}/` }), "issuer is not this server's identity provider"],
+      ['HS256 with the public key as the HMAC secret', await hs256WithPublicKey(idp, claims), 'algorithm'],
       ['without exp', await idp.signAccessToken({ ...claims, exp: undefined }), 'no exp claim'],
       ['with a bad signature', await idp.signWithForeignKey(claims), 'signature does not verify'],
       ['signed with an unpublished key', await idp.signWithForeignKey(claims, 'k-nobody'), 'does not publish'],
@@ -117,7 +158,7 @@ describe('signing in with an identity provider', () => {
     ];
     for (const [name, token, message] of cases) {
       const res = await as(token).get('/v1/auth/whoami');
-      expect({ name, status: res.status, code: res.body.error.code }).toEqual({ name, status: 401, code: 'unauthorized' });
+      expect({ name, status: res.status, code: res.body?.error?.code }).toEqual({ name, status: 401, code: 'unauthorized' });
       expect(res.body.error.message, name).toContain(message);
     }
     // Within the clock tolerance (30 s) a token just past its exp still works.
@@ -179,6 +220,34 @@ describe('signing in with an identity provider', () => {
     expect((await as(fresh).get('/v1/auth/whoami')).status).toBe(200);
   });
 
+  it('keeps accepting tokens signed with a known key when the provider is down past the JWKS cache age, for a bounded time', async () => {
+    await start({ jwksCacheMaxAgeMs: 300, jwksMaxStaleMs: 2_500, retryAfterFailureMs: 100 });
+    expect((await as((await idp.login('alice')).accessToken).get('/v1/auth/whoami')).status).toBe(200);
+    expect(idp.requestCount('/jwks')).toBe(1);
+    const known = await idp.signAccessToken({ sub: 'alice' });
+    const unknownKid = await idp.signWithForeignKey({ sub: 'alice' }, 'k-never-published');
+    await idp.stop();
+    await sleep(500);
+    // The cache is stale and the refetch fails: the last key set fetched is used.
+    const stale = await as(known).get('/v1/auth/whoami');
+    expect({ status: stale.status, message: stale.body?.error?.message }).toEqual({ status: 200, message: undefined });
+    expect((await as(await idp.signAccessToken({ sub: 'alice' })).get('/v1/auth/whoami')).status).toBe(200);
+    // A kid that set does not hold still needs the provider: unreachable, not "does not publish".
+    const unknown = await as(unknownKid).get('/v1/auth/whoami');
+    expect(unknown.status).toBe(401);
+    expect(unknown.body.error.message).toContain('could not be reached');
+    // Past jwksMaxStaleMs after the fetch, the old set is no longer trusted.
+    await sleep(2_300);
+    const tooOld = await as(await idp.signAccessToken({ sub: 'alice' })).get('/v1/auth/whoami');
+    expect(tooOld.status).toBe(401);
+    expect(tooOld.body.error.message).toContain('could not be reached');
+    // The provider back: the set is fetched again and everything works.
+    await idp.start();
+    await sleep(150);
+    expect((await as(await idp.signAccessToken({ sub: 'alice' })).get('/v1/auth/whoami')).status).toBe(200);
+    expect(idp.requestCount('/jwks')).toBe(2);
+  });
+
   it('counts wrong JWTs as failed authentications, but not an unreachable provider', async () => {
     // No cooldown: every unknown kid makes the server ask the provider for its keys again.
     await start({ jwksCooldownMs: 0 }, { rateLimits: { failedAuth: { perSecond: 0.001, burst: 3 } } });
@@ -230,6 +299,17 @@ describe('signing in with an identity provider', () => {
     expect((await client(server.url).get('/v1/info')).body.auth).toBeUndefined();
   });
 });
+
+/** The algorithm-confusion attack: an HS256 token whose HMAC secret is the provider's published RSA key (as PEM), with its kid. */
+async function hs256WithPublicKey(provider: OidcTestProvider, claims: Record<string, unknown>): Promise<string> {
+  const { keys } = (await (await fetch(`${provider.issuer}/jwks`)).json()) as { keys: JWK[] };
+  const jwk = keys.find((k) => k.kid === provider.currentKid)!;
+  const pem = createPublicKey({ key: jwk as import('node:crypto').JsonWebKey, format: 'jwk' }).export({ type: 'spki', format: 'pem' });
+  const nowSeconds = now();
+  return new SignJWT({ iss: provider.issuer, aud: provider.audience, iat: nowSeconds, exp: nowSeconds + 600, ...claims })
+    .setProtectedHeader({ alg: 'HS256', kid: jwk.kid!, typ: 'at+jwt' })
+    .sign(new TextEncoder().encode(pem as string));
+}
 
 function unsignedJwt(payload: Record<string, unknown>): string {
   const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');

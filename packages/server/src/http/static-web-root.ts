@@ -46,7 +46,9 @@ export const WEB_CSP = webCsp([]);
 /**
  * The page's CSP, letting it also fetch from `connectOrigins`: the identity provider's origins
  * (discovery and the token endpoint), where the server signs people in with one. Sign-in itself
- * is a navigation to the provider, which `connect-src` does not govern.
+ * is a navigation to the provider, which `connect-src` does not govern. `createStaticWebRoot`
+ * asks for them each time it serves the page (they may take a moment: the provider's metadata
+ * may still have to be fetched).
  */
 export function webCsp(connectOrigins: readonly string[]): string {
   return [
@@ -68,7 +70,10 @@ export function isApiPath(pathname: string): boolean {
   return pathname === '/v1' || pathname.startsWith('/v1/') || pathname === '/healthz';
 }
 
-export function createStaticWebRoot(webRoot: string, options: { connectOrigins?: () => readonly string[] } = {}): StaticWebRoot {
+export function createStaticWebRoot(
+  webRoot: string,
+  options: { connectOrigins?: () => readonly string[] | Promise<readonly string[]> } = {},
+): StaticWebRoot {
   const root = resolve(webRoot);
   const index = join(root, 'index.html');
 
@@ -82,7 +87,7 @@ export function createStaticWebRoot(webRoot: string, options: { connectOrigins?:
     if (file === index) {
       // The sign-in link carries the token in the fragment; keep it out of any referrer.
       headers['referrer-policy'] = 'no-referrer';
-      headers['content-security-policy'] = options.connectOrigins === undefined ? WEB_CSP : webCsp(options.connectOrigins());
+      headers['content-security-policy'] = options.connectOrigins === undefined ? WEB_CSP : webCsp(await options.connectOrigins());
       headers['x-frame-options'] = 'DENY';
     }
     res.writeHead(200, headers);

@@ -9,12 +9,16 @@ import type { EventEnvelope, Grant, Principal } from '@bubble/protocol';
  * - `grant`: a grant was added (or its role changed) or revoked.
  * - `tokens_revoked`: these tokens of this principal stopped working (also
  *   published again when a watcher finds a revocation made by another process).
+ * - `jwts_revoked`: every JWT of this principal issued before `issuedBefore`
+ *   (ISO time, compared with `iat`) stopped working (the operator's
+ *   `principal revoke-tokens`; published again by the watcher like `tokens_revoked`).
  * - `principal_updated`: a principal's displayName or joinableBy changed.
  */
 export type LiveBusMessage =
   | { kind: 'events'; threadId: string; events: EventEnvelope[] }
   | { kind: 'grant'; change: 'added' | 'revoked'; grant: Grant }
   | { kind: 'tokens_revoked'; principalId: string; tokenIds: string[] }
+  | { kind: 'jwts_revoked'; principalId: string; issuedBefore: string }
   | { kind: 'principal_updated'; principal: Principal };
 
 export interface LiveBus {

@@ -1,5 +1,18 @@
-import { createRemoteJWKSet, customFetch, decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
-import { createOidcDiscovery, describeFetchError, holdOffAfterFailure, IdentityProviderUnreachable } from './oidc-discovery.js';
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  customFetch,
+  decodeJwt,
+  decodeProtectedHeader,
+  errors,
+  jwksCache,
+  jwtVerify,
+  type ExportedJWKSCache,
+  type JSONWebKeySet,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+} from 'jose';
+import { createOidcDiscovery, describeFetchError, holdOffAfterFailure, IdentityProviderUnreachable, type ProviderFetch } from './oidc-discovery.js';
 import { OIDC_DEFAULTS, sameIssuer, type OidcOptions } from './oidc-options.js';
 
 /** A verified access token's claims: `sub` and `exp` are always there. */
@@ -26,7 +39,9 @@ export const MAX_JWT_LENGTH = 16 * 1024;
  * `kid` it does not know at most once per `jwksCooldownMs` (so a rotated key is picked up by
  * one refetch, and tokens with made-up kids cannot make the server hammer the provider).
  * A URL of the provider that failed is not asked again for `retryAfterFailureMs`, so a
- * provider that is down is not hammered either (see `holdOffAfterFailure`).
+ * provider that is down is not hammered either (see `holdOffAfterFailure`). When fetching the
+ * JWKS again fails (the provider is down past the cache age), the last key set fetched is used
+ * instead, for up to `jwksMaxStaleMs` after it was fetched (see `keysWithStaleFallback`).
  */
 export function createJwtVerifier(options: OidcOptions, now: () => number = Date.now) {
   const tolerance = options.clockToleranceSeconds ?? OIDC_DEFAULTS.clockToleranceSeconds;
@@ -34,6 +49,8 @@ export function createJwtVerifier(options: OidcOptions, now: () => number = Date
   const fetchFrom = holdOffAfterFailure(options.retryAfterFailureMs ?? OIDC_DEFAULTS.retryAfterFailureMs, now);
   const discovery = createOidcDiscovery(options.issuer, timeoutMs, fetchFrom);
   let keys: JWTVerifyGetKey | undefined;
+  /** Set (not awaited) when the page asks for origins the metadata has not given yet. */
+  let discovering: Promise<unknown> | undefined;
 
   const refuse = (message: string): JwtCheck => ({ ok: false, reason: 'invalid', message });
   const unreachable = (detail: string): JwtCheck => ({
@@ -78,9 +95,21 @@ export function createJwtVerifier(options: OidcOptions, now: () => number = Date
     },
     /**
      * The origins a browser fetches from to sign a person in with this issuer: the issuer's, and,
-     * once the metadata is known, those of its token, userinfo and revocation endpoints.
+     * once the metadata is known, those of its token, userinfo and revocation endpoints. While the
+     * metadata is not known (the provider was down at startup), asking starts fetching it (held
+     * off after a failure like every request to the provider) and waits up to `waitMs` for it, so
+     * the page served once the provider is back lets the browser reach its token endpoint.
      */
-    browserOrigins(): string[] {
+    async browserOrigins(waitMs = BROWSER_ORIGINS_WAIT_MS): Promise<string[]> {
+      if (discovery.known() === undefined) {
+        discovering ??= discovery.get().then(
+          () => (discovering = undefined),
+          () => (discovering = undefined),
+        );
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([discovering, new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
+        clearTimeout(timer);
+      }
       const document = discovery.known();
       const urls = [options.issuer, document?.token_endpoint, document?.userinfo_endpoint, document?.revocation_endpoint];
       return [...new Set(urls.flatMap((url) => (url === undefined || URL.parse(url) === null ? [] : [URL.parse(url)!.origin])))];
@@ -92,12 +121,7 @@ export function createJwtVerifier(options: OidcOptions, now: () => number = Date
       try {
         const document = await discovery.get();
         issuer = document.issuer;
-        keys ??= createRemoteJWKSet(new URL(document.jwks_uri), {
-          cooldownDuration: options.jwksCooldownMs ?? OIDC_DEFAULTS.jwksCooldownMs,
-          cacheMaxAge: options.jwksCacheMaxAgeMs ?? OIDC_DEFAULTS.jwksCacheMaxAgeMs,
-          timeoutDuration: timeoutMs,
-          [customFetch]: fetchFrom,
-        });
+        keys ??= keysWithStaleFallback(new URL(document.jwks_uri), options, timeoutMs, fetchFrom);
       } catch (error) {
         if (error instanceof IdentityProviderUnreachable) return unreachable(error.message);
         throw error;
@@ -122,6 +146,59 @@ export function createJwtVerifier(options: OidcOptions, now: () => number = Date
 }
 
 export type JwtVerifier = ReturnType<typeof createJwtVerifier>;
+
+/** How long serving the web page waits for the provider's metadata when it is not known yet. */
+export const BROWSER_ORIGINS_WAIT_MS = 1_000;
+
+/** Whether a 200 body is a JSON Web Key Set (an object with an array of objects `keys`). */
+const jwksProblem = (body: unknown): string | null => {
+  const keys = typeof body === 'object' && body !== null ? (body as { keys?: unknown }).keys : undefined;
+  return Array.isArray(keys) && keys.every((key) => typeof key === 'object' && key !== null) ? null : 'is not a JSON Web Key Set';
+};
+
+/** A failure to fetch the key set (rather than something wrong with the token): the provider could not be asked. */
+const isFetchFailure = (error: unknown): boolean =>
+  error instanceof IdentityProviderUnreachable ||
+  error instanceof errors.JWKSTimeout ||
+  error instanceof errors.JWKSInvalid ||
+  error instanceof TypeError ||
+  error instanceof SyntaxError ||
+  (error instanceof errors.JOSEError && error.code === errors.JOSEError.code);
+
+/**
+ * jose's remote key set (cached for `jwksCacheMaxAgeMs`, refetched for an unknown kid at most
+ * once per `jwksCooldownMs`), except that when fetching it fails, the last set it fetched is used
+ * if that is at most `jwksMaxStaleMs` old: a provider that is down for a while does not log out
+ * everyone whose token is signed with a key the server already has. A kid that set does not hold
+ * still needs the provider, so that token is refused as unreachable (not as a wrong key).
+ */
+function keysWithStaleFallback(url: URL, options: OidcOptions, timeoutMs: number, fetchFrom: ProviderFetch): JWTVerifyGetKey {
+  const maxStaleMs = options.jwksMaxStaleMs ?? OIDC_DEFAULTS.jwksMaxStaleMs;
+  // jose writes every key set it fetches here, with the time (Date.now()) it fetched it.
+  const lastGood: Partial<ExportedJWKSCache> = {};
+  const remote = createRemoteJWKSet(url, {
+    cooldownDuration: options.jwksCooldownMs ?? OIDC_DEFAULTS.jwksCooldownMs,
+    cacheMaxAge: options.jwksCacheMaxAgeMs ?? OIDC_DEFAULTS.jwksCacheMaxAgeMs,
+    timeoutDuration: timeoutMs,
+    [jwksCache]: lastGood as Record<string, never>,
+    [customFetch]: (href, init) => fetchFrom(href, init as RequestInit, jwksProblem),
+  });
+  let stale: { jwks: JSONWebKeySet; getKey: JWTVerifyGetKey } | undefined;
+  return async (header, token) => {
+    try {
+      return await remote(header, token);
+    } catch (error) {
+      const { jwks, uat } = lastGood;
+      if (!isFetchFailure(error) || jwks === undefined || uat === undefined || Date.now() - uat > maxStaleMs) throw error;
+      if (stale?.jwks !== jwks) stale = { jwks, getKey: createLocalJWKSet(jwks) };
+      try {
+        return await stale.getKey(header, token);
+      } catch (fallbackError) {
+        throw fallbackError instanceof errors.JWKSNoMatchingKey ? error : fallbackError;
+      }
+    }
+  };
+}
 
 const isoOf = (seconds: number): string => new Date(seconds * 1000).toISOString();
 

@@ -20,6 +20,12 @@ export interface OidcOptions {
   fetchTimeoutMs?: number;
   /** How long after a failed request to the provider the same URL is not asked again (tokens needing it get 401 at once). Default 1 s. */
   retryAfterFailureMs?: number;
+  /**
+   * How old the last JWKS fetched may be and still be used when fetching it again fails (the
+   * provider is down past `jwksCacheMaxAgeMs`): tokens signed with a key in it keep working that
+   * long after it was fetched. Default 24 h.
+   */
+  jwksMaxStaleMs?: number;
 }
 
 export const OIDC_DEFAULTS = Object.freeze({
@@ -28,7 +34,13 @@ export const OIDC_DEFAULTS = Object.freeze({
   jwksCacheMaxAgeMs: 10 * 60_000,
   fetchTimeoutMs: 5_000,
   retryAfterFailureMs: 1_000,
+  jwksMaxStaleMs: 24 * 3600_000,
 });
 
 /** Issuers compared the way people write them: with or without one trailing slash. */
 export const sameIssuer = (a: string, b: string): boolean => a.replace(/\/$/, '') === b.replace(/\/$/, '');
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/** Whether a URL is plain http to this machine (a provider run locally): the one place http is allowed. */
+export const isHttpOnLoopback = (url: URL): boolean => url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname);

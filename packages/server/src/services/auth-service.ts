@@ -10,6 +10,8 @@ export interface Authenticated {
   tokenId: string | null;
   /** When the credential stops being accepted (ms since the epoch): a JWT's `exp` plus the clock tolerance. Absent for local tokens. */
   acceptedUntil?: number;
+  /** When a JWT was issued (its `iat`, in ms), for ending a person's JWTs issued before a time; absent for local tokens. */
+  issuedAt?: number;
 }
 
 /** A bearer that does not authenticate, and why: the 401's message, the 4001's reason. */

@@ -21,7 +21,8 @@ const NO_JWTS: AuthRefusal = {
  * configured, its JWTs (`oidc/oidc-authenticator.ts`). Positive answers are cached (see
  * `CredentialCache`): a local token until its revocation commits (the `tokens_revoked` message
  * is published right after COMMIT, before the revoking request is answered; revocations made by
- * another process arrive the same way through `revocation-watch.ts`), a JWT until it expires.
+ * another process arrive the same way through `revocation-watch.ts`), a JWT until it expires
+ * or the person's JWTs are revoked (`jwts_revoked`: the next use is checked again).
  * A rename (`principal_updated`) updates the cached principal. Failures are never cached.
  */
 export function createAuthenticator(store: BubbleStore, bus: LiveBus, oidc?: OidcAuthenticator, now: () => number = Date.now) {
@@ -32,6 +33,9 @@ export function createAuthenticator(store: BubbleStore, bus: LiveBus, oidc?: Oid
     if (message.kind === 'tokens_revoked') {
       revocations += 1;
       cache.dropTokens(message.tokenIds);
+    } else if (message.kind === 'jwts_revoked') {
+      revocations += 1;
+      cache.dropJwtsOf(message.principalId);
     } else if (message.kind === 'principal_updated') {
       cache.updatePrincipal(message.principal);
     }
@@ -49,12 +53,12 @@ export function createAuthenticator(store: BubbleStore, bus: LiveBus, oidc?: Oid
       const key = tokenHashKey(token);
       const cached = cache.get(key, now());
       if (cached !== undefined) return cached;
+      const seen = revocations;
       if (!local) {
         const result = await oidc!.authenticate(token);
-        if (!isRefusal(result)) cache.set(key, result);
+        if (!isRefusal(result) && seen === revocations) cache.set(key, result);
         return result;
       }
-      const seen = revocations;
       const result = await authenticateHash(store, Buffer.from(key, 'base64'));
       if (result !== null && seen === revocations) cache.set(key, result);
       return result;

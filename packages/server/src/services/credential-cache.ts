@@ -7,7 +7,7 @@ const MAX_ENTRIES = 10_000;
  * Answers of credentials that authenticated, keyed by the SHA-256 of the bearer (never the
  * plaintext), each until the credential stops being accepted (a JWT's `exp` plus tolerance;
  * local tokens until revoked). Indexed by token id (a revocation drops the entry) and by
- * principal (a rename updates it). Past 10,000 entries it starts over, which only costs lookups.
+ * principal (a rename updates it; ending a person's JWTs drops theirs). Past 10,000 entries it starts over, which only costs lookups.
  */
 export class CredentialCache {
   private readonly entries = new Map<string, { auth: Authenticated; until: number }>();
@@ -37,6 +37,13 @@ export class CredentialCache {
     for (const tokenId of tokenIds) {
       const key = this.byTokenId.get(tokenId);
       if (key !== undefined) this.delete(key);
+    }
+  }
+
+  /** Forgets every JWT answer of this principal (its JWTs issued before some time were revoked: each is checked again). */
+  dropJwtsOf(principalId: string): void {
+    for (const key of [...(this.byPrincipal.get(principalId) ?? [])]) {
+      if (this.entries.get(key)?.auth.tokenId === null) this.delete(key);
     }
   }
 

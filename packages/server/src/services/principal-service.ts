@@ -124,9 +124,10 @@ export function createPrincipalService(store: BubbleStore) {
       if (revoked.length === 0) throw notFound(`token ${tokenId} of ${principalId} not found`);
     },
 
+    /** `DELETE /v1/principals/:id/tokens`: every credential (a bot's owners call it; no JWT maps to a bot, so that part ends nothing). */
     async revokeAllTokens(caller: Principal, principalId: string): Promise<void> {
       await requireOwnerOf(caller, principalId);
-      await store.revokeTokens(principalId);
+      await store.revokeAllCredentials(principalId);
     },
 
     /**

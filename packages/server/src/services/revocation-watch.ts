@@ -8,8 +8,9 @@ const PAGE = 1000;
  * Makes revocations committed by another process (the operator's `bubble-server principal
  * revoke-tokens` on the same database while the server runs) reach this one: every
  * `intervalMs` the revocation log is read from where it was last read, and what is new is
- * published as `tokens_revoked`, exactly as this process's own revocations are. So the
- * authenticator's cache drops those tokens and their sockets close with 4003, at most one
+ * published as `tokens_revoked` (an entry without a token id, which ends a person's JWTs issued
+ * before it, as `jwts_revoked`), exactly as this process's own revocations are. So the
+ * authenticator's cache drops those credentials and their sockets close with 4003, at most one
  * interval (plus one store read) after the other process committed. Revocations made here are
  * published a second time, which changes nothing.
  */
@@ -25,8 +26,13 @@ export async function watchTokenRevocations(store: BubbleStore, bus: LiveBus, in
         if (page.length === 0) break;
         cursor = page[page.length - 1]!.cursor;
         const byPrincipal = new Map<string, string[]>();
-        for (const { principalId, tokenId } of page) byPrincipal.set(principalId, [...(byPrincipal.get(principalId) ?? []), tokenId]);
+        const jwtCutoffs: Array<{ principalId: string; issuedBefore: string }> = [];
+        for (const { principalId, tokenId, revokedAt } of page) {
+          if (tokenId === null) jwtCutoffs.push({ principalId, issuedBefore: revokedAt });
+          else byPrincipal.set(principalId, [...(byPrincipal.get(principalId) ?? []), tokenId]);
+        }
         for (const [principalId, tokenIds] of byPrincipal) bus.publish({ kind: 'tokens_revoked', principalId, tokenIds });
+        for (const { principalId, issuedBefore } of jwtCutoffs) bus.publish({ kind: 'jwts_revoked', principalId, issuedBefore });
         if (page.length < PAGE) break;
       }
     } catch (error) {

@@ -151,7 +151,7 @@ export function describeStoreContract(name: string, harness: StoreContractHarnes
         const first = await store.resolveOidcSubject({ issuer: iss, subject: 'sub-1', idCandidates: ['system', 'alice', 'alice-2', 'alice-3'], nameClaim: 'Alice Two' });
         expect(first.created).toBe(true);
         expect(first.principal).toMatchObject({ principalId: 'alice-2', kind: 'human', displayName: 'Alice Two', ownerPrincipalIds: [] });
-        expect(await store.findOidcSubject(iss, 'sub-1')).toEqual({ principal: first.principal, nameClaim: 'Alice Two' });
+        expect(await store.findOidcSubject(iss, 'sub-1')).toEqual({ principal: first.principal, nameClaim: 'Alice Two', jwtsNotBefore: null });
 
         messages = [];
         const again = await store.resolveOidcSubject({ issuer: iss, subject: 'sub-1', idCandidates: ['zed'], nameClaim: 'Alice Two' });
@@ -167,6 +167,52 @@ export function describeStoreContract(name: string, harness: StoreContractHarnes
         const otherIssuer = await store.resolveOidcSubject({ issuer: 'https://other.example', subject: 'sub-1', idCandidates: ['alice-2', 'alice-3'], nameClaim: null });
         expect(otherIssuer.principal).toMatchObject({ principalId: 'alice-3', displayName: 'alice-3' });
         expect(await codeOf(store.resolveOidcSubject({ issuer: iss, subject: 'sub-2', idCandidates: ['alice', 'system'], nameClaim: null }))).toBe('conflict');
+      });
+
+      it("ends every credential of a principal at once: its tokens and, for a person of an identity provider, its JWTs issued before now", async () => {
+        const first = await openStore(undefined, () => new Date('2026-12-01T10:00:00.250Z'));
+        const store = first.store;
+        const other = (await openStore(first.location)).store;
+        const iss = 'https://idp.example/';
+        const { principal: zoe } = await store.resolveOidcSubject({ issuer: iss, subject: 'zoe-sub', idCandidates: ['zoe'], nameClaim: 'Zoe' });
+        expect(await store.findOidcSubject(iss, 'zoe-sub')).toEqual({ principal: zoe, nameClaim: 'Zoe', jwtsNotBefore: null });
+        await store.addToken({ tokenId: 'tok_z', principalId: 'zoe', hash: hashToken('z-1') });
+        await human(store, 'bob');
+        await store.addToken({ tokenId: 'tok_b', principalId: 'bob', hash: hashToken('b-1') });
+        const start = await other.tokenRevocationCursor();
+
+        messages = [];
+        expect(await store.revokeAllCredentials('zoe')).toEqual({ revokedTokenIds: ['tok_z'], jwtsIssuedBefore: '2026-12-01T10:00:00.250Z' });
+        expect(messages).toEqual([
+          { kind: 'tokens_revoked', principalId: 'zoe', tokenIds: ['tok_z'] },
+          { kind: 'jwts_revoked', principalId: 'zoe', issuedBefore: '2026-12-01T10:00:00.250Z' },
+        ]);
+        expect(await store.findOidcSubject(iss, 'zoe-sub')).toEqual({ principal: zoe, nameClaim: 'Zoe', jwtsNotBefore: '2026-12-01T10:00:00.250Z' });
+        // Another process reads both from the log: the token, and an entry without a token id for the JWTs.
+        expect((await other.readTokenRevocationsAfter(start, 10)).map((r) => [r.principalId, r.tokenId, r.revokedAt])).toEqual([
+          ['zoe', 'tok_z', '2026-12-01T10:00:00.250Z'],
+          ['zoe', null, '2026-12-01T10:00:00.250Z'],
+        ]);
+        // A principal no JWT maps to: its tokens only. revokeTokens without a token id does the same as revokeAllCredentials.
+        messages = [];
+        expect(await store.revokeTokens('bob')).toEqual(['tok_b']);
+        expect(messages).toEqual([{ kind: 'tokens_revoked', principalId: 'bob', tokenIds: ['tok_b'] }]);
+        expect(await store.revokeAllCredentials('bob')).toEqual({ revokedTokenIds: [], jwtsIssuedBefore: null });
+        expect((await other.readTokenRevocationsAfter(start, 10)).map((r) => r.tokenId)).toEqual(['tok_z', null, 'tok_b']);
+        // Revoking a single token ends no JWT.
+        await store.addToken({ tokenId: 'tok_z2', principalId: 'zoe', hash: hashToken('z-2') });
+        messages = [];
+        expect(await store.revokeTokens('zoe', 'tok_z2')).toEqual(['tok_z2']);
+        expect(messages.map((m) => m.kind)).toEqual(['tokens_revoked']);
+      });
+
+      it('creates the principal of a first sign-in that shares a group commit with a failing write', async () => {
+        const store = await fresh();
+        // The sign-in's job runs first; the refused one after it makes the group run both again (each in a savepoint).
+        const signIn = store.resolveOidcSubject({ issuer: 'https://idp', subject: 's', idCandidates: ['bob', 'bob-2'], nameClaim: 'Bob' });
+        const failing = store.acceptInvite({ hash: hashToken('never-minted'), principalId: 'nobody' });
+        expect(await codeOf(failing)).toBe('not_found');
+        expect((await signIn).principal.principalId).toBe('bob');
       });
 
       it('creates one principal when the first sign-ins of a subject race', async () => {
@@ -216,11 +262,13 @@ export function describeStoreContract(name: string, harness: StoreContractHarnes
         expect(await store.acceptInvite({ hash: hashToken('tok-a'), principalId: 'bob' })).toEqual({ grant: accepted.grant, change: 'unchanged' });
         expect((await store.listOpenInvites(t.threadId))[0]?.uses).toBe(1);
         expect((await store.acceptInvite({ hash: hashToken('tok-a'), principalId: 'carol' })).change).toBe('created');
-        // Used up: gone from the list, refused to anyone new, still "in" for those who joined.
+        // Used up: gone from the list and 404 for everyone, those who joined with it included (protocol.md).
         expect(await store.listOpenInvites(t.threadId)).toEqual([]);
         await human(store, 'dave');
         expect(await codeOf(store.acceptInvite({ hash: hashToken('tok-a'), principalId: 'dave' }))).toBe('not_found');
-        expect((await store.acceptInvite({ hash: hashToken('tok-a'), principalId: 'carol' })).change).toBe('unchanged');
+        expect(await codeOf(store.acceptInvite({ hash: hashToken('tok-a'), principalId: 'carol' }))).toBe('not_found');
+        expect(await codeOf(store.acceptInvite({ hash: hashToken('tok-a'), principalId: 'alice' }))).toBe('not_found');
+        expect((await store.listLiveGrantsOnThread(t.threadId)).map((g) => g.principalId).sort()).toEqual(['alice', 'bob', 'carol']);
         expect(await codeOf(store.acceptInvite({ hash: hashToken('never-minted'), principalId: 'dave' }))).toBe('not_found');
       });
 

@@ -28,10 +28,19 @@ export interface BubbleStore {
   /** Looks a live (not revoked) token up by the SHA-256 of its plaintext. */
   findLiveTokenByHash(hash: Buffer): Promise<TokenRecord | null>;
   /**
-   * Revokes the given token (or every live token of the principal when `tokenId` is omitted); returns the ids revoked now.
+   * Revokes the given token (or, when `tokenId` is omitted, every credential of the principal, as
+   * `revokeAllCredentials` does); returns the token ids revoked now.
    * Each revocation is also written to the revocation log (`readTokenRevocationsAfter`) in the same transaction.
    */
   revokeTokens(principalId: string, tokenId?: string): Promise<string[]>;
+  /**
+   * Every live local token of the principal, and, for a person who signs in with an identity
+   * provider, every JWT issued before now: the subject's `jwtsNotBefore` becomes now (later
+   * `findOidcSubject` answers carry it) and the revocation log gets an entry without a token id
+   * saying so, all in one transaction. `jwtsIssuedBefore` is null for a principal no JWT maps to.
+   * Published as `tokens_revoked` (when tokens were revoked) and `jwts_revoked`.
+   */
+  revokeAllCredentials(principalId: string): Promise<{ revokedTokenIds: string[]; jwtsIssuedBefore: string | null }>;
   /** Every principal, ordered by id (the operator's `principal list`). */
   listPrincipals(): Promise<Principal[]>;
   /** The newest entry of the token revocation log, 0 when it is empty: where a watcher starts reading. */
@@ -76,9 +85,9 @@ export interface BubbleStore {
   /**
    * Accepts the invite whose token has this SHA-256, for `principalId`, in one transaction (see
    * `domain/invite-rules.ts`): 404 for an unknown, revoked, expired or used-up invite, or one
-   * whose creator is no longer an owner of the thread; a principal already holding the grant is
-   * answered `unchanged` and no use is counted; otherwise the grant is made (`participant_added`
-   * by `system`, `by` the invite's creator) and one use is counted.
+   * whose creator is no longer an owner of the thread, whoever accepts it; on a live invite, a
+   * principal already holding the grant is answered `unchanged` and no use is counted; otherwise
+   * the grant is made (`participant_added` by `system`, `by` the invite's creator) and one use is counted.
    */
   acceptInvite(input: { hash: Buffer; principalId: string }): Promise<{ grant: Grant; change: 'created' | 'role_changed' | 'unchanged' }>;
 
@@ -141,20 +150,27 @@ export interface TokenRevocation {
   /** Position in the revocation log. */
   cursor: number;
   principalId: string;
-  tokenId: string;
+  /** The token revoked; null for an entry that ends every JWT of the principal issued before `revokedAt`. */
+  tokenId: string | null;
+  revokedAt: string;
 }
 
 export interface OidcSubject {
   principal: Principal;
   /** The `name` claim last seen for this subject (null: none yet). */
   nameClaim: string | null;
+  /** JWTs of this subject issued (`iat`) before this time are refused (`revokeAllCredentials`); null: none is. */
+  jwtsNotBefore: string | null;
 }
 
 export interface ResolveOidcSubject {
   issuer: string;
   subject: string;
-  /** Ids to try, in order, when the principal is created. */
-  idCandidates: Iterable<string>;
+  /**
+   * Ids to try, in order, when the principal is created. A list, never a one-shot iterator: the
+   * write job that walks it may run twice (a group commit reruns its jobs when one fails).
+   */
+  idCandidates: readonly string[];
   nameClaim: string | null;
 }
 

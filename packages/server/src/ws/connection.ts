@@ -51,12 +51,15 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 export class Connection {
   principal: Principal | null = null;
   tokenId: string | null = null;
+  /** When the JWT this socket authenticated with was issued (ms); null for a local token (or a JWT without `iat`). */
+  jwtIssuedAt: number | null = null;
   private phase: Phase = 'awaiting_auth';
   private authTimer: NodeJS.Timeout | null;
   /** Set only on sockets authenticated with a JWT: closes them when it expires. */
   private expiryTimer: NodeJS.Timeout | null = null;
   private early: string[] | null = null;
   private revokedWhileAuthenticating: string[] | null = null;
+  private jwtsRevokedWhileAuthenticating: Array<{ principalId: string; issuedBefore: number }> | null = null;
   private outbox: string[] = [];
   private outboxBytes = 0;
   private drainWaiters: Array<() => void> | null = null;
@@ -186,6 +189,16 @@ export class Connection {
     (this.revokedWhileAuthenticating ??= []).push(...tokenIds);
   }
 
+  /** A person's JWTs issued before `issuedBefore` (ms) revoked while `authenticate` was in flight: checked once it answers. */
+  noteJwtsRevokedWhileAuthenticating(principalId: string, issuedBefore: number): void {
+    (this.jwtsRevokedWhileAuthenticating ??= []).push({ principalId, issuedBefore });
+  }
+
+  /** Whether this socket's credential is a JWT of its principal issued before `issuedBefore` (ms). */
+  isJwtIssuedBefore(issuedBefore: number): boolean {
+    return this.tokenId === null && (this.jwtIssuedAt === null || this.jwtIssuedAt < issuedBefore);
+  }
+
   forgetSubscription(subscription: Subscription): void {
     if (this.subscriptions?.get(subscription.id) === subscription) this.subscriptions.delete(subscription.id);
   }
@@ -270,7 +283,16 @@ export class Connection {
           this.close(CLOSE_CODES.credentialRevoked, 'credential revoked');
           return;
         }
+        const issuedAt = result.issuedAt ?? null;
+        const cutOff = this.jwtsRevokedWhileAuthenticating?.some(
+          (r) => result.tokenId === null && r.principalId === result.principal.principalId && (issuedAt === null || issuedAt < r.issuedBefore),
+        );
+        if (cutOff === true) {
+          this.close(CLOSE_CODES.credentialRevoked, 'credential revoked');
+          return;
+        }
         this.revokedWhileAuthenticating = null;
+        this.jwtsRevokedWhileAuthenticating = null;
         // The client.auth is a frame of this principal too: reconnecting in a loop draws from the same budget.
         const wait = deps.takeFrame?.(result.principal) ?? 0;
         if (wait > 0) {
@@ -283,6 +305,7 @@ export class Connection {
         }
         this.principal = result.principal;
         this.tokenId = result.tokenId;
+        this.jwtIssuedAt = result.tokenId === null ? issuedAt : null;
         this.phase = 'ready';
         hub.addConnection(this);
         if (result.acceptedUntil !== undefined) this.closeAt(result.acceptedUntil);

@@ -14,7 +14,9 @@ const HOLD_PER_FLUSH_TIME = 0.5;
  * - events go to the subscriptions of their thread; each event is serialized
  *   once per batch and the string reused for every subscriber;
  * - grant changes go to the sockets of the grant's principal;
- * - token revocations close the sockets authenticated with those tokens.
+ * - token revocations close the sockets authenticated with those tokens, and
+ *   the end of a person's JWTs (`jwts_revoked`) those of their sockets whose
+ *   JWT was issued before it.
  *
  * Writes are coalesced. Sockets that got frames in a turn are flushed together
  * at its end (a microtask), one corked burst (one `writev`) each. The next
@@ -78,6 +80,14 @@ export class WsHub {
           const connections = this.byToken.get(tokenId);
           if (connections === undefined) continue;
           for (const connection of [...connections]) connection.close(CLOSE_CODES.credentialRevoked, 'credential revoked');
+        }
+        return;
+      }
+      case 'jwts_revoked': {
+        const issuedBefore = Date.parse(message.issuedBefore);
+        for (const connection of this.authenticating) connection.noteJwtsRevokedWhileAuthenticating(message.principalId, issuedBefore);
+        for (const connection of [...(this.byPrincipal.get(message.principalId) ?? [])]) {
+          if (connection.isJwtIssuedBefore(issuedBefore)) connection.close(CLOSE_CODES.credentialRevoked, 'credential revoked');
         }
         return;
       }

@@ -33,6 +33,27 @@ describe('a JWT on the WebSocket', () => {
     socket.close();
   });
 
+  it("on jwts_revoked closes the principal's sockets whose JWT was issued before it with 4003, and no others", async () => {
+    await start();
+    await idp.login('alice');
+    const now = Math.floor(Date.now() / 1000);
+    const older = await idp.signAccessToken({ sub: 'alice', iat: now - 120 });
+    const newer = await idp.signAccessToken({ sub: 'alice', iat: now });
+    const local = (await new TestApi(server.url, newer).call<{ token: { token: string } }>('POST', '/v1/auth/tokens', {}, 201)).token.token;
+    const sockets = {
+      older: await TestSocket.authenticated(server.wsUrl, older),
+      newer: await TestSocket.authenticated(server.wsUrl, newer),
+      local: await TestSocket.authenticated(server.wsUrl, local),
+    };
+    // As the revocation watcher publishes an operator's revoke-tokens made a minute ago (the store itself is untouched here).
+    server.server.bus.publish({ kind: 'jwts_revoked', principalId: 'alice', issuedBefore: new Date((now - 60) * 1000).toISOString() });
+    expect(await sockets.older.socket.closed).toEqual({ code: 4003, reason: 'credential revoked' });
+    expect(await sockets.newer.socket.roundTrip()).toEqual([]);
+    expect(await sockets.local.socket.roundTrip()).toEqual([]);
+    sockets.newer.socket.close();
+    sockets.local.socket.close();
+  });
+
   it('closes with 4001 saying why for a bad JWT', async () => {
     await start();
     const socket = await TestSocket.open(server.wsUrl);

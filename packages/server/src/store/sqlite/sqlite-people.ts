@@ -9,28 +9,32 @@ type PeopleMethods = Pick<
   'listPrincipals' | 'tokenRevocationCursor' | 'readTokenRevocationsAfter' | 'findOidcSubject' | 'resolveOidcSubject'
 >;
 
+interface OidcSubjectRow {
+  principal_id: string;
+  name_claim: string | null;
+  jwts_not_before: string | null;
+}
+
 /** Principals as the operator lists them, the token revocation log, and the mapping of OIDC subjects to principals. */
 export function peopleMethods({ st, write, getPrincipalSync }: SqliteStoreContext): PeopleMethods {
   return {
     listPrincipals: async () => (st.allPrincipals.all() as PrincipalRow[]).map(toPrincipal),
     tokenRevocationCursor: async () => (st.revocationCursor.get() as { seq: number }).seq,
     readTokenRevocationsAfter: async (cursor, limit) =>
-      (st.revocationsAfter.all(cursor, limit) as Array<{ seq: number; token_id: string; principal_id: string }>).map((r) => ({
-        cursor: r.seq,
-        tokenId: r.token_id,
-        principalId: r.principal_id,
-      })),
+      (st.revocationsAfter.all(cursor, limit) as Array<{ seq: number; token_id: string | null; principal_id: string; revoked_at: string }>).map(
+        (r) => ({ cursor: r.seq, tokenId: r.token_id, principalId: r.principal_id, revokedAt: r.revoked_at }),
+      ),
 
     findOidcSubject: async (issuer, subject) => {
-      const row = st.oidcSubject.get(issuer, subject) as { principal_id: string; name_claim: string | null } | undefined;
+      const row = st.oidcSubject.get(issuer, subject) as OidcSubjectRow | undefined;
       if (row === undefined) return null;
       const principal = getPrincipalSync(row.principal_id);
-      return principal === null ? null : { principal, nameClaim: row.name_claim };
+      return principal === null ? null : { principal, nameClaim: row.name_claim, jwtsNotBefore: row.jwts_not_before };
     },
 
     resolveOidcSubject: (input) =>
       write((emit, nowIso) => {
-        const row = st.oidcSubject.get(input.issuer, input.subject) as { principal_id: string; name_claim: string | null } | undefined;
+        const row = st.oidcSubject.get(input.issuer, input.subject) as OidcSubjectRow | undefined;
         if (row !== undefined) {
           if (input.nameClaim !== null && input.nameClaim !== row.name_claim) {
             st.setOidcNameClaim.run(input.nameClaim, input.issuer, input.subject);

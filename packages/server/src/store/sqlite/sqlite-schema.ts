@@ -135,6 +135,25 @@ const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
       );
     `,
   },
+  {
+    // The operator ends a person's JWTs too (principal revoke-tokens): a subject remembers the
+    // time before which its JWTs are refused, and the revocation log carries that as an entry with
+    // no token id (the table is rebuilt to allow it, keeping every seq, so watchers' cursors hold).
+    version: 4,
+    sql: `
+      ALTER TABLE oidc_subjects ADD COLUMN jwts_not_before TEXT;
+      CREATE TABLE token_revocations_v4 (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        token_id TEXT,
+        principal_id TEXT NOT NULL,
+        revoked_at TEXT NOT NULL
+      );
+      INSERT INTO token_revocations_v4 (seq, token_id, principal_id, revoked_at)
+        SELECT seq, token_id, principal_id, revoked_at FROM token_revocations;
+      DROP TABLE token_revocations;
+      ALTER TABLE token_revocations_v4 RENAME TO token_revocations;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;

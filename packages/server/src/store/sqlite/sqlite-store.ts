@@ -89,6 +89,27 @@ export async function openSqliteStore(path: string, options: StoreOpenOptions = 
   };
   const context: SqliteStoreContext = { st, write, now, getPrincipalSync, grantInJob };
 
+  /** Revokes those of `ids` that are live tokens of the principal, logging each; returns them. */
+  const revokeTokensJob = (principalId: string, ids: readonly string[], emit: (m: LiveBusMessage) => void, nowIso: string): string[] => {
+    const revoked = ids.filter((id) => {
+      const row = st.tokenById.get(id) as TokenRow | undefined;
+      return row !== undefined && row.principal_id === principalId && st.revokeToken.run(nowIso, id).changes === 1;
+    });
+    for (const id of revoked) st.logRevocation.run(id, principalId, nowIso);
+    if (revoked.length > 0) emit({ kind: 'tokens_revoked', principalId, tokenIds: revoked });
+    return revoked;
+  };
+
+  /** Every live token of the principal, and the JWTs of its identity-provider subject (if any) issued before now. */
+  const revokeAllJob = (principalId: string, emit: (m: LiveBusMessage) => void, nowIso: string) => {
+    const ids = (st.liveTokenIdsOf.all(principalId) as Array<{ token_id: string }>).map((r) => r.token_id);
+    const revokedTokenIds = revokeTokensJob(principalId, ids, emit, nowIso);
+    if (st.setJwtsNotBefore.run(nowIso, principalId).changes === 0) return { revokedTokenIds, jwtsIssuedBefore: null };
+    st.logRevocation.run(null, principalId, nowIso);
+    emit({ kind: 'jwts_revoked', principalId, issuedBefore: nowIso });
+    return { revokedTokenIds, jwtsIssuedBefore: nowIso };
+  };
+
   const appendJob = (input: AppendInput, emit: (m: LiveBusMessage) => void, nowIso: string): AppendResult => {
     const { threadId, principalId } = input;
     const headRow = st.headSeqAndGrant.get(principalId, threadId) as { head_seq: number; granted: number } | undefined;
@@ -200,19 +221,10 @@ export async function openSqliteStore(path: string, options: StoreOpenOptions = 
       return row ? toToken(row) : null;
     },
     revokeTokens: (principalId, tokenId) =>
-      write((emit, nowIso) => {
-        const ids =
-          tokenId === undefined
-            ? (st.liveTokenIdsOf.all(principalId) as Array<{ token_id: string }>).map((r) => r.token_id)
-            : [tokenId];
-        const revoked = ids.filter((id) => {
-          const row = st.tokenById.get(id) as TokenRow | undefined;
-          return row !== undefined && row.principal_id === principalId && st.revokeToken.run(nowIso, id).changes === 1;
-        });
-        for (const id of revoked) st.logRevocation.run(id, principalId, nowIso);
-        if (revoked.length > 0) emit({ kind: 'tokens_revoked', principalId, tokenIds: revoked });
-        return revoked;
-      }),
+      tokenId === undefined
+        ? write((emit, nowIso) => revokeAllJob(principalId, emit, nowIso).revokedTokenIds)
+        : write((emit, nowIso) => revokeTokensJob(principalId, [tokenId], emit, nowIso)),
+    revokeAllCredentials: (principalId) => write((emit, nowIso) => revokeAllJob(principalId, emit, nowIso)),
 
     ...peopleMethods(context),
     ...inviteMethods(context),
