@@ -73,4 +73,49 @@ describe('queue', () => {
     expect(await h.settled(b.message)).toBe('✅');
     expect((await fetch(`${url}/api/runs/${running.id}/abort`, { method: 'POST', headers: auth })).status).toBe(404);
   });
+
+  it('deleting a thread stops its running reply and frees the slot', async () => {
+    h = await startHarness({
+      script: [
+        { match: { text: 'very slow' }, reply: [{ type: 'text', text: 'word '.repeat(40), delayMs: 1_000 }] },
+        { reply: [{ type: 'text', text: 'quick answer' }], times: 'always' },
+      ],
+      config: (c) => (c.limits.maxConcurrentRuns = 1),
+    });
+    await h.link(ALICE, ALICE_TOKEN);
+    await h.link(BOB, BOB_TOKEN);
+    const a = await h.mention(ALICE, 'very slow');
+    await h.discord.waitFor(() => h!.botMessages(a.threadId).length > 0, { label: 'the slow reply to start' });
+    const b = await h.mention(BOB, 'second');
+    const deletedAt = Date.now();
+    h.discord.deleteThread(a.threadId);
+    // The slow reply would take 40 s; with its thread gone the run ends and the slot goes to Bob.
+    expect(await h.settled(a.message)).toBe('⚠️');
+    expect(await h.settled(b.message)).toBe('✅');
+    expect(Date.now() - deletedAt).toBeLessThan(15_000);
+    expect(h.logLines.some((l) => l.msg === 'thread deleted; its runs stopped' && l.threadId === a.threadId)).toBe(true);
+  });
+
+  it('/reset in a thread whose turn is still queued takes it out of the line; the running one goes on', async () => {
+    h = await startHarness({
+      script: [
+        { match: { text: 'slow one' }, reply: [{ type: 'text', text: 'slow answer done', delayMs: 1_500 }] },
+        { reply: [{ type: 'text', text: 'quick answer' }], times: 'always' },
+      ],
+      config: (c) => (c.limits.maxConcurrentRuns = 1),
+    });
+    await h.link(ALICE, ALICE_TOKEN);
+    await h.link(BOB, BOB_TOKEN);
+    const a = await h.mention(ALICE, 'slow one');
+    await h.discord.waitFor(() => h!.mainRequests().length === 1);
+    const b = await h.mention(BOB, 'second');
+    await h.discord.waitFor(() => h!.botMessages(b.threadId)[0]?.content.includes('#1 in line'), { label: "Bob's place in line" });
+    const reset = h.discord.slashCommand({ channelId: b.threadId, user: BOB, name: 'reset' });
+    await h.discord.waitFor(() => reset.callbacks[0]);
+    expect(await h.settled(b.message)).toBe('⚠️');
+    expect(h.replyText(b.threadId)).toContain('Stopped by /reset');
+    expect(await h.settled(a.message)).toBe('✅');
+    // Bob's turn never reached the model.
+    expect(h.mainRequests().map((r) => r.lastUserText)).toEqual(['Alice: slow one']);
+  });
 });

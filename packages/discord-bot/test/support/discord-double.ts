@@ -60,6 +60,8 @@ export interface DiscordDouble {
   waitUntilReady(options?: { timeoutMs?: number }): Promise<void>;
   waitFor<T>(check: () => T | undefined | null | false, options?: { timeoutMs?: number; label?: string }): Promise<T>;
   postMessage(input: { channelId: string; author: DoubleUser; content: string; mentions?: DoubleUser[]; attachments?: DoubleAttachment[] }): DoubleMessage;
+  /** Deletes a thread as a moderator would: it is gone (10003 from then on) and THREAD_DELETE is dispatched. */
+  deleteThread(threadId: string): void;
   /** Dispatches MESSAGE_REACTION_ADD as if `user` reacted with `emoji` (unicode, or name:id) to a message. */
   addUserReaction(input: { messageId: string; user: DoubleUser; emoji: string }): void;
   slashCommand(input: { channelId: string; user: DoubleUser; name: string; options?: Record<string, string | number | boolean> }): InteractionRecord;
@@ -219,6 +221,14 @@ class Double implements DiscordDouble {
   private changed(): void { for (const evaluate of [...this.waiters]) evaluate(); }
 
   // ---- test-driven events --------------------------------------------------------------------------------------
+
+  deleteThread(threadId: string): void {
+    const thread = this.requireChannel(threadId);
+    if (thread.type !== 11 && thread.type !== 12) throw new Error(`${threadId} is not a thread`);
+    this.channels.delete(threadId);
+    this.dispatch('THREAD_DELETE', { id: thread.id, guild_id: thread.guildId, parent_id: thread.parentId, type: thread.type }, Intents.Guilds);
+    this.changed();
+  }
 
   postMessage(input: { channelId: string; author: DoubleUser; content: string; mentions?: DoubleUser[]; attachments?: DoubleAttachment[] }): DoubleMessage {
     const channel = this.requireChannel(input.channelId);
