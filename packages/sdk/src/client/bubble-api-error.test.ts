@@ -69,6 +69,10 @@ describe('isAuthUnavailable: the server could not check the credential, it did n
   ])('%s → %s', (message, expected) => {
     expect(errorFromResponse(401, body(message)).isAuthUnavailable).toBe(expected);
   });
+  it("by the server's details.reason, whatever the wording", () => {
+    const marked = JSON.stringify({ error: { code: 'unauthorized', message: 'the provider is away', details: { reason: 'identity_provider_unreachable' } } });
+    expect(errorFromResponse(401, marked).isAuthUnavailable).toBe(true);
+  });
   it('only for 401 unauthorized', () => {
     expect(errorFromResponse(403, JSON.stringify({ error: { code: 'forbidden', message: 'the identity provider https://x/ could not be reached' } })).isAuthUnavailable).toBe(false);
   });

@@ -42,11 +42,11 @@ export class BubbleApiError extends Error {
 
   /**
    * True when the credential could not be *checked* for now, rather than refused: the server could
-   * not reach its identity provider (401, or 4001, with that message), or the credentials had no
+   * not reach its identity provider (a 401 with `details.reason` "identity_provider_unreachable", or a 4001 with that message), or the credentials had no
    * bearer for a passing reason (`CredentialsUnavailable`). The person stays signed in; try later.
    */
   get isAuthUnavailable(): boolean {
-    if (this.details['reason'] === 'credentials_unavailable') return true;
+    if (this.details['reason'] === 'credentials_unavailable' || this.details['reason'] === 'identity_provider_unreachable') return true;
     return this.code === 'unauthorized' && isProviderUnreachableMessage(this.message);
   }
 }

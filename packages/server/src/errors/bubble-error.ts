@@ -25,8 +25,8 @@ export class BubbleError extends Error {
 
 export const invalidRequest = (message: string, details?: Record<string, unknown>): BubbleError =>
   new BubbleError('invalid_request', message, details);
-export const unauthorized = (message = 'missing, unknown or revoked credential'): BubbleError =>
-  new BubbleError('unauthorized', message);
+export const unauthorized = (message = 'missing, unknown or revoked credential', details?: Record<string, unknown>): BubbleError =>
+  new BubbleError('unauthorized', message, details);
 export const forbidden = (message: string, details?: Record<string, unknown>): BubbleError =>
   new BubbleError('forbidden', message, details);
 export const notFound = (message: string, details?: Record<string, unknown>): BubbleError =>

@@ -198,6 +198,8 @@ describe('signing in with an identity provider', () => {
     expect(down.status).toBe(401);
     expect(down.body.error.code).toBe('unauthorized');
     expect(down.body.error.message).toContain('could not be reached');
+    // Machine-readable too: a client keeps its sign-in when the token could not be checked.
+    expect(down.body.error.details).toEqual({ reason: 'identity_provider_unreachable' });
     expect(await healthzMs(server.url)).toBeLessThan(1_000);
 
     // Discovery answers, but the JWKS endpoint does not. A URL that failed is asked again a second later, not before.

@@ -21,7 +21,11 @@ export function createOidcAuthenticator(store: BubbleStore, options: OidcOptions
     browserOrigins: () => verifier.browserOrigins(),
     async authenticate(token: string): Promise<Authenticated | AuthRefusal> {
       const check = await verifier.verify(token);
-      if (!check.ok) return { refused: true, message: check.message, countsAsFailure: check.reason === 'invalid' };
+      if (!check.ok) {
+        return check.reason === 'invalid'
+          ? { refused: true, message: check.message, countsAsFailure: true }
+          : { refused: true, message: check.message, countsAsFailure: false, reason: 'identity_provider_unreachable' };
+      }
       const { claims, issuer } = check;
       const issuedAt = typeof claims.iat === 'number' ? claims.iat * 1000 : undefined;
       const nameClaim = displayNameFromClaims(claims);

@@ -20,6 +20,8 @@ export interface AuthRefusal {
   message: string;
   /** Whether it takes one from the address's failed-authentication budget (a wrong token does; an identity provider that cannot be reached does not). */
   countsAsFailure: boolean;
+  /** Set when the bearer could not be checked rather than was refused: the 401 carries it as `details.reason`, so a client keeps its session. */
+  reason?: 'identity_provider_unreachable';
 }
 
 export const isRefusal = (value: unknown): value is AuthRefusal =>
@@ -60,7 +62,7 @@ export async function authenticateHeader(
   if (!match) throw unauthorized('Authorization must be "Bearer <token>"');
   const result = await authenticate(match[1]!, address);
   if (result === null) throw unauthorized('unknown or revoked token');
-  if (isRefusal(result)) throw unauthorized(result.message);
+  if (isRefusal(result)) throw unauthorized(result.message, result.reason === undefined ? undefined : { reason: result.reason });
   if (isTooManyFailures(result)) {
     throw rateLimited(`too many failed authentications from this address; retry in ${result.retryAfterSeconds} s`, result.retryAfterSeconds);
   }
