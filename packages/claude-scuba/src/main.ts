@@ -1,3 +1,4 @@
+import { configPathFromArgv } from '@bubble/engine';
 import { homedir } from 'node:os';
 import { startBot } from './bot.js';
 import { loadConfigFile } from './config/load-config.js';
@@ -12,22 +13,13 @@ import { createLogger } from './logger.js';
  */
 const USAGE = 'usage: claude-scuba --config <file>';
 
-function configPath(argv: readonly string[]): string | undefined {
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--config') return argv[i + 1];
-    if (arg.startsWith('--config=')) return arg.slice('--config='.length);
-  }
-  return undefined;
-}
-
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  const path = configPath(argv);
+  const path = configPathFromArgv(argv);
   if (!path) {
     process.stderr.write(`claude-scuba: no config file given\n${USAGE}\n`);
     return 2;

@@ -1,3 +1,4 @@
+import { configPathFromArgv } from '@bubble/engine';
 import { homedir } from 'node:os';
 import { startDiscordBot } from './bot.js';
 import { loadConfigFile } from './config/config.js';
@@ -14,22 +15,13 @@ const USAGE = 'usage: bubble-discord --config <file>';
 /** SIGTERM must end the process within 5 s (issue 14 §7): runs get 3 s, the rest is for the gateway and the store. */
 const STOP_DEADLINE_MS = 4500;
 
-function configPath(argv: readonly string[]): string | undefined {
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--config') return argv[i + 1];
-    if (arg.startsWith('--config=')) return arg.slice('--config='.length);
-  }
-  return undefined;
-}
-
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  const path = configPath(argv);
+  const path = configPathFromArgv(argv);
   if (!path) {
     process.stderr.write(`bubble-discord: no config file given\n${USAGE}\n`);
     return 2;

@@ -51,3 +51,5 @@ export type { SandboxProbe } from './probe-sandbox.js';
 export { resolveSecret, Secret, SecretRefSchema } from './secret.js';
 export type { SecretRef, SecretResolution, SecretSources } from './secret.js';
 export { describeIssues, formatPath, unknownKeys, valueAt } from './describe-issues.js';
+export { configPathFromArgv, configResolver, describeConfigProblems, readConfigJson } from './config-file.js';
+export type { ConfigJson } from './config-file.js';

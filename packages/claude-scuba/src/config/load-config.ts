@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname } from 'node:path';
+import { describeConfigProblems, readConfigJson } from '@bubble/engine';
 import { ScubaError } from '../errors.js';
 import { resolveConfig, type ScubaConfig } from './resolve-config.js';
 
@@ -27,35 +28,15 @@ export interface LoadedConfig {
  */
 export function loadConfigFile(file: string, options: LoadConfigOptions): LoadedConfig {
   const readFile = options.readFile ?? ((p: string) => readFileSync(p, 'utf8'));
-  const path = resolve(file);
-  let text: string;
-  try {
-    text = readFile(path);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'does not exist' : code === 'EISDIR' ? 'is a directory' : 'cannot be read';
-    throw new ScubaError('config_unreadable', `the config file ${path} ${why}`, { cause: error, problems: [`the config file ${path} ${why}`] });
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    const problem = `the config file ${path} is not valid JSON: ${(error as Error).message}`;
-    throw new ScubaError('config_unreadable', problem, { cause: error, problems: [problem] });
-  }
+  const read = readConfigJson(file, readFile);
+  if (!read.ok) throw new ScubaError('config_unreadable', read.problem, { cause: read.cause, problems: [read.problem] });
+  const { path, json } = read;
   const resolved = resolveConfig(json, {
     env: options.env,
     baseDir: dirname(path),
     readFile,
     ...(options.isRoot === undefined ? {} : { isRoot: options.isRoot }),
   });
-  if (!resolved.ok) {
-    const count = resolved.problems.length;
-    throw new ScubaError(
-      'config_invalid',
-      `the config file ${path} has ${count} problem${count === 1 ? '' : 's'}:\n${resolved.problems.map((p) => `  - ${p}`).join('\n')}`,
-      { problems: resolved.problems },
-    );
-  }
+  if (!resolved.ok) throw new ScubaError('config_invalid', describeConfigProblems(path, resolved.problems), { problems: resolved.problems });
   return { config: resolved.config, warnings: resolved.warnings, path };
 }

@@ -1,6 +1,5 @@
-import { isAbsolute, resolve } from 'node:path';
 import { ScubaConfigFileSchema, type ApproverPolicy, type ScubaConfigFile } from './config-schema.js';
-import { describeIssues, resolveSecret, unknownKeys, type Secret, type SecretRef, type SecretSources } from '@bubble/engine';
+import { configResolver, describeIssues, unknownKeys, type Secret, type SecretRef } from '@bubble/engine';
 
 /** The engine credential the CLI child runs with. */
 export type ClaudeCredential = { kind: 'oauth'; token: Secret } | { kind: 'api_key'; key: Secret };
@@ -47,15 +46,7 @@ export function resolveConfig(input: unknown, context: ResolveContext): ResolveR
   if (!parsed.success) return { ok: false, problems: [...describeIssues(parsed.error.issues, input), ...warnings] };
   const file = parsed.data;
 
-  const problems: string[] = [];
-  const abs = (p: string) => (isAbsolute(p) ? p : resolve(context.baseDir, p));
-  const sources: SecretSources = { env: context.env, readFile: context.readFile, resolvePath: abs };
-  const secret = (ref: SecretRef, where: string): Secret | undefined => {
-    const resolved = resolveSecret(ref, where, sources);
-    if (resolved.ok) return resolved.secret;
-    problems.push(resolved.problem);
-    return undefined;
-  };
+  const { problems, abs, secret } = configResolver(context);
 
   const token = secret(file.bubble.token, 'bubble.token');
   const credential = resolveCredential(file.claude, context.env, secret, problems);

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { dirname, isAbsolute, resolve } from 'node:path';
-import { describeIssues, resolveSecret, SecretRefSchema, unknownKeys, type Secret, type SecretRef, type SecretSources } from '@bubble/engine';
+import { dirname } from 'node:path';
+import { configResolver, describeConfigProblems, describeIssues, readConfigJson, SecretRefSchema, unknownKeys, type Secret } from '@bubble/engine';
 import { z } from 'zod';
 import { DiscordBotError } from '../errors.js';
 
@@ -130,15 +130,7 @@ export function resolveConfig(input: unknown, context: ResolveContext): ResolveR
   const parsed = ConfigFileSchema.safeParse(input);
   if (!parsed.success) return { ok: false, problems: [...describeIssues(parsed.error.issues, input), ...warnings] };
   const file = parsed.data;
-  const problems: string[] = [];
-  const abs = (p: string) => (isAbsolute(p) ? p : resolve(context.baseDir, p));
-  const sources: SecretSources = { env: context.env, readFile: context.readFile, resolvePath: abs };
-  const secret = (ref: SecretRef, where: string): Secret | undefined => {
-    const resolved = resolveSecret(ref, where, sources);
-    if (resolved.ok) return resolved.secret;
-    problems.push(resolved.problem);
-    return undefined;
-  };
+  const { problems, abs, secret } = configResolver(context);
   const token = secret(file.discord.token, 'discord.token');
   const secretsKey = secret(file.secretsKey, 'secretsKey');
   const dashboardToken = file.dashboard === undefined ? undefined : secret(file.dashboard.token, 'dashboard.token');
@@ -173,31 +165,11 @@ export interface LoadedConfig {
 /** Reads, validates and resolves a config file; throws `config_unreadable` or `config_invalid` with every problem. */
 export function loadConfigFile(file: string, options: { env: Readonly<Record<string, string | undefined>>; readFile?: (path: string) => string }): LoadedConfig {
   const readFile = options.readFile ?? ((p: string) => readFileSync(p, 'utf8'));
-  const path = resolve(file);
-  let text: string;
-  try {
-    text = readFile(path);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'does not exist' : code === 'EISDIR' ? 'is a directory' : 'cannot be read';
-    throw new DiscordBotError('config_unreadable', `the config file ${path} ${why}`, { cause: error, problems: [`the config file ${path} ${why}`] });
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    const problem = `the config file ${path} is not valid JSON: ${(error as Error).message}`;
-    throw new DiscordBotError('config_unreadable', problem, { cause: error, problems: [problem] });
-  }
+  const read = readConfigJson(file, readFile);
+  if (!read.ok) throw new DiscordBotError('config_unreadable', read.problem, { cause: read.cause, problems: [read.problem] });
+  const { path, json } = read;
   const resolved = resolveConfig(json, { env: options.env, baseDir: dirname(path), readFile });
-  if (!resolved.ok) {
-    const count = resolved.problems.length;
-    throw new DiscordBotError(
-      'config_invalid',
-      `the config file ${path} has ${count} problem${count === 1 ? '' : 's'}:\n${resolved.problems.map((p) => `  - ${p}`).join('\n')}`,
-      { problems: resolved.problems },
-    );
-  }
+  if (!resolved.ok) throw new DiscordBotError('config_invalid', describeConfigProblems(path, resolved.problems), { problems: resolved.problems });
   return { config: resolved.config, warnings: resolved.warnings, path };
 }
 
