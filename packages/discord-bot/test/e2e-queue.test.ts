@@ -10,15 +10,20 @@ afterEach(async () => {
 
 const CAROL_TOKEN = `sk-ant-oat01-carol-${'c'.repeat(40)}`;
 
+/** One run at a time; "slow one" streams for 1.5 s, anything else answers at once. */
+function oneSlotWithASlowTurn(): Promise<Harness> {
+  return startHarness({
+    script: [
+      { match: { text: 'slow one' }, reply: [{ type: 'text', text: 'slow answer done', delayMs: 1_500 }] },
+      { reply: [{ type: 'text', text: 'quick answer' }], times: 'always' },
+    ],
+    config: (c) => (c.limits.maxConcurrentRuns = 1),
+  });
+}
+
 describe('queue', () => {
   it('with maxConcurrentRuns 1, a second and third thread wait, see their place in line move, and are answered in order', async () => {
-    h = await startHarness({
-      script: [
-        { match: { text: 'slow one' }, reply: [{ type: 'text', text: 'slow answer done', delayMs: 1_500 }] },
-        { reply: [{ type: 'text', text: 'quick answer' }], times: 'always' },
-      ],
-      config: (c) => (c.limits.maxConcurrentRuns = 1),
-    });
+    h = await oneSlotWithASlowTurn();
     await h.link(ALICE, ALICE_TOKEN);
     await h.link(BOB, BOB_TOKEN);
     await h.link(CAROL, CAROL_TOKEN);
@@ -97,13 +102,7 @@ describe('queue', () => {
   });
 
   it('/reset in a thread whose turn is still queued takes it out of the line; the running one goes on', async () => {
-    h = await startHarness({
-      script: [
-        { match: { text: 'slow one' }, reply: [{ type: 'text', text: 'slow answer done', delayMs: 1_500 }] },
-        { reply: [{ type: 'text', text: 'quick answer' }], times: 'always' },
-      ],
-      config: (c) => (c.limits.maxConcurrentRuns = 1),
-    });
+    h = await oneSlotWithASlowTurn();
     await h.link(ALICE, ALICE_TOKEN);
     await h.link(BOB, BOB_TOKEN);
     const a = await h.mention(ALICE, 'slow one');

@@ -1,7 +1,7 @@
 import { BubbleClient } from '@bubble/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBrowser, type TestBrowser } from './support/browser.js';
-import { blockTheInternet, screenshot, serverCspAllows, signInAtProvider, startOidcWorld, type OidcWorld } from './support/oidc-world.js';
+import { blockTheInternet, screenshot, serverCspAllows, signInAtProvider, say, startOidcWorld, type OidcWorld } from './support/oidc-world.js';
 
 /**
  * Signing in with an identity provider (issue 15), in Debian's Chromium: the real server with
@@ -73,17 +73,6 @@ afterAll(async () => {
 
 const composer = () => browser.page.getByRole('textbox', { name: 'Message' });
 
-/** One complete message, as the web UI's composer writes it. */
-async function say(client: BubbleClient, thread: string, text: string): Promise<void> {
-  const runId = `run-test-${Math.random().toString(36).slice(2)}`;
-  await client.appendEvents(thread, [
-    { type: 'run_started', data: { runId } },
-    { type: 'message_part', data: { runId, chunk: { type: 'text-start', id: 't' } } },
-    { type: 'message_part', data: { runId, chunk: { type: 'text-delta', id: 't', delta: text } } },
-    { type: 'message_part', data: { runId, chunk: { type: 'text-end', id: 't' } } },
-    { type: 'run_finished', data: { runId, status: 'completed' } },
-  ]);
-}
 
 let socketsSinceReload = 0;
 

@@ -1,7 +1,7 @@
 import { BubbleClient } from '@bubble/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBrowser, type TestBrowser } from './support/browser.js';
-import { blockTheInternet, screenshot, signInAtProvider, startOidcWorld, type OidcWorld } from './support/oidc-world.js';
+import { blockTheInternet, screenshot, signInAtProvider, say, startOidcWorld, type OidcWorld } from './support/oidc-world.js';
 
 /**
  * Bringing people in and telling them apart (issue 15), in Debian's Chromium against the real
@@ -29,16 +29,6 @@ async function pageClient(b: TestBrowser): Promise<BubbleClient> {
   return new BubbleClient({ url: world.url, token });
 }
 
-async function say(client: BubbleClient, thread: string, text: string): Promise<void> {
-  const runId = `run-test-${Math.random().toString(36).slice(2)}`;
-  await client.appendEvents(thread, [
-    { type: 'run_started', data: { runId } },
-    { type: 'message_part', data: { runId, chunk: { type: 'text-start', id: 't' } } },
-    { type: 'message_part', data: { runId, chunk: { type: 'text-delta', id: 't', delta: text } } },
-    { type: 'message_part', data: { runId, chunk: { type: 'text-end', id: 't' } } },
-    { type: 'run_finished', data: { runId, status: 'completed' } },
-  ]);
-}
 
 beforeAll(async () => {
   world = await startOidcWorld({

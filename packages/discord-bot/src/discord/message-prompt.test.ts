@@ -18,6 +18,7 @@ describe('message prompts', () => {
 
   it('images become image blocks; too many, too large or unfetchable ones are named instead', async () => {
     const served = new Map([['http://cdn/a.png', Buffer.from('PNGDATA')]]);
+    // A CDN in memory for this pure test; the e2e test (e2e-replies) fetches a real attachment over HTTP.
     const fetchStub = (async (url: string) =>
       served.has(url) ? new Response(served.get(url)!) : new Response('gone', { status: 404 })) as unknown as typeof fetch;
     const prompt = await buildPrompt(

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createBubbleServer, createHumanPrincipal, type BubbleServer } from '@bubble/server';
 import { startOidcTestProvider, type OidcTestAccount, type OidcTestProvider } from '@bubble/server/testing/oidc';
+import type { BubbleClient } from '@bubble/sdk';
 import type { Page } from 'playwright-core';
 import { DEFAULT_WEB_ROOT } from '../../src/launch.js';
 import { SCREENSHOT_DIR } from './browser.js';
@@ -107,4 +108,16 @@ export function serverCspAllows(csp: string, origin: string): boolean {
     .map((d) => d.trim().split(/\s+/))
     .find((d) => d[0] === 'connect-src');
   return connect !== undefined && connect.slice(1).some((source) => source === origin || source === `${origin}/` || source === '*');
+}
+
+/** One complete message, as the web UI's composer writes it. */
+export async function say(client: BubbleClient, thread: string, text: string): Promise<void> {
+  const runId = `run-test-${Math.random().toString(36).slice(2)}`;
+  await client.appendEvents(thread, [
+    { type: 'run_started', data: { runId } },
+    { type: 'message_part', data: { runId, chunk: { type: 'text-start', id: 't' } } },
+    { type: 'message_part', data: { runId, chunk: { type: 'text-delta', id: 't', delta: text } } },
+    { type: 'message_part', data: { runId, chunk: { type: 'text-end', id: 't' } } },
+    { type: 'run_finished', data: { runId, status: 'completed' } },
+  ]);
 }

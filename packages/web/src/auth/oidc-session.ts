@@ -1,3 +1,5 @@
+import { parseStoredRecord } from './stored-record';
+
 /**
  * A person's sign-in through an identity provider, as one value: the access token the server
  * takes as the bearer, when it expires, and what renews it. Times are this browser's clock (the
@@ -68,15 +70,8 @@ export function isUsable(session: OidcSession, now: number): boolean {
 
 /** A stored session, or null for anything that is not one (storage is input from outside). */
 export function parseSession(text: string | null): OidcSession | null {
-  if (text === null) return null;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return null;
-  }
-  if (typeof value !== 'object' || value === null) return null;
-  const v = value as Record<string, unknown>;
+  const v = parseStoredRecord(text);
+  if (v === null) return null;
   const strings = ['issuer', 'clientId', 'accessToken'] as const;
   if (!strings.every((k) => typeof v[k] === 'string' && v[k] !== '')) return null;
   if (typeof v['receivedAt'] !== 'number' || typeof v['expiresAt'] !== 'number') return null;

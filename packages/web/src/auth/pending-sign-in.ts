@@ -1,3 +1,5 @@
+import { parseStoredRecord } from './stored-record';
+
 /**
  * What this tab remembers while it is away at the identity provider: the PKCE verifier, the
  * `state` and `nonce` the answer must carry back, and where to return. Kept in sessionStorage
@@ -21,15 +23,8 @@ export const CALLBACK_PATH = '/auth/callback';
 
 /** A stored pending sign-in that is still fresh, or null. */
 export function parsePendingSignIn(text: string | null, now: number): PendingSignIn | null {
-  if (text === null) return null;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return null;
-  }
-  if (typeof value !== 'object' || value === null) return null;
-  const v = value as Record<string, unknown>;
+  const v = parseStoredRecord(text);
+  if (v === null) return null;
   for (const k of ['issuer', 'clientId', 'state', 'nonce', 'codeVerifier', 'returnTo'] as const) if (typeof v[k] !== 'string' || v[k] === '') return null;
   if (typeof v['startedAt'] !== 'number' || now - v['startedAt'] > PENDING_SIGN_IN_TTL_MS || v['startedAt'] > now + 60_000) return null;
   return {
