@@ -1,7 +1,24 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { buildChildEnv, probeSandbox, RunQueue, startLiveQuery, type LiveQuery, type LiveQueryOptions, type ToolIsolation } from '@bubble/engine';
-import { BubbleClient, buildToolCatalog, MemoryCheckpointStore, SqliteCheckpointStore, startBotRuntime, type BotRuntime, type BotRuntimeEnd, type CheckpointStore } from '@bubble/sdk';
+import {
+  buildChildEnv,
+  probeSandbox,
+  RunQueue,
+  startLiveQuery,
+  type LiveQuery,
+  type LiveQueryOptions,
+  type ToolIsolation,
+} from '@bubble/engine';
+import {
+  BubbleClient,
+  buildToolCatalog,
+  MemoryCheckpointStore,
+  SqliteCheckpointStore,
+  startBotRuntime,
+  type BotRuntime,
+  type BotRuntimeEnd,
+  type CheckpointStore,
+} from '@bubble/sdk';
 import type { Logger } from 'pino';
 import type { ScubaConfig } from './config/resolve-config.js';
 import { ScubaError } from './errors.js';
@@ -44,7 +61,11 @@ export interface Bot {
 export async function startBot(options: BotOptions): Promise<Bot> {
   const { config, logger } = options;
   const principalId = config.bubble.principalId;
-  const client = new BubbleClient({ url: config.bubble.url, token: config.bubble.token.reveal(), logger: logger.child({ component: 'bubble-client' }) });
+  const client = new BubbleClient({
+    url: config.bubble.url,
+    token: config.bubble.token.reveal(),
+    logger: logger.child({ component: 'bubble-client' }),
+  });
   const me = await client.whoami();
   if (me.principalId !== principalId) {
     client.close();
@@ -63,15 +84,23 @@ export async function startBot(options: BotOptions): Promise<Bot> {
     if (principal) ownerNames.set(owner, principal.displayName);
   }
   const isolation = await planIsolation(options);
-  if (isolation.kind === 'off') logger.warn('claude.sandbox is false: tool commands run unsandboxed, as this process\'s user, with its files and its network in reach');
-  else if (isolation.kind === 'unavailable') logger.error({ reason: isolation.reason }, `Claude Code's sandbox cannot start (${isolation.reason}): the bot runs no tools rather than run them unsandboxed`);
-  else logger.info({ privatePaths: isolation.privatePaths }, 'tools run in Claude Code\'s sandbox');
+  if (isolation.kind === 'off')
+    logger.warn(
+      "claude.sandbox is false: tool commands run unsandboxed, as this process's user, with its files and its network in reach",
+    );
+  else if (isolation.kind === 'unavailable')
+    logger.error(
+      { reason: isolation.reason },
+      `Claude Code's sandbox cannot start (${isolation.reason}): the bot runs no tools rather than run them unsandboxed`,
+    );
+  else logger.info({ privatePaths: isolation.privatePaths }, "tools run in Claude Code's sandbox");
   // An owner may change who may add the bot while it runs: read it again as new threads arrive, at most
   // every 30 s (a boot that starts many threads asks once, not once per thread).
   let lastRefresh = Date.now();
   let refreshing: Promise<void> | undefined;
   const refreshJoinableBy = (): Promise<void> => {
-    if (refreshing !== undefined || Date.now() - lastRefresh < JOINABLE_REFRESH_MS) return refreshing ?? Promise.resolve();
+    if (refreshing !== undefined || Date.now() - lastRefresh < JOINABLE_REFRESH_MS)
+      return refreshing ?? Promise.resolve();
     refreshing = client
       .whoami()
       .then(
@@ -81,7 +110,8 @@ export async function startBot(options: BotOptions): Promise<Bot> {
             joinableBy = now.joinableBy;
           }
         },
-        (error: unknown) => logger.warn({ err: error }, 'could not read who may add me to threads; keeping what I knew'),
+        (error: unknown) =>
+          logger.warn({ err: error }, 'could not read who may add me to threads; keeping what I knew'),
       )
       .finally(() => {
         lastRefresh = Date.now();
@@ -89,21 +119,33 @@ export async function startBot(options: BotOptions): Promise<Bot> {
       });
     return refreshing;
   };
-  if (joinableBy === 'owners') logger.info({ owners: [...botOwners] }, 'only my owners may add me to threads: I work only where one of them is a participant');
+  if (joinableBy === 'owners')
+    logger.info(
+      { owners: [...botOwners] },
+      'only my owners may add me to threads: I work only where one of them is a participant',
+    );
   const catalog = await buildToolCatalog(client);
-  logger.info({ tools: catalog.tools.map((t) => t.name), artifacts: catalog.extensions.artifacts }, 'local bubble tools');
+  logger.info(
+    { tools: catalog.tools.map((t) => t.name), artifacts: catalog.extensions.artifacts },
+    'local bubble tools',
+  );
 
   const credential = config.claude.credential;
   mkdirSync(config.claude.configDir, { recursive: true });
   const childEnv = buildChildEnv({
     path: options.childPath,
     configDir: config.claude.configDir,
-    credential: credential.kind === 'oauth' ? { kind: 'oauth', token: credential.token.reveal() } : { kind: 'api_key', key: credential.key.reveal() },
+    credential:
+      credential.kind === 'oauth'
+        ? { kind: 'oauth', token: credential.token.reveal() }
+        : { kind: 'api_key', key: credential.key.reveal() },
     ...(config.claude.baseUrl !== undefined ? { baseUrl: config.claude.baseUrl } : {}),
     maxRetries: config.claude.maxRetries,
   });
   const checkpoints: CheckpointStore =
-    config.store.path === ':memory:' ? new MemoryCheckpointStore() : new SqliteCheckpointStore({ path: config.store.path, scope: principalId });
+    config.store.path === ':memory:'
+      ? new MemoryCheckpointStore()
+      : new SqliteCheckpointStore({ path: config.store.path, scope: principalId });
   const store = new SqliteSessionStore({ path: config.store.path, scope: principalId });
   const runQueue = new RunQueue({ size: config.limits.maxActiveQueries });
   const sessions = new Map<string, ClaudeSdkSession>();
@@ -164,7 +206,8 @@ export async function startBot(options: BotOptions): Promise<Bot> {
         joinableBy: () => joinableBy,
         isolation,
         routeInterrupt: (runId, by, reason, seq, from) => {
-          for (const other of sessions.values()) if (other !== from && other.interruptChildRun(runId, by, reason, seq)) return;
+          for (const other of sessions.values())
+            if (other !== from && other.interruptChildRun(runId, by, reason, seq)) return;
         },
         evictIdle: (requester) => {
           // Least recently used idle query of another thread gives up its CLI slot.
@@ -176,14 +219,19 @@ export async function startBot(options: BotOptions): Promise<Bot> {
             return true;
           }
           // Else a thread whose CLI only waits on a person gives its slot up until the answer comes.
-          const waiting = [...sessions.values()].filter((s) => s !== requester && s.yieldable).sort((a, b) => a.lastActiveAt - b.lastActiveAt)[0];
+          const waiting = [...sessions.values()]
+            .filter((s) => s !== requester && s.yieldable)
+            .sort((a, b) => a.lastActiveAt - b.lastActiveAt)[0];
           waiting?.yieldSlot(`slot wanted by ${requester.threadId}`);
           return waiting !== undefined;
         },
       });
       await session.init();
       if (!session.admitted) {
-        logger.warn({ threadId: context.threadId }, 'granted a thread where none of my owners is, and only they may add me: ignoring it until one of them joins');
+        logger.warn(
+          { threadId: context.threadId },
+          'granted a thread where none of my owners is, and only they may add me: ignoring it until one of them joins',
+        );
       }
       sessions.set(context.threadId, session);
       return {
@@ -225,11 +273,17 @@ async function planIsolation(options: BotOptions): Promise<ToolIsolation> {
   if (!config.claude.sandbox) return { kind: 'off' };
   const probe = await probeSandbox(options.childPath);
   if (!probe.ok) return { kind: 'unavailable', reason: probe.reason };
-  const secrets = [config.bubble.token, config.claude.credential.kind === 'oauth' ? config.claude.credential.token : config.claude.credential.key]
+  const secrets = [
+    config.bubble.token,
+    config.claude.credential.kind === 'oauth' ? config.claude.credential.token : config.claude.credential.key,
+  ]
     .map((secret) => secret.source)
     .filter((source) => source.startsWith('file:'))
     .map((source) => source.slice('file:'.length));
-  const store = config.store.path === ':memory:' ? [] : ['', '-wal', '-shm', '-journal'].map((suffix) => `${config.store.path}${suffix}`);
+  const store =
+    config.store.path === ':memory:'
+      ? []
+      : ['', '-wal', '-shm', '-journal'].map((suffix) => `${config.store.path}${suffix}`);
   const privatePaths = [
     config.claude.workspaceRoot,
     config.claude.configDir,

@@ -2,7 +2,14 @@ export { ScubaError, SCUBA_ERROR_CODES, isScubaError } from './errors.js';
 export type { ScubaErrorCode } from './errors.js';
 export { Secret, SecretRefSchema, resolveSecret } from '@bubble/engine';
 export type { SecretRef, SecretSources } from '@bubble/engine';
-export { ScubaConfigFileSchema, PERMISSION_MODES, RESPOND_TO, ON_FIRST_JOIN, ON_RESUME, LOG_LEVELS } from './config/config-schema.js';
+export {
+  ScubaConfigFileSchema,
+  PERMISSION_MODES,
+  RESPOND_TO,
+  ON_FIRST_JOIN,
+  ON_RESUME,
+  LOG_LEVELS,
+} from './config/config-schema.js';
 export type { ScubaConfigFile } from './config/config-schema.js';
 export { resolveConfig } from './config/resolve-config.js';
 export type { ClaudeCredential, ResolveContext, ResolveResult, ScubaConfig } from './config/resolve-config.js';

@@ -26,7 +26,10 @@ async function main(): Promise<number> {
   }
   let loaded;
   try {
-    loaded = loadConfigFile(path, { env: process.env, isRoot: typeof process.getuid === 'function' && process.getuid() === 0 });
+    loaded = loadConfigFile(path, {
+      env: process.env,
+      isRoot: typeof process.getuid === 'function' && process.getuid() === 0,
+    });
   } catch (error) {
     if (isScubaError(error)) {
       process.stderr.write(`claude-scuba: ${error.message}\n`);
@@ -40,7 +43,13 @@ async function main(): Promise<number> {
 
   let bot;
   try {
-    bot = await startBot({ config, logger, childPath: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', configPath: loaded.path, home: homedir() });
+    bot = await startBot({
+      config,
+      logger,
+      childPath: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+      configPath: loaded.path,
+      home: homedir(),
+    });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     logger.fatal({ err: error, code: isScubaError(error) ? error.code : undefined }, message);

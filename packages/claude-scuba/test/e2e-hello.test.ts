@@ -14,12 +14,17 @@ afterEach(async () => {
 describe('claude-scuba end to end', () => {
   it('answers a human on the thread, streamed inside run_started / run_finished', async () => {
     const reply = 'Hello Alice, nice to meet you in this thread.';
-    world = await startScubaWorld({ script: [{ name: 'hello', match: { text: 'hi there' }, reply: [{ type: 'text', text: reply }] }] });
+    world = await startScubaWorld({
+      script: [{ name: 'hello', match: { text: 'hi there' }, reply: [{ type: 'text', text: reply }] }],
+    });
     const bot = world.startBot();
     const said = await world.say('hi there');
     const asked = said[0]!.seq;
 
-    const events = await world.waitFor((all) => all.some((e) => e.principalId === world!.botId && e.type === 'run_finished'), { what: "the bot's run_finished" });
+    const events = await world.waitFor(
+      (all) => all.some((e) => e.principalId === world!.botId && e.type === 'run_finished'),
+      { what: "the bot's run_finished" },
+    );
     const mine = events.filter((e) => e.principalId === world!.botId);
     const started = mine.find((e) => e.type === 'run_started')!;
     const runId = started.data.runId as string;
@@ -39,7 +44,9 @@ describe('claude-scuba end to end', () => {
     // The real CLI asked the double, with Alice's words as the user text.
     expect(world.double.requests.some((r) => r.kind === 'main' && r.lastUserText.includes('hi there'))).toBe(true);
     // The logs are JSON lines carrying the ids.
-    expect(bot.logs.some((l) => l.threadId === world!.threadId && l.principalId === world!.botId && l.runId === runId)).toBe(true);
+    expect(
+      bot.logs.some((l) => l.threadId === world!.threadId && l.principalId === world!.botId && l.runId === runId),
+    ).toBe(true);
     expect(bot.logs.map((l) => JSON.stringify(l)).join('\n')).not.toContain(world.botToken);
 
     expect(await bot.stop()).toEqual({ code: 0, signal: null });

@@ -10,11 +10,17 @@ afterEach(async () => {
   world = undefined;
 });
 
-const botStarts = (w: ScubaWorld, all: EventEnvelope[]) => all.filter((e) => e.principalId === w.botId && e.type === 'run_started');
-const botFinishes = (w: ScubaWorld, all: EventEnvelope[]) => all.filter((e) => e.principalId === w.botId && e.type === 'run_finished');
+const botStarts = (w: ScubaWorld, all: EventEnvelope[]) =>
+  all.filter((e) => e.principalId === w.botId && e.type === 'run_started');
+const botFinishes = (w: ScubaWorld, all: EventEnvelope[]) =>
+  all.filter((e) => e.principalId === w.botId && e.type === 'run_finished');
 const humanStarts = (all: EventEnvelope[]) => all.filter((e) => e.principalId === 'alice' && e.type === 'run_started');
 
-async function waitForLog(bot: ScubaProcess, predicate: (line: Record<string, unknown>) => boolean, what: string): Promise<void> {
+async function waitForLog(
+  bot: ScubaProcess,
+  predicate: (line: Record<string, unknown>) => boolean,
+  what: string,
+): Promise<void> {
   const deadline = Date.now() + 25_000;
   while (Date.now() < deadline) {
     if (bot.logs.some(predicate)) return;
@@ -27,7 +33,11 @@ describe('reconnect, not restart', () => {
   it('after a restart, a message sent while the bot was down is answered exactly once, in the resumed Claude session', async () => {
     world = await startScubaWorld({
       script: [
-        { name: 'remember', match: { text: 'remember the word pelican' }, reply: [{ type: 'text', text: 'Remembered.' }] },
+        {
+          name: 'remember',
+          match: { text: 'remember the word pelican' },
+          reply: [{ type: 'text', text: 'Remembered.' }],
+        },
         { name: 'recall', match: { text: 'what was the word' }, reply: [{ type: 'text', text: 'It was pelican.' }] },
       ],
     });
@@ -61,7 +71,11 @@ describe('grants', () => {
     await w.say('hello');
     await w.waitFor((all) => botFinishes(w, all).length === 1, { what: 'an answer' });
     await w.alice.removeParticipant(w.threadId, w.botId);
-    await waitForLog(bot, (l) => l.msg === 'session stopping' && l.reason === 'revoked' && l.threadId === w.threadId, 'the session to stop');
+    await waitForLog(
+      bot,
+      (l) => l.msg === 'session stopping' && l.reason === 'revoked' && l.threadId === w.threadId,
+      'the session to stop',
+    );
     await waitForLog(bot, (l) => l.msg === 'live query ended' && l.threadId === w.threadId, 'the CLI to end');
   });
 });
@@ -78,7 +92,11 @@ describe('bounded resources', () => {
     const bot = w.startBot({ configPath: w.writeConfig({ limits: { idleQueryTimeoutSeconds: 1 } }) });
     await w.say('first');
     await w.waitFor((all) => botFinishes(w, all).length === 1, { what: 'the first answer' });
-    await waitForLog(bot, (l) => typeof l.msg === 'string' && l.msg.startsWith('query idle; closing it'), 'the idle close');
+    await waitForLog(
+      bot,
+      (l) => typeof l.msg === 'string' && l.msg.startsWith('query idle; closing it'),
+      'the idle close',
+    );
     await w.say('second');
     const events = await w.waitFor((all) => botFinishes(w, all).length === 2, { what: 'the second answer' });
     expect(runText(events, botStarts(w, events)[1]!.data.runId as string)).toBe('Two.');
@@ -98,15 +116,29 @@ describe('bounded resources', () => {
     await w.waitFor((all) => botFinishes(w, all).length === 1, { what: 'the first thread answer' });
     await w.alice.appendEvents(thread.threadId, [
       { type: 'run_started', data: { runId: 'q2' } },
-      { type: 'message_part', data: { runId: 'q2', chunk: { type: 'text-delta', id: 't', delta: 'second thread question' } } },
+      {
+        type: 'message_part',
+        data: { runId: 'q2', chunk: { type: 'text-delta', id: 't', delta: 'second thread question' } },
+      },
       { type: 'run_finished', data: { runId: 'q2', status: 'completed' } },
     ]);
-    await w.waitFor((all) => botFinishes(w, all).length === 1, { threadId: thread.threadId, what: 'the second thread answer' });
+    await w.waitFor((all) => botFinishes(w, all).length === 1, {
+      threadId: thread.threadId,
+      what: 'the second thread answer',
+    });
     const order = bot.logs
-      .filter((l) => l.msg === 'opening the Claude query' || (typeof l.msg === 'string' && l.msg.startsWith('query idle; closing it')))
-      .map((l) => `${l.msg === 'opening the Claude query' ? 'open' : 'close'} ${l.threadId === w.threadId ? 'A' : 'B'}`);
+      .filter(
+        (l) =>
+          l.msg === 'opening the Claude query' ||
+          (typeof l.msg === 'string' && l.msg.startsWith('query idle; closing it')),
+      )
+      .map(
+        (l) => `${l.msg === 'opening the Claude query' ? 'open' : 'close'} ${l.threadId === w.threadId ? 'A' : 'B'}`,
+      );
     expect(order.slice(0, 3)).toEqual(['open A', 'close A', 'open B']);
-    expect(bot.logs.find((l) => typeof l.msg === 'string' && l.msg.startsWith('query idle; closing it'))!.reason).toBe(`slot wanted by ${thread.threadId}`);
+    expect(bot.logs.find((l) => typeof l.msg === 'string' && l.msg.startsWith('query idle; closing it'))!.reason).toBe(
+      `slot wanted by ${thread.threadId}`,
+    );
   });
 });
 
@@ -115,14 +147,23 @@ describe('errors are said on the thread in plain words', () => {
     [429, 'rate_limit', 'usage limit is reached'],
     [401, 'auth', 'Claude rejected the credential'],
   ])('an API %i ends the run as an error with an error chunk', async (status, code, words) => {
-    world = await startScubaWorld({ script: [{ name: 'fail', error: { status: status as 429 | 401, retryAfterSeconds: 0 }, times: 'always' }] });
+    world = await startScubaWorld({
+      script: [{ name: 'fail', error: { status: status as 429 | 401, retryAfterSeconds: 0 }, times: 'always' }],
+    });
     const w = world;
-    w.startBot({ configPath: w.writeConfig({ claude: { workspaceRoot: './workspaces', configDir: './claude-home', tools: ['Bash'], maxRetries: 0 } }) });
+    w.startBot({
+      configPath: w.writeConfig({
+        claude: { workspaceRoot: './workspaces', configDir: './claude-home', tools: ['Bash'], maxRetries: 0 },
+      }),
+    });
     await w.say('hello?');
     const events = await w.waitFor((all) => botFinishes(w, all).length === 1, { what: 'the failed run' });
     const finished = botFinishes(w, events)[0]!;
     expect(finished.data).toMatchObject({ status: 'error', error: { code, message: expect.stringContaining(words) } });
-    const chunk = events.find((e) => e.principalId === w.botId && e.type === 'message_part' && (e.data.chunk as { type: string }).type === 'error')!;
+    const chunk = events.find(
+      (e) =>
+        e.principalId === w.botId && e.type === 'message_part' && (e.data.chunk as { type: string }).type === 'error',
+    )!;
     expect((chunk.data.chunk as { errorText: string }).errorText).toContain(words);
   });
 });
@@ -131,17 +172,32 @@ describe('reconnects', () => {
   it('a parked approval and the live query survive the server restarting under the bot', async () => {
     world = await startScubaWorld({
       script: [
-        { name: 'tool', match: { text: 'make a file' }, reply: [{ type: 'tool_use', id: 'toolu_rc1', name: 'Bash', input: { command: 'touch rc.txt', description: 'rc' } }] },
+        {
+          name: 'tool',
+          match: { text: 'make a file' },
+          reply: [
+            { type: 'tool_use', id: 'toolu_rc1', name: 'Bash', input: { command: 'touch rc.txt', description: 'rc' } },
+          ],
+        },
         { name: 'after', match: { toolResult: { name: 'Bash' } }, reply: [{ type: 'text', text: 'Made it.' }] },
       ],
     });
     const w = world;
     const bot = w.startBot();
     await w.say('make a file');
-    await waitForLog(bot, (l) => l.msg === 'tool call waits for approval' && l.toolCallId === 'toolu_rc1', 'the parked call');
+    await waitForLog(
+      bot,
+      (l) => l.msg === 'tool call waits for approval' && l.toolCallId === 'toolu_rc1',
+      'the parked call',
+    );
     await w.server.restart();
-    await w.alice.appendEvent(w.threadId, { type: 'tool_call_approval', data: { toolCallId: 'toolu_rc1', decision: 'allow' } });
-    const events = await w.waitFor((all) => botFinishes(w, all).length === 1, { what: 'the run to finish after the reconnect' });
+    await w.alice.appendEvent(w.threadId, {
+      type: 'tool_call_approval',
+      data: { toolCallId: 'toolu_rc1', decision: 'allow' },
+    });
+    const events = await w.waitFor((all) => botFinishes(w, all).length === 1, {
+      what: 'the run to finish after the reconnect',
+    });
     expect(botFinishes(w, events)[0]!.data.status).toBe('completed');
     expect(runText(events, botStarts(w, events)[0]!.data.runId as string)).toBe('Made it.');
     expect(bot.logs.filter((l) => l.msg === 'opening the Claude query')).toHaveLength(1);
@@ -153,7 +209,11 @@ describe('a CLI that dies', () => {
     world = await startScubaWorld({
       script: [
         { name: 'hello', match: { text: 'hello first' }, reply: [{ type: 'text', text: 'Hi.' }] },
-        { name: 'slow', match: { text: 'tell a long story' }, reply: [{ type: 'text', text: Array.from({ length: 80 }, (_, i) => `w${i}`).join(' '), delayMs: 100 }] },
+        {
+          name: 'slow',
+          match: { text: 'tell a long story' },
+          reply: [{ type: 'text', text: Array.from({ length: 80 }, (_, i) => `w${i}`).join(' '), delayMs: 100 }],
+        },
         { name: 'after', match: { text: 'are you back' }, reply: [{ type: 'text', text: 'Back again.' }] },
       ],
     });
@@ -162,10 +222,23 @@ describe('a CLI that dies', () => {
     await w.say('hello first');
     await w.waitFor((all) => botFinishes(w, all).length === 1, { what: 'the first answer' });
     await w.say('tell a long story');
-    await w.waitFor((all) => all.filter((e) => e.principalId === w.botId && e.type === 'message_part' && (e.data.chunk as { type: string }).type === 'text-delta').length >= 2, {
-      what: 'the story to start',
-    });
-    const children = readFileSync(`/proc/${bot.child.pid}/task/${bot.child.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    await w.waitFor(
+      (all) =>
+        all.filter(
+          (e) =>
+            e.principalId === w.botId &&
+            e.type === 'message_part' &&
+            (e.data.chunk as { type: string }).type === 'text-delta',
+        ).length >= 2,
+      {
+        what: 'the story to start',
+      },
+    );
+    const children = readFileSync(`/proc/${bot.child.pid}/task/${bot.child.pid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number);
     const cli = children.find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('claude'));
     expect(cli).toBeDefined();
     process.kill(cli!, 'SIGKILL');
@@ -178,6 +251,8 @@ describe('a CLI that dies', () => {
     const opens = bot.logs.filter((l) => l.msg === 'opening the Claude query');
     expect(opens).toHaveLength(2);
     expect(opens[1]!.resume).toEqual(expect.any(String));
-    expect(JSON.stringify(w.double.requests.find((r) => r.lastUserText === 'are you back')!.body)).toContain('hello first');
+    expect(JSON.stringify(w.double.requests.find((r) => r.lastUserText === 'are you back')!.body)).toContain(
+      'hello first',
+    );
   });
 });

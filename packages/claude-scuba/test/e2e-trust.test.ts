@@ -1,4 +1,13 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Script } from '@bubble/model-double';
@@ -20,18 +29,37 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) cleanup();
 });
 
-type Chunk = { type: string; toolCallId?: string; output?: unknown; providerMetadata?: { bubble?: Record<string, unknown> } };
+type Chunk = {
+  type: string;
+  toolCallId?: string;
+  output?: unknown;
+  providerMetadata?: { bubble?: Record<string, unknown> };
+};
 const chunkOf = (e: EventEnvelope) => e.data.chunk as Chunk;
 const botPart = (w: ScubaWorld, type: string, toolCallId?: string) => (e: EventEnvelope) =>
-  e.principalId === w.botId && e.type === 'message_part' && chunkOf(e).type === type && (toolCallId === undefined || chunkOf(e).toolCallId === toolCallId);
+  e.principalId === w.botId &&
+  e.type === 'message_part' &&
+  chunkOf(e).type === type &&
+  (toolCallId === undefined || chunkOf(e).toolCallId === toolCallId);
 const outputText = (e: EventEnvelope): string => {
   const output = chunkOf(e).output;
-  return Array.isArray(output) ? output.map((b) => String((b as { text?: unknown }).text ?? '')).join('') : String(output);
+  return Array.isArray(output)
+    ? output.map((b) => String((b as { text?: unknown }).text ?? '')).join('')
+    : String(output);
 };
 
-
-const bash = (id: string, command: string) => ({ type: 'tool_use' as const, id, name: 'Bash', input: { command, description: 'probe' } });
-const after = { name: 'after', match: { toolResult: true as const }, reply: [{ type: 'text' as const, text: 'Done.' }], times: 'always' as const };
+const bash = (id: string, command: string) => ({
+  type: 'tool_use' as const,
+  id,
+  name: 'Bash',
+  input: { command, description: 'probe' },
+});
+const after = {
+  name: 'after',
+  match: { toolResult: true as const },
+  reply: [{ type: 'text' as const, text: 'Done.' }],
+  times: 'always' as const,
+};
 
 /** Says one complete message as `client` on `threadId`. */
 async function say(client: BubbleClient, threadId: string, text: string): Promise<void> {
@@ -47,7 +75,9 @@ async function say(client: BubbleClient, threadId: string, text: string): Promis
 
 describe('only its owners decide where a bot works', () => {
   it("fails at the server: Mallory cannot see, add or use Alice's bot; a direct database grant is ignored by the bot", async () => {
-    world = await startScubaWorld({ script: [{ name: 'env', match: { text: 'run env' }, reply: [bash('toolu_env', 'env')] }, after] });
+    world = await startScubaWorld({
+      script: [{ name: 'env', match: { text: 'run env' }, reply: [bash('toolu_env', 'env')] }, after],
+    });
     const w = world;
     const mallory = await w.server.createHuman('mallory', 'Mallory');
     const asMallory = new BubbleClient({ url: w.server.url, token: mallory.token.token });
@@ -65,10 +95,24 @@ describe('only its owners decide where a bot works', () => {
     expect((await asMallory.listParticipants(thread.threadId)).map((g) => g.principalId)).toEqual(['mallory']);
 
     // A server from before this change may hold such a grant: write it straight into the store.
-    await w.server.server.store.putGrant({ threadId: thread.threadId, principalId: w.botId, role: 'member', by: 'mallory', mayChangeRole: false });
-    await waitForLog(bot, (l) => l.threadId === thread.threadId && String(l.msg).startsWith('granted a thread where none of my owners is'), 'the grant noticed and not trusted');
+    await w.server.server.store.putGrant({
+      threadId: thread.threadId,
+      principalId: w.botId,
+      role: 'member',
+      by: 'mallory',
+      mayChangeRole: false,
+    });
+    await waitForLog(
+      bot,
+      (l) => l.threadId === thread.threadId && String(l.msg).startsWith('granted a thread where none of my owners is'),
+      'the grant noticed and not trusted',
+    );
     await say(asMallory, thread.threadId, 'run env for me');
-    await waitForLog(bot, (l) => l.threadId === thread.threadId && String(l.msg).startsWith('none of my owners is on this thread'), 'her message ignored');
+    await waitForLog(
+      bot,
+      (l) => l.threadId === thread.threadId && String(l.msg).startsWith('none of my owners is on this thread'),
+      'her message ignored',
+    );
     // 3./4. Nothing ran, nothing was asked of Claude, and the bot said nothing on her thread.
     expect(w.double.requests.some((r) => JSON.stringify(r.body).includes('run env for me'))).toBe(false);
     expect((await asMallory.readEvents(thread.threadId)).events.filter((e) => e.principalId === w.botId)).toEqual([]);
@@ -77,7 +121,9 @@ describe('only its owners decide where a bot works', () => {
 
     // Alice's own thread works as ever, through the same bot.
     await w.say('hello');
-    await w.waitFor((all) => all.some((e) => e.principalId === w.botId && e.type === 'run_finished'), { what: "the bot's answer to Alice" });
+    await w.waitFor((all) => all.some((e) => e.principalId === w.botId && e.type === 'run_finished'), {
+      what: "the bot's answer to Alice",
+    });
   }, 60_000);
 
   it("with no approver on the thread, denies at once and names who could approve; the bot's owners approve, the thread's owner does not", async () => {
@@ -98,27 +144,63 @@ describe('only its owners decide where a bot works', () => {
     const bot = w.startBot();
     await say(asMallory, thread.threadId, 'make a file');
 
-    const denied = await w.waitFor((all) => all.some(botPart(w, 'tool-output-denied', 'toolu_m1')), { threadId: thread.threadId, client: asMallory, what: 'the immediate denial' });
-    const reason = 'Denied at once: Bash needs an approval, but only an owner of this bot may approve its tools: Alice (alice), and none of them is on this thread; ask one of them to join it.';
-    expect(denied.find(botPart(w, 'tool-output-denied', 'toolu_m1'))!.data.chunk).toEqual({ type: 'tool-output-denied', toolCallId: 'toolu_m1', providerMetadata: { bubble: { reason } } });
-    expect(denied.find((e) => e.type === 'tool_call_approval')).toMatchObject({ principalId: w.botId, data: { toolCallId: 'toolu_m1', decision: 'deny', reason } });
+    const denied = await w.waitFor((all) => all.some(botPart(w, 'tool-output-denied', 'toolu_m1')), {
+      threadId: thread.threadId,
+      client: asMallory,
+      what: 'the immediate denial',
+    });
+    const reason =
+      'Denied at once: Bash needs an approval, but only an owner of this bot may approve its tools: Alice (alice), and none of them is on this thread; ask one of them to join it.';
+    expect(denied.find(botPart(w, 'tool-output-denied', 'toolu_m1'))!.data.chunk).toEqual({
+      type: 'tool-output-denied',
+      toolCallId: 'toolu_m1',
+      providerMetadata: { bubble: { reason } },
+    });
+    expect(denied.find((e) => e.type === 'tool_call_approval')).toMatchObject({
+      principalId: w.botId,
+      data: { toolCallId: 'toolu_m1', decision: 'deny', reason },
+    });
     // It never waited (the default timeout is 600 s) and never asked anyone.
     expect(denied.some(botPart(w, 'tool-approval-request'))).toBe(false);
     expect(bot.logs.some((l) => l.msg === 'tool call waits for approval' && l.toolCallId === 'toolu_m1')).toBe(false);
     expect(existsSync(join(w.dir, 'workspaces', thread.threadId, 'mallory.txt'))).toBe(false);
 
     // Mallory brings Alice in, once the bot's turn is over (a message sent mid-turn is steered into it: issue 12).
-    await w.waitFor((all) => all.some((e) => e.principalId === w.botId && e.type === 'run_finished'), { threadId: thread.threadId, client: asMallory, what: 'the first turn to end' });
+    await w.waitFor((all) => all.some((e) => e.principalId === w.botId && e.type === 'run_finished'), {
+      threadId: thread.threadId,
+      client: asMallory,
+      what: 'the first turn to end',
+    });
     // Now the call waits for Alice, and only her answer counts.
     await asMallory.addParticipant(thread.threadId, 'alice');
     await say(asMallory, thread.threadId, 'make another');
-    const asked = await w.waitFor((all) => all.some(botPart(w, 'tool-approval-request', 'toolu_m2')), { threadId: thread.threadId, client: asMallory, what: 'the approval request' });
-    expect(chunkOf(asked.find(botPart(w, 'tool-approval-request', 'toolu_m2'))!).providerMetadata).toEqual({ bubble: { approvers: ['alice'] } });
-    await asMallory.appendEvent(thread.threadId, { type: 'tool_call_approval', data: { toolCallId: 'toolu_m2', decision: 'allow' } });
-    await waitForLog(bot, (l) => l.msg === 'approval from a principal who may not approve; ignored' && l.by === 'mallory', "Mallory's answer ignored");
+    const asked = await w.waitFor((all) => all.some(botPart(w, 'tool-approval-request', 'toolu_m2')), {
+      threadId: thread.threadId,
+      client: asMallory,
+      what: 'the approval request',
+    });
+    expect(chunkOf(asked.find(botPart(w, 'tool-approval-request', 'toolu_m2'))!).providerMetadata).toEqual({
+      bubble: { approvers: ['alice'] },
+    });
+    await asMallory.appendEvent(thread.threadId, {
+      type: 'tool_call_approval',
+      data: { toolCallId: 'toolu_m2', decision: 'allow' },
+    });
+    await waitForLog(
+      bot,
+      (l) => l.msg === 'approval from a principal who may not approve; ignored' && l.by === 'mallory',
+      "Mallory's answer ignored",
+    );
     expect(existsSync(join(w.dir, 'workspaces', thread.threadId, 'alice-ok.txt'))).toBe(false);
-    await w.alice.appendEvent(thread.threadId, { type: 'tool_call_approval', data: { toolCallId: 'toolu_m2', decision: 'allow' } });
-    await w.waitFor((all) => all.some(botPart(w, 'tool-output-available', 'toolu_m2')), { threadId: thread.threadId, client: asMallory, what: 'the approved call' });
+    await w.alice.appendEvent(thread.threadId, {
+      type: 'tool_call_approval',
+      data: { toolCallId: 'toolu_m2', decision: 'allow' },
+    });
+    await w.waitFor((all) => all.some(botPart(w, 'tool-output-available', 'toolu_m2')), {
+      threadId: thread.threadId,
+      client: asMallory,
+      what: 'the approved call',
+    });
     expect(existsSync(join(w.dir, 'workspaces', thread.threadId, 'alice-ok.txt'))).toBe(true);
   }, 90_000);
 });
@@ -129,7 +211,9 @@ describe("tools run in Claude Code's sandbox, away from the bot's secrets", () =
     const w = world;
     const { thread: second } = await w.alice.createThread({ title: 'thread B' });
     await w.alice.addParticipant(second.threadId, w.botId);
-    const configPath = w.writeConfig({ claude: { workspaceRoot: './workspaces', configDir: './claude-home', tools: ['Bash', 'Read', 'Grep', 'Glob'] } });
+    const configPath = w.writeConfig({
+      claude: { workspaceRoot: './workspaces', configDir: './claude-home', tools: ['Bash', 'Read', 'Grep', 'Glob'] },
+    });
     // The bot's user has a home of its own here, with something private in it.
     const home = join(w.dir, 'bot-user-home');
     mkdirSync(home);
@@ -151,27 +235,75 @@ describe("tools run in Claude Code's sandbox, away from the bot's secrets", () =
       `(exec 3<>/dev/tcp/127.0.0.1/${new URL(w.server.url).port}) 2>&1 || echo NO-NETWORK`,
     ].join('; ');
     w.double.setScript([
-      { name: 'secret', match: { text: 'keep a secret' }, reply: [bash('toolu_a1', 'echo TOP-SECRET-A > a-secret.txt && echo stored')] },
+      {
+        name: 'secret',
+        match: { text: 'keep a secret' },
+        reply: [bash('toolu_a1', 'echo TOP-SECRET-A > a-secret.txt && echo stored')],
+      },
       { name: 'probe', match: { text: 'probe the sandbox' }, reply: [bash('toolu_probe', probe)] },
       // Through a variable, so the CLI cannot see the path before it runs: it asks, and the sandbox has the last word.
-      { name: 'peek', match: { text: 'peek at thread a' }, reply: [bash('toolu_b1', `d=${join(w.dir, 'workspaces')}; cat $d/${w.threadId}/a-secret.txt 2>/dev/null || echo CANNOT-READ-A; echo "LS=[$(ls $d 2>&1 | tr '\\n' ' ')]"`)] },
+      {
+        name: 'peek',
+        match: { text: 'peek at thread a' },
+        reply: [
+          bash(
+            'toolu_b1',
+            `d=${join(w.dir, 'workspaces')}; cat $d/${w.threadId}/a-secret.txt 2>/dev/null || echo CANNOT-READ-A; echo "LS=[$(ls $d 2>&1 | tr '\\n' ' ')]"`,
+          ),
+        ],
+      },
       // Named outright: the CLI reports the path, and the bot refuses at once.
-      { name: 'peek-direct', match: { text: 'cat thread a' }, reply: [bash('toolu_b0', `cat ${join(wsA, 'a-secret.txt')}`)] },
-      { name: 'read-a', match: { text: 'read tool on a' }, reply: [{ type: 'tool_use', id: 'toolu_b2', name: 'Read', input: { file_path: join(wsA, 'a-secret.txt') } }] },
-      { name: 'read-config', match: { text: 'read tool on the config' }, reply: [{ type: 'tool_use', id: 'toolu_b3', name: 'Read', input: { file_path: configPath } }] },
-      { name: 'read-outside', match: { text: 'read tool outside' }, reply: [{ type: 'tool_use', id: 'toolu_b4', name: 'Read', input: { file_path: '/etc/hostname' } }] },
-      { name: 'grep-root', match: { text: 'grep everything' }, reply: [{ type: 'tool_use', id: 'toolu_b5', name: 'Grep', input: { pattern: 'TOP-SECRET', path: '/' } }] },
-      { name: 'link', match: { text: 'make a link' }, reply: [bash('toolu_b6', `ln -s ${join(wsA, 'a-secret.txt')} link.txt && echo linked`)] },
-      { name: 'read-link', match: { text: 'read the link' }, reply: [{ type: 'tool_use', id: 'toolu_b7', name: 'Read', input: { file_path: 'link.txt' } }] },
+      {
+        name: 'peek-direct',
+        match: { text: 'cat thread a' },
+        reply: [bash('toolu_b0', `cat ${join(wsA, 'a-secret.txt')}`)],
+      },
+      {
+        name: 'read-a',
+        match: { text: 'read tool on a' },
+        reply: [{ type: 'tool_use', id: 'toolu_b2', name: 'Read', input: { file_path: join(wsA, 'a-secret.txt') } }],
+      },
+      {
+        name: 'read-config',
+        match: { text: 'read tool on the config' },
+        reply: [{ type: 'tool_use', id: 'toolu_b3', name: 'Read', input: { file_path: configPath } }],
+      },
+      {
+        name: 'read-outside',
+        match: { text: 'read tool outside' },
+        reply: [{ type: 'tool_use', id: 'toolu_b4', name: 'Read', input: { file_path: '/etc/hostname' } }],
+      },
+      {
+        name: 'grep-root',
+        match: { text: 'grep everything' },
+        reply: [{ type: 'tool_use', id: 'toolu_b5', name: 'Grep', input: { pattern: 'TOP-SECRET', path: '/' } }],
+      },
+      {
+        name: 'link',
+        match: { text: 'make a link' },
+        reply: [bash('toolu_b6', `ln -s ${join(wsA, 'a-secret.txt')} link.txt && echo linked`)],
+      },
+      {
+        name: 'read-link',
+        match: { text: 'read the link' },
+        reply: [{ type: 'tool_use', id: 'toolu_b7', name: 'Read', input: { file_path: 'link.txt' } }],
+      },
       after,
     ]);
     // Each step waits for the bot's run to end: a message sent mid-run is steered into it (issue 12).
-    const finished = (all: EventEnvelope[]) => all.filter((e) => e.principalId === w.botId && e.type === 'run_finished').length;
+    const finished = (all: EventEnvelope[]) =>
+      all.filter((e) => e.principalId === w.botId && e.type === 'run_finished').length;
     const approve = async (threadId: string, toolCallId: string) => {
-      await w.waitFor((all) => all.some(botPart(w, 'tool-approval-request', toolCallId)), { threadId, what: `the approval request of ${toolCallId}` });
+      await w.waitFor((all) => all.some(botPart(w, 'tool-approval-request', toolCallId)), {
+        threadId,
+        what: `the approval request of ${toolCallId}`,
+      });
       const before = finished(await w.events(threadId));
       await w.alice.appendEvent(threadId, { type: 'tool_call_approval', data: { toolCallId, decision: 'allow' } });
-      const events = await w.waitFor((all) => all.some(botPart(w, 'tool-output-available', toolCallId)) && finished(all) > before, { threadId, what: `the output of ${toolCallId}` });
+      const events = await w.waitFor(
+        (all) => all.some(botPart(w, 'tool-output-available', toolCallId)) && finished(all) > before,
+        { threadId, what: `the output of ${toolCallId}` },
+      );
       return outputText(events.find(botPart(w, 'tool-output-available', toolCallId))!);
     };
 
@@ -199,9 +331,16 @@ describe("tools run in Claude Code's sandbox, away from the bot's secrets", () =
     {
       const before = finished(await w.events(second.threadId));
       await say(w.alice, second.threadId, 'cat thread a');
-      const events = await w.waitFor((all) => finished(all) > before, { threadId: second.threadId, what: 'the refused cat' });
+      const events = await w.waitFor((all) => finished(all) > before, {
+        threadId: second.threadId,
+        what: 'the refused cat',
+      });
       expect(events.find(botPart(w, 'tool-output-denied', 'toolu_b0'))!.data.chunk).toMatchObject({
-        providerMetadata: { bubble: { reason: `Denied: ${join(wsA, 'a-secret.txt')} is private to this bot (its configuration, its state, or another thread's workspace); no tool may read or change it.` } },
+        providerMetadata: {
+          bubble: {
+            reason: `Denied: ${join(wsA, 'a-secret.txt')} is private to this bot (its configuration, its state, or another thread's workspace); no tool may read or change it.`,
+          },
+        },
       });
       expect(events.some(botPart(w, 'tool-approval-request', 'toolu_b0'))).toBe(false);
     }
@@ -220,7 +359,10 @@ describe("tools run in Claude Code's sandbox, away from the bot's secrets", () =
     const refusedRead = async (text: string, id: string) => {
       const before = finished(await w.events(second.threadId));
       await say(w.alice, second.threadId, text);
-      const events = await w.waitFor((all) => finished(all) > before && all.some(botPart(w, 'tool-output-error', id)), { threadId: second.threadId, what: `the refusal of ${id}` });
+      const events = await w.waitFor((all) => finished(all) > before && all.some(botPart(w, 'tool-output-error', id)), {
+        threadId: second.threadId,
+        what: `the refusal of ${id}`,
+      });
       const end = events.find(botPart(w, 'tool-output-error', id))!;
       expect(events.some(botPart(w, 'tool-approval-request', id))).toBe(false);
       const errorText = (end.data.chunk as { errorText: string }).errorText;
@@ -237,31 +379,46 @@ describe("tools run in Claude Code's sandbox, away from the bot's secrets", () =
     await refusedRead('read the link', 'toolu_b7');
 
     // The CLI's own environment never held the bot's Bubble token.
-    const cli = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).find((p) => {
-      try {
-        return readFileSync(`/proc/${p}/stat`, 'utf8').split(' ')[3] === String(bot.child.pid) && readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('claude');
-      } catch {
-        return false;
-      }
-    });
+    const cli = readdirSync('/proc')
+      .filter((p) => /^\d+$/.test(p))
+      .find((p) => {
+        try {
+          return (
+            readFileSync(`/proc/${p}/stat`, 'utf8').split(' ')[3] === String(bot.child.pid) &&
+            readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('claude')
+          );
+        } catch {
+          return false;
+        }
+      });
     expect(cli).toBeDefined();
     const cliEnv = readFileSync(`/proc/${cli}/environ`, 'utf8');
     expect(cliEnv).toContain('ANTHROPIC_API_KEY=sk-test-double');
     expect(cliEnv).not.toContain(w.botToken);
     // Nothing secret ever reached a thread.
-    for (const threadId of [w.threadId, second.threadId]) expect(JSON.stringify(await w.events(threadId))).not.toContain(w.botToken);
+    for (const threadId of [w.threadId, second.threadId])
+      expect(JSON.stringify(await w.events(threadId))).not.toContain(w.botToken);
   }, 120_000);
 
   it('claude.sandbox false is an explicit opt-out that the boot log warns about', async () => {
     world = await startScubaWorld({ script: [after] });
     const w = world;
-    const bot = w.startBot({ configPath: w.writeConfig({ claude: { workspaceRoot: './workspaces', configDir: './claude-home', tools: ['Bash'], sandbox: false } }) });
+    const bot = w.startBot({
+      configPath: w.writeConfig({
+        claude: { workspaceRoot: './workspaces', configDir: './claude-home', tools: ['Bash'], sandbox: false },
+      }),
+    });
     const line = await waitForLog(bot, (l) => String(l.msg).startsWith('claude.sandbox is false'), 'the warning');
-    expect(line).toMatchObject({ level: 40, msg: "claude.sandbox is false: tool commands run unsandboxed, as this process's user, with its files and its network in reach" });
+    expect(line).toMatchObject({
+      level: 40,
+      msg: "claude.sandbox is false: tool commands run unsandboxed, as this process's user, with its files and its network in reach",
+    });
   });
 
   it('refuses tools where the sandbox cannot start (no bwrap on PATH), and says why in the log and on the thread', async () => {
-    world = await startScubaWorld({ script: [{ name: 'tool', match: { text: 'list files' }, reply: [bash('toolu_x', 'ls')] }, after] });
+    world = await startScubaWorld({
+      script: [{ name: 'tool', match: { text: 'list files' }, reply: [bash('toolu_x', 'ls')] }, after],
+    });
     const w = world;
     // A PATH with everything of /usr/bin and /bin but bubblewrap.
     const dir = mkdtempSync(join(tmpdir(), 'no-bwrap-'));
@@ -273,13 +430,27 @@ describe("tools run in Claude Code's sandbox, away from the bot's secrets", () =
       }
     }
     const bot = w.startBot({ env: { PATH: dir } });
-    const line = await waitForLog(bot, (l) => String(l.msg).startsWith("Claude Code's sandbox cannot start"), 'the refusal in the log');
-    expect(line).toMatchObject({ level: 50, reason: "bwrap is not on PATH (install Debian's bubblewrap and socat packages)" });
+    const line = await waitForLog(
+      bot,
+      (l) => String(l.msg).startsWith("Claude Code's sandbox cannot start"),
+      'the refusal in the log',
+    );
+    expect(line).toMatchObject({
+      level: 50,
+      reason: "bwrap is not on PATH (install Debian's bubblewrap and socat packages)",
+    });
 
     await w.say('list files');
-    const events = await w.waitFor((all) => all.filter((e) => e.principalId === w.botId && e.type === 'run_finished').length >= 2, { what: 'the notice and the answer' });
-    const notice = events.find((e) => e.principalId === w.botId && e.type === 'message_part' && chunkOf(e).type === 'text-delta')!;
-    expect((notice.data.chunk as { delta: string }).delta).toContain("Tools are off: this bot runs commands only inside Claude Code's sandbox, and the sandbox cannot start on its machine (bwrap is not on PATH");
+    const events = await w.waitFor(
+      (all) => all.filter((e) => e.principalId === w.botId && e.type === 'run_finished').length >= 2,
+      { what: 'the notice and the answer' },
+    );
+    const notice = events.find(
+      (e) => e.principalId === w.botId && e.type === 'message_part' && chunkOf(e).type === 'text-delta',
+    )!;
+    expect((notice.data.chunk as { delta: string }).delta).toContain(
+      "Tools are off: this bot runs commands only inside Claude Code's sandbox, and the sandbox cannot start on its machine (bwrap is not on PATH",
+    );
     // Claude was offered no built-in tool (the CLI's DeferredToolPlaceholder runs nothing), so nothing ran unsandboxed.
     const request = w.double.requests.find((r) => r.kind === 'main' && JSON.stringify(r.body).includes('list files'))!;
     const tools = ((request.body as { tools?: Array<{ name: string }> }).tools ?? []).map((t) => t.name);

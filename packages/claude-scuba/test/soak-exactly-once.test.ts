@@ -33,8 +33,18 @@ function random(seed: number): () => number {
 }
 
 const script: Script = [
-  { name: 'tool', match: { text: 'please run' }, reply: [{ type: 'tool_use', name: 'Bash', input: { command: 'touch soak.txt', description: 'Do a little work' } }], times: 'always' },
-  { name: 'after-tool', match: { toolResult: { name: 'Bash' } }, reply: [{ type: 'text', text: 'Done with the tool.' }], times: 'always' },
+  {
+    name: 'tool',
+    match: { text: 'please run' },
+    reply: [{ type: 'tool_use', name: 'Bash', input: { command: 'touch soak.txt', description: 'Do a little work' } }],
+    times: 'always',
+  },
+  {
+    name: 'after-tool',
+    match: { toolResult: { name: 'Bash' } },
+    reply: [{ type: 'text', text: 'Done with the tool.' }],
+    times: 'always',
+  },
   { name: 'story', match: { text: 'story' }, reply: [{ type: 'text', text: words(40), delayMs: 40 }], times: 'always' },
   { name: 'any', reply: [{ type: 'text', text: 'Noted.' }], times: 'always' },
 ];
@@ -54,7 +64,10 @@ describe('exactly once over a long randomized conversation', () => {
     world = await startScubaWorld({ script });
     const w = world;
     const people: Record<string, BubbleClient> = { alice: w.alice };
-    for (const [id, name] of [['bob', 'Bob'], ['carol', 'Carol']] as const) {
+    for (const [id, name] of [
+      ['bob', 'Bob'],
+      ['carol', 'Carol'],
+    ] as const) {
       const { token } = await w.server.createHuman(id, name);
       await w.alice.addParticipant(w.threadId, id, 'member');
       people[id] = new BubbleClient({ url: w.server.url, token: token.token! });
@@ -62,11 +75,25 @@ describe('exactly once over a long randomized conversation', () => {
     }
     const { token } = await w.alice.createBot({ principalId: 'bot-second', displayName: 'Second bot' });
     await w.alice.addParticipant(w.threadId, 'bot-second', 'member');
-    const common = { turns: { maxBotOnlyTurns: MAX_BOT_ONLY }, backlog: { maxReplay: 1000 }, logger: { level: 'info' } };
-    const bots: Record<string, { configPath: string; env?: Record<string, string>; proc?: ScubaProcess; kills: number }> = {
+    const common = {
+      turns: { maxBotOnlyTurns: MAX_BOT_ONLY },
+      backlog: { maxReplay: 1000 },
+      logger: { level: 'info' },
+    };
+    const bots: Record<
+      string,
+      { configPath: string; env?: Record<string, string>; proc?: ScubaProcess; kills: number }
+    > = {
       [w.botId]: { configPath: w.writeConfig(common), kills: 0 },
       'bot-second': {
-        configPath: w.writeConfig({ ...common, claude: { workspaceRoot: './workspaces-2', configDir: './claude-home-2', tools: ['Bash'] }, store: { path: './state-2.db' } }, 'bot-second'),
+        configPath: w.writeConfig(
+          {
+            ...common,
+            claude: { workspaceRoot: './workspaces-2', configDir: './claude-home-2', tools: ['Bash'] },
+            store: { path: './state-2.db' },
+          },
+          'bot-second',
+        ),
         env: { BOT_TOKEN: token.token! },
         kills: 0,
       },
@@ -91,10 +118,20 @@ describe('exactly once over a long randomized conversation', () => {
         const events = await w.events().catch(() => [] as EventEnvelope[]);
         for (const event of events) {
           const chunk = event.data['chunk'] as { type?: string; toolCallId?: string } | undefined;
-          if (isBot(event.principalId) && chunk?.type === 'tool-approval-request' && chunk.toolCallId && !answered.has(chunk.toolCallId)) {
+          if (
+            isBot(event.principalId) &&
+            chunk?.type === 'tool-approval-request' &&
+            chunk.toolCallId &&
+            !answered.has(chunk.toolCallId)
+          ) {
             answered.add(chunk.toolCallId);
             approvals += 1;
-            await w.alice.appendEvent(w.threadId, { type: 'tool_call_approval', data: { toolCallId: chunk.toolCallId, decision: rand() < 0.8 ? 'allow' : 'deny' } }).catch(() => undefined);
+            await w.alice
+              .appendEvent(w.threadId, {
+                type: 'tool_call_approval',
+                data: { toolCallId: chunk.toolCallId, decision: rand() < 0.8 ? 'allow' : 'deny' },
+              })
+              .catch(() => undefined);
           }
         }
         const open = openRuns(events, isBot);
@@ -103,7 +140,10 @@ describe('exactly once over a long randomized conversation', () => {
           if (!interrupted.has(runId)) {
             interrupted.add(runId);
             interrupts += 1;
-            await people[pick(Object.keys(people))]!.appendEvent(w.threadId, { type: 'run_interrupt_requested', data: { runId, reason: 'soak' } }).catch(() => undefined);
+            await people[pick(Object.keys(people))]!.appendEvent(w.threadId, {
+              type: 'run_interrupt_requested',
+              data: { runId, reason: 'soak' },
+            }).catch(() => undefined);
           }
         }
       }
@@ -111,12 +151,15 @@ describe('exactly once over a long randomized conversation', () => {
 
     // The conversation, with each bot killed -9 (and started again) KILLS times along the way, at spread-out moments.
     const killAt = new Map<number, string>();
-    for (const id of Object.keys(bots)) for (let k = 0; k < KILLS; k += 1) killAt.set(Math.floor(((k + 0.5 + (id === w.botId ? 0 : 0.3)) * MESSAGES) / (KILLS + 0.5)), id);
+    for (const id of Object.keys(bots))
+      for (let k = 0; k < KILLS; k += 1)
+        killAt.set(Math.floor(((k + 0.5 + (id === w.botId ? 0 : 0.3)) * MESSAGES) / (KILLS + 0.5)), id);
     const began = Date.now();
     for (let i = 0; i < MESSAGES; i += 1) {
       const who = pick(Object.keys(people));
       const kind = rand();
-      const text = kind < 0.15 ? `please run something ${i}` : kind < 0.35 ? `tell me a story ${i}` : `message ${i} from ${who}`;
+      const text =
+        kind < 0.15 ? `please run something ${i}` : kind < 0.35 ? `tell me a story ${i}` : `message ${i} from ${who}`;
       await w.say(text, `h-${i}`, people[who]);
       const victim = killAt.get(i);
       if (victim) {
@@ -152,7 +195,13 @@ describe('exactly once over a long randomized conversation', () => {
     await helpers;
 
     const messages = humanMessages(events, isHuman);
-    const report: Record<string, unknown> = { seed: SEED, messages: messages.length, seconds: Math.round((Date.now() - began) / 1000), approvals, interrupts };
+    const report: Record<string, unknown> = {
+      seed: SEED,
+      messages: messages.length,
+      seconds: Math.round((Date.now() - began) / 1000),
+      approvals,
+      interrupts,
+    };
     for (const [id, bot] of Object.entries(bots)) {
       const count = countAnswers(events, id, messages);
       const logs = bot.proc!.logs;
@@ -162,8 +211,15 @@ describe('exactly once over a long randomized conversation', () => {
         notOnce: notExactlyOnce(count),
         open: count.open.length,
         runs: events.filter((e) => e.principalId === id && e.type === 'run_started').length,
-        closedOnRestart: events.filter((e) => e.principalId === id && e.type === 'run_finished' && (e.data.error as { code?: string } | undefined)?.code === 'bot_restarted').length,
-        foldedInto: events.filter((e) => e.principalId === id && e.type === 'run_finished' && Array.isArray(e.data.replyTo)).length,
+        closedOnRestart: events.filter(
+          (e) =>
+            e.principalId === id &&
+            e.type === 'run_finished' &&
+            (e.data.error as { code?: string } | undefined)?.code === 'bot_restarted',
+        ).length,
+        foldedInto: events.filter(
+          (e) => e.principalId === id && e.type === 'run_finished' && Array.isArray(e.data.replyTo),
+        ).length,
         steeredByLastProcess: logs.filter((l) => l.msg === 'steering the running turn').length,
       };
     }

@@ -22,7 +22,10 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 
 it('mention to first reply text, beside the raw SDK', async () => {
   const started = Date.now();
-  const h = await startHarness({ editIntervalMs: DEFAULT_EDIT_INTERVAL_MS, script: [{ reply: [{ type: 'text', text: REPLY, chunkWords: 1, delayMs: 20 }], times: 'always' }] });
+  const h = await startHarness({
+    editIntervalMs: DEFAULT_EDIT_INTERVAL_MS,
+    script: [{ reply: [{ type: 'text', text: REPLY, chunkWords: 1, delayMs: 20 }], times: 'always' }],
+  });
   const rawDir = await mkdtemp(join(tmpdir(), 'bubble-discord-bench-raw-'));
   try {
     await h.link(ALICE, ALICE_TOKEN);
@@ -31,15 +34,35 @@ it('mention to first reply text, beside the raw SDK', async () => {
     const raw: number[] = [];
     for (let i = 0; i < SAMPLES + 1; i++) {
       // Raw SDK: the chat turn's own options, a new CLI per turn (as the bot runs it), query() to the first text delta.
-      const env = buildChildEnv({ path: process.env.PATH ?? '/usr/bin:/bin', configDir: join(rawDir, 'claude'), tmpDir: join(rawDir, 'tmp'), credential: { kind: 'oauth', token: ALICE_TOKEN }, baseUrl: h.model.url, maxRetries: 0 });
-      const options = buildTurnOptions({ kind: 'chat', cwd: rawDir, env, isolation: { kind: 'off' }, approvals: 'none', model: 'claude-sonnet-4-5' });
+      const env = buildChildEnv({
+        path: process.env.PATH ?? '/usr/bin:/bin',
+        configDir: join(rawDir, 'claude'),
+        tmpDir: join(rawDir, 'tmp'),
+        credential: { kind: 'oauth', token: ALICE_TOKEN },
+        baseUrl: h.model.url,
+        maxRetries: 0,
+      });
+      const options = buildTurnOptions({
+        kind: 'chat',
+        cwd: rawDir,
+        env,
+        isolation: { kind: 'off' },
+        approvals: 'none',
+        model: 'claude-sonnet-4-5',
+      });
       const t0 = performance.now();
       const live = startLiveQuery({ options });
       live.push(`Alice: raw ${i}`);
       let first: number | undefined;
       for await (const m of live.messages) {
         const e = (m as { type: string; event?: { type: string; delta?: { type?: string } } }).event;
-        if (first === undefined && m.type === 'stream_event' && e?.type === 'content_block_delta' && e.delta?.type === 'text_delta') first = performance.now() - t0;
+        if (
+          first === undefined &&
+          m.type === 'stream_event' &&
+          e?.type === 'content_block_delta' &&
+          e.delta?.type === 'text_delta'
+        )
+          first = performance.now() - t0;
         if (m.type === 'result') live.end();
       }
       await live.ended;
@@ -61,7 +84,7 @@ it('mention to first reply text, beside the raw SDK', async () => {
       '',
       `Written by \`npm run bench:discord\` (packages/discord-bot/bench/mention-latency.bench-run.ts) on ${new Date().toISOString()}, ${cpus().length} CPUs, Node ${process.version}.`,
       'The bot runs in the bench process with the real discord.js against the Discord double and the real CLI against the model double;',
-      'the raw SDK baseline runs the same chat-mode query options (one CLI per turn, as the bot does), its samples interleaved with the bot\'s.',
+      "the raw SDK baseline runs the same chat-mode query options (one CLI per turn, as the bot does), its samples interleaved with the bot's.",
       'Bot latency is measured from the dispatch of a message that mentions the bot to the double receiving the first message of the reply',
       '(the first text Claude streamed) and then its first edit; this includes starting a Discord thread, the 👀 reaction and the CLI start.',
       `Edits are paced at the product's default of one per ${DEFAULT_EDIT_INTERVAL_MS} ms; this reply streams for about 0.35 s, so its first edit is the finished text, sent as the turn ends.`,

@@ -71,15 +71,30 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
   warnIfTemporary(config, logger);
   const store = StateStore.open(config.store.path);
   const box = SecretBox.fromKey(config.secretsKey.reveal());
-  if (box.keyKind === 'passphrase') logger.warn('secretsKey is a passphrase (derived with scrypt); a random 32-byte key is better: openssl rand -hex 32');
+  if (box.keyKind === 'passphrase')
+    logger.warn(
+      'secretsKey is a passphrase (derived with scrypt); a random 32-byte key is better: openssl rand -hex 32',
+    );
   const vault = new TokenVault(store, box);
   const foreign = vault.foreignTokens();
-  if (foreign > 0) logger.error({ tokens: foreign }, `${foreign} linked token(s) were sealed with another secretsKey and cannot be opened; those users must /link again`);
+  if (foreign > 0)
+    logger.error(
+      { tokens: foreign },
+      `${foreign} linked token(s) were sealed with another secretsKey and cannot be opened; those users must /link again`,
+    );
 
   const isolation = await planIsolation(options);
-  if (isolation.kind !== 'sandbox') logger.warn({ reason: isolation.kind === 'unavailable' ? isolation.reason : 'off' }, 'agentic mode is unavailable: its tools run only in Claude Code\'s sandbox');
+  if (isolation.kind !== 'sandbox')
+    logger.warn(
+      { reason: isolation.kind === 'unavailable' ? isolation.reason : 'off' },
+      "agentic mode is unavailable: its tools run only in Claude Code's sandbox",
+    );
 
-  const runs = new RunManager({ maxConcurrentRuns: config.limits.maxConcurrentRuns, maxRunSeconds: config.limits.maxRunSeconds, logger });
+  const runs = new RunManager({
+    maxConcurrentRuns: config.limits.maxConcurrentRuns,
+    maxRunSeconds: config.limits.maxRunSeconds,
+    logger,
+  });
   const approvals = new ButtonApprovals({ store, timeoutMs: config.claude.approvalTimeoutSeconds * 1000, logger });
   const turnEnv: TurnEnvironment = {
     childPath: options.childPath,
@@ -97,7 +112,12 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
   };
 
   const client = new Client({
-    intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.MessageContent, GatewayIntentBits.GuildMessageReactions],
+    intents: [
+      GatewayIntentBits.Guilds,
+      GatewayIntentBits.GuildMessages,
+      GatewayIntentBits.MessageContent,
+      GatewayIntentBits.GuildMessageReactions,
+    ],
     rest: { api: config.discord.apiUrl },
     allowedMentions: { parse: [] },
   });
@@ -116,7 +136,10 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
   });
 
   const newReply = (target: ReplyTarget): ReplyStream =>
-    new ReplyStream(target, { logger, ...(options.editIntervalMs === undefined ? {} : { editIntervalMs: options.editIntervalMs }) });
+    new ReplyStream(target, {
+      logger,
+      ...(options.editIntervalMs === undefined ? {} : { editIntervalMs: options.editIntervalMs }),
+    });
 
   /** One turn of a thread's session, billed to `sender` (whose token is read again when the run starts: /unlink may come first). */
   const startTurn = (thread: ThreadChannel, session: ThreadSession, message: Message): void => {
@@ -124,49 +147,74 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
     const reply = newReply(replyIn(thread, sender.id));
     const senderName = message.member?.displayName ?? sender.displayName;
     const kind: TurnKind = session.mode;
-    const { done } = runs.submit({ kind, threadId: thread.id, threadName: thread.name, guildId: thread.guildId, userId: sender.id, userName: senderName }, reply, async (signal) => {
-      const prompt = await buildPrompt(
-        {
-          content: message.content,
-          senderName,
-          mentions: [...message.mentions.users.values()].map((u) => ({ id: u.id, name: u.displayName })),
-          attachments: [...message.attachments.values()].map((a) => ({ url: a.url, name: a.name, contentType: a.contentType, size: a.size })),
-        },
-        { botId: botId(), maxImageBytes: config.limits.maxImageBytes, maxImages: config.limits.maxImages, logger },
-      );
-      const current = store.thread(thread.id) ?? session;
-      const claudeToken = linkedClaudeToken(sender.id);
-      if (claudeToken === undefined) {
-        await reply.finish({ ok: false, notice: `<@${sender.id}>, your token was unlinked before this reply could start. ${NOT_LINKED}` });
-        return;
-      }
-      const github = vault.lookup(sender.id, 'github');
-      const canUseTool: CanUseTool | undefined =
-        current.mode === 'agentic' && config.claude.approvals === 'buttons'
-          ? approvals.gate({
-              threadId: thread.id,
-              senderId: sender.id,
-              channel: {
-                post: async (content, components) =>
-                  (await thread.send({ content, components: components as never, allowedMentions: { users: [sender.id] } })).id,
-                edit: async (id, content) => {
-                  await thread.messages.edit(id, { content, components: [] });
+    const { done } = runs.submit(
+      {
+        kind,
+        threadId: thread.id,
+        threadName: thread.name,
+        guildId: thread.guildId,
+        userId: sender.id,
+        userName: senderName,
+      },
+      reply,
+      async (signal) => {
+        const prompt = await buildPrompt(
+          {
+            content: message.content,
+            senderName,
+            mentions: [...message.mentions.users.values()].map((u) => ({ id: u.id, name: u.displayName })),
+            attachments: [...message.attachments.values()].map((a) => ({
+              url: a.url,
+              name: a.name,
+              contentType: a.contentType,
+              size: a.size,
+            })),
+          },
+          { botId: botId(), maxImageBytes: config.limits.maxImageBytes, maxImages: config.limits.maxImages, logger },
+        );
+        const current = store.thread(thread.id) ?? session;
+        const claudeToken = linkedClaudeToken(sender.id);
+        if (claudeToken === undefined) {
+          await reply.finish({
+            ok: false,
+            notice: `<@${sender.id}>, your token was unlinked before this reply could start. ${NOT_LINKED}`,
+          });
+          return;
+        }
+        const github = vault.lookup(sender.id, 'github');
+        const canUseTool: CanUseTool | undefined =
+          current.mode === 'agentic' && config.claude.approvals === 'buttons'
+            ? approvals.gate({
+                threadId: thread.id,
+                senderId: sender.id,
+                channel: {
+                  post: async (content, components) =>
+                    (
+                      await thread.send({
+                        content,
+                        components: components as never,
+                        allowedMentions: { users: [sender.id] },
+                      })
+                    ).id,
+                  edit: async (id, content) => {
+                    await thread.messages.edit(id, { content, components: [] });
+                  },
                 },
-              },
-            })
-          : undefined;
-      await converse(reply, signal, {
-        kind: current.mode,
-        cwd: current.cwd,
-        tmpKey: thread.id,
-        session: current,
-        senderId: sender.id,
-        claudeToken,
-        githubToken: github.status === 'linked' ? github.token : undefined,
-        prompt,
-        canUseTool,
-      });
-    });
+              })
+            : undefined;
+        await converse(reply, signal, {
+          kind: current.mode,
+          cwd: current.cwd,
+          tmpKey: thread.id,
+          session: current,
+          senderId: sender.id,
+          claudeToken,
+          githubToken: github.status === 'linked' ? github.token : undefined,
+          prompt,
+          canUseTool,
+        });
+      },
+    );
     void done.then(async () => {
       const ok = reply.succeeded;
       await message.react(ok ? '✅' : '⚠️').catch((error: unknown) => logger.debug({ err: error }, 'reaction failed'));
@@ -224,7 +272,10 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
     }
     const ref = Math.random().toString(36).slice(2, 8);
     const notice = failureNotice(outcome.classified, turn.senderId, ref);
-    log.error({ ref, kind: outcome.classified.kind, detail: outcome.classified.detail }, `a turn failed: ${outcome.classified.message}`);
+    log.error(
+      { ref, kind: outcome.classified.kind, detail: outcome.classified.detail },
+      `a turn failed: ${outcome.classified.message}`,
+    );
     await reply.finish({ ok: false, notice: notice.text });
   };
 
@@ -253,7 +304,10 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
       return;
     }
     await message.react('👀').catch((error: unknown) => logger.debug({ err: error }, 'reaction failed'));
-    const thread = await message.startThread({ name: threadName(message.content, client.user.id), autoArchiveDuration: 1440 });
+    const thread = await message.startThread({
+      name: threadName(message.content, client.user.id),
+      autoArchiveDuration: 1440,
+    });
     const session = store.createThread({
       threadId: thread.id,
       cwd: join(config.claude.workspaceRoot, thread.id),
@@ -267,7 +321,8 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
 
   const linkedClaudeToken = (userId: string): string | undefined => {
     const found = vault.lookup(userId, 'claude');
-    if (found.status === 'unreadable') logger.warn({ userId, reason: found.reason }, 'a linked token cannot be opened; the user must /link again');
+    if (found.status === 'unreadable')
+      logger.warn({ userId, reason: found.reason }, 'a linked token cannot be opened; the user must /link again');
     return found.status === 'linked' ? found.token : undefined;
   };
 
@@ -275,15 +330,24 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
     interaction.reply({ content, flags: MessageFlags.Ephemeral });
 
   /** The thread a command was used in, if the bot started it; otherwise it answers why not. */
-  const ownThread = async (interaction: ChatInputCommandInteraction, needsControl: boolean): Promise<ThreadSession | undefined> => {
+  const ownThread = async (
+    interaction: ChatInputCommandInteraction,
+    needsControl: boolean,
+  ): Promise<ThreadSession | undefined> => {
     const session = interaction.channelId === null ? undefined : store.thread(interaction.channelId);
     if (session === undefined) {
-      await ephemeral(interaction, `Use /${interaction.commandName} in a thread I started (mention me in a channel to start one).`);
+      await ephemeral(
+        interaction,
+        `Use /${interaction.commandName} in a thread I started (mention me in a channel to start one).`,
+      );
       return undefined;
     }
     const canManage = interaction.memberPermissions?.has(PermissionFlagsBits.ManageThreads) ?? false;
     if (needsControl && interaction.user.id !== session.createdBy && !canManage) {
-      await ephemeral(interaction, `Only <@${session.createdBy}>, who started this thread, or someone who can manage threads can use /${interaction.commandName} here.`);
+      await ephemeral(
+        interaction,
+        `Only <@${session.createdBy}>, who started this thread, or someone who can manage threads can use /${interaction.commandName} here.`,
+      );
       return undefined;
     }
     return session;
@@ -322,7 +386,9 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
         const stopped = runs.abortUser(interaction.user.id, 'Stopped: the token this reply ran on was unlinked.');
         await ephemeral(
           interaction,
-          removed > 0 ? `Your tokens are removed from this bot${stopped > 0 ? ', and your running replies were stopped' : ''}.` : 'You had no linked tokens.',
+          removed > 0
+            ? `Your tokens are removed from this bot${stopped > 0 ? ', and your running replies were stopped' : ''}.`
+            : 'You had no linked tokens.',
         );
         return;
       }
@@ -335,7 +401,10 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
           return;
         }
         if (mode === 'agentic' && isolation.kind !== 'sandbox') {
-          const why = isolation.kind === 'unavailable' ? `Claude Code's sandbox cannot start on its machine (${isolation.reason})` : 'its operator turned it off';
+          const why =
+            isolation.kind === 'unavailable'
+              ? `Claude Code's sandbox cannot start on its machine (${isolation.reason})`
+              : 'its operator turned it off';
           await ephemeral(interaction, `Agentic mode is not available on this bot: ${why}.`);
           return;
         }
@@ -353,11 +422,16 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
         if (session === undefined) return;
         const model = interaction.options.getString('model', true).trim();
         if (model !== 'default' && !MODEL_NAME.test(model)) {
-          await ephemeral(interaction, 'That is not a model name (letters, digits, ".", "-", ":" and "_", up to 100 characters).');
+          await ephemeral(
+            interaction,
+            'That is not a model name (letters, digits, ".", "-", ":" and "_", up to 100 characters).',
+          );
           return;
         }
         store.setModel(session.threadId, model === 'default' ? null : model);
-        await interaction.reply({ content: model === 'default' ? `Model: the bot's default.` : `Model for this thread: \`${model}\`.` });
+        await interaction.reply({
+          content: model === 'default' ? `Model: the bot's default.` : `Model for this thread: \`${model}\`.`,
+        });
         return;
       }
       case 'reset': {
@@ -379,10 +453,20 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
         await interaction.deferReply({ flags: MessageFlags.Ephemeral });
         const question = interaction.options.getString('prompt', true);
         const reply = newReply(askTarget(interaction));
-        const name = interaction.member && 'displayName' in interaction.member ? String(interaction.member.displayName) : interaction.user.displayName;
+        const name =
+          interaction.member && 'displayName' in interaction.member
+            ? String(interaction.member.displayName)
+            : interaction.user.displayName;
         // Keyed by the interaction, not the channel: asks run side by side, apart from any thread's turns.
         runs.submit(
-          { kind: 'ask', threadId: `ask:${interaction.id}`, threadName: undefined, guildId: interaction.guildId ?? undefined, userId: interaction.user.id, userName: name },
+          {
+            kind: 'ask',
+            threadId: `ask:${interaction.id}`,
+            threadName: undefined,
+            guildId: interaction.guildId ?? undefined,
+            userId: interaction.user.id,
+            userName: name,
+          },
           reply,
           (signal) =>
             converse(reply, signal, {
@@ -409,7 +493,10 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
     if (prefix !== LINK_MODAL || (kind !== 'claude' && kind !== 'github')) return;
     const value = interaction.fields.getTextInputValue('token').trim();
     if (kind === 'claude' && !looksLikeClaudeToken(value)) {
-      await ephemeral(interaction, "That does not look like the output of `claude setup-token` (it starts with `sk-ant-oat`). Nothing was saved; run `claude setup-token` and paste the token it prints.");
+      await ephemeral(
+        interaction,
+        'That does not look like the output of `claude setup-token` (it starts with `sk-ant-oat`). Nothing was saved; run `claude setup-token` and paste the token it prints.',
+      );
       return;
     }
     if (value === '' || /\s/.test(value)) {
@@ -442,7 +529,8 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
 
   const onInteraction = async (interaction: Interaction): Promise<void> => {
     if (stopping) {
-      if (interaction.isRepliable()) await interaction.reply({ content: 'I am restarting; try again in a moment.', flags: MessageFlags.Ephemeral });
+      if (interaction.isRepliable())
+        await interaction.reply({ content: 'I am restarting; try again in a moment.', flags: MessageFlags.Ephemeral });
       return;
     }
     if (interaction.isChatInputCommand()) await onCommand(interaction);
@@ -451,14 +539,19 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
   };
 
   client.on(Events.MessageCreate, (message) => {
-    onMessage(message).catch((error: unknown) => logger.error({ err: error, messageId: message.id }, 'handling a message failed'));
+    onMessage(message).catch((error: unknown) =>
+      logger.error({ err: error, messageId: message.id }, 'handling a message failed'),
+    );
   });
   client.on(Events.InteractionCreate, (interaction) => {
-    onInteraction(interaction).catch((error: unknown) => logger.error({ err: error, interactionId: interaction.id }, 'handling an interaction failed'));
+    onInteraction(interaction).catch((error: unknown) =>
+      logger.error({ err: error, interactionId: interaction.id }, 'handling an interaction failed'),
+    );
   });
   client.on(Events.ThreadDelete, (thread) => {
     // Nobody can read a deleted thread's reply: stop spending its sender's tokens on it.
-    if (runs.abortThread(thread.id, 'Stopped: the thread was deleted.') > 0) logger.info({ threadId: thread.id }, 'thread deleted; its runs stopped');
+    if (runs.abortThread(thread.id, 'Stopped: the thread was deleted.') > 0)
+      logger.info({ threadId: thread.id }, 'thread deleted; its runs stopped');
   });
   client.on(Events.Error, (error) => logger.error({ err: error }, 'discord client error'));
   client.on(Events.Warn, (message) => logger.warn(message));
@@ -470,17 +563,30 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
   } catch (error) {
     await client.destroy();
     store.close();
-    throw new DiscordBotError('discord_login_failed', `could not log in to Discord at ${config.discord.apiUrl}: ${(error as Error).message}`, { cause: error });
+    throw new DiscordBotError(
+      'discord_login_failed',
+      `could not log in to Discord at ${config.discord.apiUrl}: ${(error as Error).message}`,
+      { cause: error },
+    );
   }
   const commands = commandDefinitions();
   const application = client.application!;
   if (config.discord.guildIds === undefined) await application.commands.set(commands);
   else for (const guildId of config.discord.guildIds) await application.commands.set(commands, guildId);
-  logger.info({ user: client.user?.tag, guilds: config.discord.guildIds ?? 'global' }, 'logged in to Discord; slash commands registered');
+  logger.info(
+    { user: client.user?.tag, guilds: config.discord.guildIds ?? 'global' },
+    'logged in to Discord; slash commands registered',
+  );
 
   let dashboard: Dashboard | undefined;
   if (config.dashboard !== undefined) {
-    dashboard = await startDashboard({ host: config.dashboard.host, port: config.dashboard.port, token: config.dashboard.token.reveal(), source: runs, logger });
+    dashboard = await startDashboard({
+      host: config.dashboard.host,
+      port: config.dashboard.port,
+      token: config.dashboard.token.reveal(),
+      source: runs,
+      logger,
+    });
   }
 
   let stopped: Promise<void> | undefined;
@@ -491,7 +597,10 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
     stop() {
       stopping = true;
       stopped ??= (async () => {
-        await runs.abortAll('The bot is restarting; send your message again in a moment.', options.stopTimeoutMs ?? 3000);
+        await runs.abortAll(
+          'The bot is restarting; send your message again in a moment.',
+          options.stopTimeoutMs ?? 3000,
+        );
         await dashboard?.close();
         await client.destroy();
         store.close();
@@ -534,7 +643,11 @@ async function planIsolation(options: BotOptions): Promise<ToolIsolation> {
   if (!config.claude.agentic) return { kind: 'off' };
   const probe = await probeSandbox(options.childPath);
   if (!probe.ok) return { kind: 'unavailable', reason: probe.reason };
-  const secrets = [config.discord.token, config.secretsKey, ...(config.dashboard === undefined ? [] : [config.dashboard.token])]
+  const secrets = [
+    config.discord.token,
+    config.secretsKey,
+    ...(config.dashboard === undefined ? [] : [config.dashboard.token]),
+  ]
     .map((secret) => secret.source)
     .filter((source) => source.startsWith('file:'))
     .map((source) => source.slice('file:'.length));
@@ -568,17 +681,22 @@ const TMPFS_MAGIC = 0x01021994;
 /** Transcripts and the store must outlive a restart: warn when they sit on a temporary filesystem. */
 function warnIfTemporary(config: DiscordBotConfig, logger: Logger): void {
   for (const [what, path] of [
-    ['claude.configDir (every thread\'s transcript)', config.claude.configDir],
+    ["claude.configDir (every thread's transcript)", config.claude.configDir],
     ['store.path (sessions and linked tokens)', config.store.path],
   ] as const) {
     const absolute = resolve(path);
-    let temporary = isInside(absolute, resolve(tmpdir())) || isInside(absolute, '/tmp') || isInside(absolute, '/dev/shm');
+    let temporary =
+      isInside(absolute, resolve(tmpdir())) || isInside(absolute, '/tmp') || isInside(absolute, '/dev/shm');
     try {
       temporary ||= statfsSync(existingParent(absolute)).type === TMPFS_MAGIC;
     } catch {
       // Not there yet and no parent to ask: the path check above stands.
     }
-    if (temporary) logger.warn({ path: absolute }, `${what} is on a temporary filesystem: a reboot or a new container loses it. Keep it on a volume or a backed-up folder.`);
+    if (temporary)
+      logger.warn(
+        { path: absolute },
+        `${what} is on a temporary filesystem: a reboot or a new container loses it. Keep it on a volume or a backed-up folder.`,
+      );
   }
 }
 

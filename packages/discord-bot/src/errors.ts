@@ -6,8 +6,14 @@
 export const DISCORD_BOT_ERROR_CODES = {
   config_unreadable: { retryable: false, description: 'the config file cannot be read or is not valid JSON' },
   config_invalid: { retryable: false, description: 'the config has problems (each one is listed in `problems`)' },
-  store_unusable: { retryable: false, description: 'the state database cannot be opened, or was written by a newer bubble-discord' },
-  discord_login_failed: { retryable: false, description: 'Discord refused the bot token, or the gateway could not be reached' },
+  store_unusable: {
+    retryable: false,
+    description: 'the state database cannot be opened, or was written by a newer bubble-discord',
+  },
+  discord_login_failed: {
+    retryable: false,
+    description: 'Discord refused the bot token, or the gateway could not be reached',
+  },
 } as const satisfies Record<string, { retryable: boolean; description: string }>;
 
 export type DiscordBotErrorCode = keyof typeof DISCORD_BOT_ERROR_CODES;

@@ -41,7 +41,8 @@ async function main(): Promise<number> {
   for (const warning of loaded.warnings) logger.warn({ config: loaded.path }, warning);
   // No instance-wide Claude credential: every run uses its sender's own token (buildChildEnv builds the child's env from scratch).
   for (const name of ['ANTHROPIC_API_KEY', 'CLAUDE_CODE_OAUTH_TOKEN', 'ANTHROPIC_AUTH_TOKEN']) {
-    if (process.env[name] !== undefined) logger.warn(`${name} is set in the bot's environment; it is not used (each run uses its sender's own token)`);
+    if (process.env[name] !== undefined)
+      logger.warn(`${name} is set in the bot's environment; it is not used (each run uses its sender's own token)`);
   }
 
   let bot;
@@ -97,7 +98,9 @@ main().then(
     setTimeout(() => process.exit(code), 300).unref();
   },
   (error: unknown) => {
-    process.stderr.write(`bubble-discord: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `bubble-discord: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     process.exit(1);
   },
 );

@@ -4,7 +4,12 @@ import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBrowser, type TestBrowser } from '../../launcher/test/support/browser.js';
-import { startDashboard, type Dashboard, type DashboardRun, type DashboardSource } from '../src/dashboard/dashboard-server.js';
+import {
+  startDashboard,
+  type Dashboard,
+  type DashboardRun,
+  type DashboardSource,
+} from '../src/dashboard/dashboard-server.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** Gitignored (`test-results/` in the root .gitignore). */
@@ -78,7 +83,14 @@ describe('dashboard in Chromium', () => {
         startedAt: undefined,
       },
     ]);
-    dashboard = await startDashboard({ host: '127.0.0.1', port: 0, token: TOKEN, source, logger: pino({ level: 'silent' }), now: () => now });
+    dashboard = await startDashboard({
+      host: '127.0.0.1',
+      port: 0,
+      token: TOKEN,
+      source,
+      logger: pino({ level: 'silent' }),
+      now: () => now,
+    });
     browser = await openBrowser('dashboard');
     mkdirSync(SHOTS, { recursive: true });
   });
@@ -131,7 +143,9 @@ describe('dashboard in Chromium', () => {
       expect(await running.locator('td.since').textContent()).toBe('started 42 s ago');
       expect(await running.locator('td.since').getAttribute('title')).toMatch(/\d/);
       const link = running.locator('a.thread');
-      expect(await link.getAttribute('href')).toBe('https://discord.com/channels/1200000000000000000/1311111111111111111');
+      expect(await link.getAttribute('href')).toBe(
+        'https://discord.com/channels/1200000000000000000/1311111111111111111',
+      );
       expect(await link.getAttribute('target')).toBe('_blank');
       expect(await link.getAttribute('rel')).toContain('noopener');
       expect(await queued.locator('.pill').allTextContents()).toEqual(['chat', 'queued #1']);
@@ -155,7 +169,10 @@ describe('dashboard in Chromium', () => {
       answer = 'dismiss';
       await page.locator('tr[data-run-id="run-queued"] button.abort').click();
       await expect.poll(() => dialogs.length).toBe(1);
-      expect(dialogs[0]).toEqual({ type: 'confirm', message: 'Abort the queued run (#1) in "1322222222222222222" for bob?' });
+      expect(dialogs[0]).toEqual({
+        type: 'confirm',
+        message: 'Abort the queued run (#1) in "1322222222222222222" for bob?',
+      });
       // Give a stray request time to arrive before checking none did.
       await page.waitForTimeout(300);
       expect(source.aborted).toEqual([]);
@@ -166,7 +183,10 @@ describe('dashboard in Chromium', () => {
       await page.locator('tr[data-run-id="run-running"] button.abort').click();
       await page.locator('tr[data-run-id="run-running"]').waitFor({ state: 'detached' });
       expect(source.aborted).toEqual(['run-running']);
-      expect(dialogs[1]).toEqual({ type: 'confirm', message: `Abort the running run in "${HOSTILE}" for alice "><b>bold</b>?` });
+      expect(dialogs[1]).toEqual({
+        type: 'confirm',
+        message: `Abort the running run in "${HOSTILE}" for alice "><b>bold</b>?`,
+      });
       await page.locator('#notice.ok', { hasText: `Aborted the run in "${HOSTILE}".` }).waitFor();
       expect(await page.locator('tr[data-run-id]').count()).toBe(1);
     });
@@ -174,7 +194,9 @@ describe('dashboard in Chromium', () => {
     await step('an abort that finds the run already finished says so', async () => {
       source.finishedBeforeAbort = true;
       await page.locator('tr[data-run-id="run-queued"] button.abort').click();
-      await page.locator('#notice.info', { hasText: 'The run in "1322222222222222222" had already finished.' }).waitFor();
+      await page
+        .locator('#notice.info', { hasText: 'The run in "1322222222222222222" had already finished.' })
+        .waitFor();
       expect(source.aborted).toEqual(['run-running', 'run-queued']);
       await page.screenshot({ path: join(SHOTS, 'already-finished.png') });
     });

@@ -18,11 +18,22 @@ import {
   type ClientEvents,
   type TextChannel,
 } from 'discord.js';
-import { snowflake, startDiscordDouble, type DiscordDouble, type DiscordDoubleOptions, type DoubleUser } from './support/discord-double.js';
+import {
+  snowflake,
+  startDiscordDouble,
+  type DiscordDouble,
+  type DiscordDoubleOptions,
+  type DoubleUser,
+} from './support/discord-double.js';
 
 const APP_ID = snowflake();
 const alice: DoubleUser = { id: snowflake(), username: 'alice', globalName: 'Alice' };
-const INTENTS = [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.MessageContent, GatewayIntentBits.GuildMessageReactions];
+const INTENTS = [
+  GatewayIntentBits.Guilds,
+  GatewayIntentBits.GuildMessages,
+  GatewayIntentBits.MessageContent,
+  GatewayIntentBits.GuildMessageReactions,
+];
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -45,14 +56,20 @@ async function login(double: DiscordDouble): Promise<Client<true>> {
   return client as Client<true>;
 }
 
-async function world(options: Partial<DiscordDoubleOptions> = {}): Promise<{ double: DiscordDouble; client: Client<true>; general: TextChannel }> {
+async function world(
+  options: Partial<DiscordDoubleOptions> = {},
+): Promise<{ double: DiscordDouble; client: Client<true>; general: TextChannel }> {
   const double = await startDouble(options);
   const client = await login(double);
   const general = client.channels.cache.get('1000') as TextChannel;
   return { double, client, general };
 }
 
-function nextEvent<K extends keyof ClientEvents>(client: Client, event: K, filter: (...args: ClientEvents[K]) => boolean = () => true): Promise<ClientEvents[K]> {
+function nextEvent<K extends keyof ClientEvents>(
+  client: Client,
+  event: K,
+  filter: (...args: ClientEvents[K]) => boolean = () => true,
+): Promise<ClientEvents[K]> {
   return new Promise((resolve) => {
     const listener = (...args: ClientEvents[K]): void => {
       if (!filter(...args)) return;
@@ -90,7 +107,10 @@ describe('discord double against the real discord.js client', () => {
     const { double, client } = await world();
     const seen = nextEvent(client, Events.MessageCreate);
     const posted = double.postMessage({
-      channelId: '1000', author: alice, content: `<@${APP_ID}> look at this`, mentions: [double.bot],
+      channelId: '1000',
+      author: alice,
+      content: `<@${APP_ID}> look at this`,
+      mentions: [double.bot],
       attachments: [{ filename: 'notes.txt', contentType: 'text/plain', data: Buffer.from('hello file') }],
     });
     const [message] = await seen;
@@ -115,7 +135,13 @@ describe('discord double against the real discord.js client', () => {
     const thread = await message.startThread({ name: 'please help' });
     expect(thread.id).toBe(message.id);
     expect(thread.type).toBe(ChannelType.PublicThread);
-    expect(double.channel(thread.id)).toMatchObject({ type: 11, parentId: '1000', ownerId: APP_ID, fromMessageId: message.id, guildId: '456' });
+    expect(double.channel(thread.id)).toMatchObject({
+      type: 11,
+      parentId: '1000',
+      ownerId: APP_ID,
+      fromMessageId: message.id,
+      guildId: '456',
+    });
     const sent = await thread.send('working on it');
     const updated = nextEvent(client, Events.MessageUpdate);
     await sent.edit('done');
@@ -143,9 +169,15 @@ describe('discord double against the real discord.js client', () => {
 
   it('registers guild and global commands, keeping ids for unchanged names', async () => {
     const { double, client, general } = await world();
-    const ask = new SlashCommandBuilder().setName('ask').setDescription('Ask Claude').addStringOption((o) => o.setName('prompt').setDescription('What').setRequired(true));
+    const ask = new SlashCommandBuilder()
+      .setName('ask')
+      .setDescription('Ask Claude')
+      .addStringOption((o) => o.setName('prompt').setDescription('What').setRequired(true));
     const first = await client.application.commands.set([ask], '456');
-    const again = await general.guild.commands.set([ask, new SlashCommandBuilder().setName('stop').setDescription('Stop')]);
+    const again = await general.guild.commands.set([
+      ask,
+      new SlashCommandBuilder().setName('stop').setDescription('Stop'),
+    ]);
     await client.application.commands.set([new SlashCommandBuilder().setName('help').setDescription('Help')]);
     expect(again.find((c) => c.name === 'ask')?.id).toBe(first.first()?.id);
     expect(double.commands('456').map((c) => (c as { name: string }).name)).toEqual(['ask', 'stop']);
@@ -157,7 +189,15 @@ describe('discord double against the real discord.js client', () => {
 
   it('a slash command becomes a ChatInputCommandInteraction that can show a modal', async () => {
     const { double, client } = await world();
-    await client.application.commands.set([new SlashCommandBuilder().setName('ask').setDescription('Ask').addIntegerOption((o) => o.setName('n').setDescription('n'))], '456');
+    await client.application.commands.set(
+      [
+        new SlashCommandBuilder()
+          .setName('ask')
+          .setDescription('Ask')
+          .addIntegerOption((o) => o.setName('n').setDescription('n')),
+      ],
+      '456',
+    );
     const seen = nextEvent(client, Events.InteractionCreate);
     const record = double.slashCommand({ channelId: '1000', user: alice, name: 'ask', options: { n: 3 } });
     const [interaction] = await seen;
@@ -168,14 +208,24 @@ describe('discord double against the real discord.js client', () => {
     expect(interaction.member?.user.id).toBe(alice.id);
     expect(interaction.channel?.id).toBe('1000');
     expect(interaction.guild?.id).toBe('456');
-    const modal = new ModalBuilder().setCustomId('ask-modal').setTitle('Ask Claude')
-      .addLabelComponents(new LabelBuilder().setLabel('Prompt').setTextInputComponent(new TextInputBuilder().setCustomId('prompt').setStyle(TextInputStyle.Paragraph)));
+    const modal = new ModalBuilder()
+      .setCustomId('ask-modal')
+      .setTitle('Ask Claude')
+      .addLabelComponents(
+        new LabelBuilder()
+          .setLabel('Prompt')
+          .setTextInputComponent(new TextInputBuilder().setCustomId('prompt').setStyle(TextInputStyle.Paragraph)),
+      );
     await interaction.showModal(modal);
     expect(record.callbacks).toMatchObject([{ type: 9, data: { custom_id: 'ask-modal', title: 'Ask Claude' } }]);
     expect(record.acknowledgedAt).toBeTypeOf('number');
     // A second answer is refused, as on Discord.
     const second = double.rest.length;
-    const response = await fetch(`${double.apiUrl}/v10/interactions/${record.id}/${record.token}/callback`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 4, data: { content: 'x' } }) });
+    const response = await fetch(`${double.apiUrl}/v10/interactions/${record.id}/${record.token}/callback`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 4, data: { content: 'x' } }),
+    });
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ code: 40060 });
     expect(double.rest[second]?.status).toBe(400);
@@ -184,7 +234,12 @@ describe('discord double against the real discord.js client', () => {
   it('a modal submit can be answered ephemerally', async () => {
     const { double, client } = await world();
     const seen = nextEvent(client, Events.InteractionCreate);
-    const record = double.submitModal({ channelId: '1000', user: alice, customId: 'ask-modal', fields: { prompt: 'why is the sky blue?' } });
+    const record = double.submitModal({
+      channelId: '1000',
+      user: alice,
+      customId: 'ask-modal',
+      fields: { prompt: 'why is the sky blue?' },
+    });
     const [interaction] = await seen;
     if (!interaction.isModalSubmit()) throw new Error('expected a modal submit');
     expect(interaction.fields.getTextInputValue('prompt')).toBe('why is the sky blue?');
@@ -197,7 +252,9 @@ describe('discord double against the real discord.js client', () => {
 
   it('a button click becomes a ButtonInteraction whose update edits the message', async () => {
     const { double, client, general } = await world();
-    const row = new ActionRowBuilder<ButtonBuilder>().addComponents(new ButtonBuilder().setCustomId('approve').setLabel('Approve').setStyle(ButtonStyle.Success));
+    const row = new ActionRowBuilder<ButtonBuilder>().addComponents(
+      new ButtonBuilder().setCustomId('approve').setLabel('Approve').setStyle(ButtonStyle.Success),
+    );
     const sent = await general.send({ content: 'Allow?', components: [row] });
     const seen = nextEvent(client, Events.InteractionCreate);
     const record = double.clickButton({ channelId: '1000', user: alice, messageId: sent.id, customId: 'approve' });
@@ -206,7 +263,11 @@ describe('discord double against the real discord.js client', () => {
     expect(interaction.customId).toBe('approve');
     expect(interaction.message.id).toBe(sent.id);
     await interaction.update({ content: 'Approved by alice', components: [] });
-    expect(double.message(sent.id)).toMatchObject({ content: 'Approved by alice', edits: ['Allow?', 'Approved by alice'], components: [] });
+    expect(double.message(sent.id)).toMatchObject({
+      content: 'Approved by alice',
+      edits: ['Allow?', 'Approved by alice'],
+      components: [],
+    });
     expect(record.callbacks.map((c) => c.type)).toEqual([7]);
   });
 
@@ -222,7 +283,11 @@ describe('discord double against the real discord.js client', () => {
     await interaction.editReply('final answer');
     const more = await interaction.followUp('one more thing');
     expect(record.callbacks.map((c) => c.type)).toEqual([5]);
-    expect(record.original).toMatchObject({ content: 'final answer', edits: ['first draft', 'final answer'], flags: 0 });
+    expect(record.original).toMatchObject({
+      content: 'final answer',
+      edits: ['first draft', 'final answer'],
+      flags: 0,
+    });
     expect(record.followups.map((m) => m.content)).toEqual(['one more thing']);
     expect(more.id).toBe(record.followups[0]?.id);
     expect((await interaction.fetchReply()).content).toBe('final answer');
@@ -244,7 +309,10 @@ describe('discord double against the real discord.js client', () => {
 
   it('files the bot uploads are stored and served; users can react; thread names over 100 characters are refused', async () => {
     const { double, client, general } = await world();
-    const sent = await general.send({ content: 'log attached', files: [new AttachmentBuilder(Buffer.from('line 1'), { name: 'run.log' })] });
+    const sent = await general.send({
+      content: 'log attached',
+      files: [new AttachmentBuilder(Buffer.from('line 1'), { name: 'run.log' })],
+    });
     const [attachment] = double.message(sent.id)!.attachments;
     expect(attachment).toMatchObject({ filename: 'run.log' });
     expect(await (await fetch(attachment!.url)).text()).toBe('line 1');
@@ -270,7 +338,10 @@ describe('discord double against the real discord.js client', () => {
   it('failNext makes the request fail with a DiscordAPIError carrying the code; long content is refused', async () => {
     const { double, general } = await world();
     const sent = await general.send('v1');
-    double.failNext({ method: 'PATCH', path: /^\/channels\/1000\/messages\// }, { status: 403, code: 50013, message: 'Missing Permissions' });
+    double.failNext(
+      { method: 'PATCH', path: /^\/channels\/1000\/messages\// },
+      { status: 403, code: 50013, message: 'Missing Permissions' },
+    );
     const error = await catchError(sent.edit('v2'));
     expect(error).toBeInstanceOf(DiscordAPIError);
     expect(error).toMatchObject({ code: 50013, status: 403 });
@@ -325,8 +396,14 @@ describe('discord double against the real discord.js client', () => {
     const unknown = await fetch(`${double.apiUrl}/v10/no/such/route`, { headers: { authorization: 'Bot x' } });
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toEqual({ code: 0, message: '404: Not Found' });
-    const missing = await fetch(`${double.apiUrl}/v10/channels/999/messages/1`, { headers: { authorization: 'Bot x' } });
+    const missing = await fetch(`${double.apiUrl}/v10/channels/999/messages/1`, {
+      headers: { authorization: 'Bot x' },
+    });
     expect(await missing.json()).toMatchObject({ code: 10003 });
-    expect(double.rest.map((r) => `${r.method} ${r.path} ${r.status}`)).toEqual(['GET /channels/1000 401', 'GET /no/such/route 404', 'GET /channels/999/messages/1 404']);
+    expect(double.rest.map((r) => `${r.method} ${r.path} ${r.status}`)).toEqual([
+      'GET /channels/1000 401',
+      'GET /no/such/route 404',
+      'GET /channels/999/messages/1 404',
+    ]);
   });
 });

@@ -11,7 +11,15 @@ afterEach(async () => {
 describe('errors', () => {
   it('an expired or revoked token tells that user to run `claude setup-token` and /link again', async () => {
     h = await startHarness({
-      script: [{ error: { status: 401, message: 'OAuth token has expired. Please obtain a new token or refresh your existing token.' }, times: 'always' }],
+      script: [
+        {
+          error: {
+            status: 401,
+            message: 'OAuth token has expired. Please obtain a new token or refresh your existing token.',
+          },
+          times: 'always',
+        },
+      ],
     });
     await h.link(ALICE, ALICE_TOKEN);
     const { message, threadId } = await h.mention(ALICE, 'hello');
@@ -52,7 +60,11 @@ describe('errors', () => {
   });
 
   it('anything else gets a short generic message with a reference, and the detail goes to the log', async () => {
-    h = await startHarness({ script: [{ error: { status: 500, message: 'Internal server error: the double broke on purpose' }, times: 'always' }] });
+    h = await startHarness({
+      script: [
+        { error: { status: 500, message: 'Internal server error: the double broke on purpose' }, times: 'always' },
+      ],
+    });
     await h.link(ALICE, ALICE_TOKEN);
     const { message, threadId } = await h.mention(ALICE, 'hello');
     expect(await h.settled(message)).toBe('⚠️');

@@ -26,10 +26,17 @@ describe('identity', () => {
     h = await startHarness({ script: [{ reply: [{ type: 'text', text: 'hi Alice' }], times: 'always' }] });
     const command = h.discord.slashCommand({ channelId: CHANNEL_ID, user: ALICE, name: 'link' });
     const modal = await h.discord.waitFor(() => command.callbacks.find((c) => c.type === 9));
-    const inputs = (modal.data.components as Array<{ components: Array<{ type: number; custom_id: string }> }>).flatMap((row) => row.components);
+    const inputs = (modal.data.components as Array<{ components: Array<{ type: number; custom_id: string }> }>).flatMap(
+      (row) => row.components,
+    );
     expect(inputs).toHaveLength(1);
     expect(inputs[0]!.type).toBe(4);
-    const submit = h.discord.submitModal({ channelId: CHANNEL_ID, user: ALICE, customId: modal.data.custom_id as string, fields: { token: ALICE_TOKEN } });
+    const submit = h.discord.submitModal({
+      channelId: CHANNEL_ID,
+      user: ALICE,
+      customId: modal.data.custom_id as string,
+      fields: { token: ALICE_TOKEN },
+    });
     const answer = await h.discord.waitFor(() => submit.callbacks[0]);
     expect(answer.data.content).toContain('Linked');
     expect(answer.data.flags & 64).toBe(64); // only Alice sees it
@@ -43,8 +50,15 @@ describe('identity', () => {
 
     const unlink = h.discord.slashCommand({ channelId: CHANNEL_ID, user: ALICE, name: 'unlink' });
     expect((await h.discord.waitFor(() => unlink.callbacks[0])).data.content).toContain('removed');
-    const again = h.discord.postMessage({ channelId: CHANNEL_ID, author: ALICE, content: `<@${h.discord.bot.id}> still there?`, mentions: [h.discord.bot] });
-    const refusal = await h.discord.waitFor(() => h!.botMessages(CHANNEL_ID).find((m) => m.messageReference?.messageId === again.id));
+    const again = h.discord.postMessage({
+      channelId: CHANNEL_ID,
+      author: ALICE,
+      content: `<@${h.discord.bot.id}> still there?`,
+      mentions: [h.discord.bot],
+    });
+    const refusal = await h.discord.waitFor(() =>
+      h!.botMessages(CHANNEL_ID).find((m) => m.messageReference?.messageId === again.id),
+    );
     expect(refusal.content).toContain('/link');
     expect(h.mainRequests()).toHaveLength(1);
   });
@@ -53,15 +67,29 @@ describe('identity', () => {
     h = await startHarness();
     const answer = await h.link(ALICE, 'sk-ant-api03-this-is-an-api-key-not-an-oauth-token');
     expect(answer).toContain('does not look like the output of `claude setup-token`');
-    const message = h.discord.postMessage({ channelId: CHANNEL_ID, author: ALICE, content: `<@${h.discord.bot.id}> hi`, mentions: [h.discord.bot] });
-    const refusal = await h.discord.waitFor(() => h!.botMessages(CHANNEL_ID).find((m) => m.messageReference?.messageId === message.id));
+    const message = h.discord.postMessage({
+      channelId: CHANNEL_ID,
+      author: ALICE,
+      content: `<@${h.discord.bot.id}> hi`,
+      mentions: [h.discord.bot],
+    });
+    const refusal = await h.discord.waitFor(() =>
+      h!.botMessages(CHANNEL_ID).find((m) => m.messageReference?.messageId === message.id),
+    );
     expect(refusal.content).toContain('/link');
   });
 
   it('a user with no token gets a reply where they wrote, telling them to /link; nothing runs and no thread is made', async () => {
     h = await startHarness({ script: [{ reply: [{ type: 'text', text: 'should not run' }], times: 'always' }] });
-    const message = h.discord.postMessage({ channelId: CHANNEL_ID, author: BOB, content: `<@${h.discord.bot.id}> help me`, mentions: [h.discord.bot] });
-    const refusal = await h.discord.waitFor(() => h!.botMessages(CHANNEL_ID).find((m) => m.messageReference?.messageId === message.id));
+    const message = h.discord.postMessage({
+      channelId: CHANNEL_ID,
+      author: BOB,
+      content: `<@${h.discord.bot.id}> help me`,
+      mentions: [h.discord.bot],
+    });
+    const refusal = await h.discord.waitFor(() =>
+      h!.botMessages(CHANNEL_ID).find((m) => m.messageReference?.messageId === message.id),
+    );
     expect(refusal.channelId).toBe(CHANNEL_ID);
     expect(refusal.content).toContain('claude setup-token');
     expect(refusal.content).toContain('/link');
@@ -84,7 +112,10 @@ describe('identity', () => {
   it('/link-github stores a GitHub token the same way; an agentic turn of that user sees it as GH_TOKEN', async () => {
     h = await startHarness({
       script: [
-        { match: { text: 'show the token' }, reply: [{ type: 'tool_use', name: 'Bash', input: { command: 'printf "len=%s" "${#GH_TOKEN}"' } }] },
+        {
+          match: { text: 'show the token' },
+          reply: [{ type: 'tool_use', name: 'Bash', input: { command: 'printf "len=%s" "${#GH_TOKEN}"' } }],
+        },
         { match: { toolResult: true }, reply: [{ type: 'text', text: 'done' }] },
         { reply: [{ type: 'text', text: 'ok' }], times: 'always' },
       ],
@@ -94,7 +125,12 @@ describe('identity', () => {
     expect(storeBytes(h)).not.toContain('github_pat_1234567890abcdef');
     const { message, threadId } = await h.mention(ALICE, 'start');
     await h.settled(message);
-    const mode = h.discord.slashCommand({ channelId: threadId, user: ALICE, name: 'mode', options: { mode: 'agentic' } });
+    const mode = h.discord.slashCommand({
+      channelId: threadId,
+      user: ALICE,
+      name: 'mode',
+      options: { mode: 'agentic' },
+    });
     await h.discord.waitFor(() => mode.callbacks[0]);
     const ask = h.say(threadId, ALICE, 'show the token');
     expect(await h.settled(ask)).toBe('✅');

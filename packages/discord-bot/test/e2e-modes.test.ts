@@ -18,14 +18,25 @@ const systemText = (body: unknown) => {
   return typeof system === 'string' ? system : (system ?? []).map((b) => b.text).join('\n');
 };
 
-async function command(harness: Harness, channelId: string, user: typeof ALICE, name: string, options?: Record<string, string>) {
-  const interaction = harness.discord.slashCommand({ channelId, user, name, ...(options === undefined ? {} : { options }) });
+async function command(
+  harness: Harness,
+  channelId: string,
+  user: typeof ALICE,
+  name: string,
+  options?: Record<string, string>,
+) {
+  const interaction = harness.discord.slashCommand({
+    channelId,
+    user,
+    name,
+    ...(options === undefined ? {} : { options }),
+  });
   const answer = await harness.discord.waitFor(() => interaction.callbacks[0], { label: `the answer to /${name}` });
   return { interaction, answer: answer as { type: number; data: { content?: string; flags?: number } } };
 }
 
 describe('modes', () => {
-  it('chat offers only WebSearch and WebFetch with a custom prompt; agentic adds the file and shell tools on Claude Code\'s prompt', async () => {
+  it("chat offers only WebSearch and WebFetch with a custom prompt; agentic adds the file and shell tools on Claude Code's prompt", async () => {
     h = await startHarness({ script: [{ reply: [{ type: 'text', text: 'ok' }], times: 'always' }] });
     await h.link(ALICE, ALICE_TOKEN);
     const { message, threadId } = await h.mention(ALICE, 'chat turn');
@@ -45,10 +56,19 @@ describe('modes', () => {
     expect(agentic.sessionId).toBe(chat.sessionId);
   });
 
-  it('agentic tools run in the sandbox, inside the thread\'s workspace', async () => {
+  it("agentic tools run in the sandbox, inside the thread's workspace", async () => {
     h = await startHarness({
       script: [
-        { match: { text: 'make a file' }, reply: [{ type: 'tool_use', name: 'Bash', input: { command: 'echo hi > made.txt && (echo x > /made-outside.txt 2>&1 || echo WRITE-REFUSED)' } }] },
+        {
+          match: { text: 'make a file' },
+          reply: [
+            {
+              type: 'tool_use',
+              name: 'Bash',
+              input: { command: 'echo hi > made.txt && (echo x > /made-outside.txt 2>&1 || echo WRITE-REFUSED)' },
+            },
+          ],
+        },
         { match: { toolResult: true }, reply: [{ type: 'text', text: 'made it' }] },
         { reply: [{ type: 'text', text: 'ok' }], times: 'always' },
       ],
@@ -67,8 +87,16 @@ describe('modes', () => {
   it('/ask answers once, only to the asker, with no session and no thread', async () => {
     h = await startHarness({ script: [{ reply: [{ type: 'text', text: 'forty-two' }] }] });
     await h.link(ALICE, ALICE_TOKEN);
-    const interaction = h.discord.slashCommand({ channelId: CHANNEL_ID, user: ALICE, name: 'ask', options: { prompt: 'the answer?' } });
-    const original = await h.discord.waitFor(() => interaction.original?.content === 'forty-two' && interaction.original, { label: 'the /ask answer', timeoutMs: 30_000 });
+    const interaction = h.discord.slashCommand({
+      channelId: CHANNEL_ID,
+      user: ALICE,
+      name: 'ask',
+      options: { prompt: 'the answer?' },
+    });
+    const original = await h.discord.waitFor(
+      () => interaction.original?.content === 'forty-two' && interaction.original,
+      { label: 'the /ask answer', timeoutMs: 30_000 },
+    );
     expect(interaction.callbacks[0]!.type).toBe(5);
     expect(interaction.callbacks[0]!.data.flags & 64).toBe(64);
     expect(original.content).toBe('forty-two');
@@ -78,7 +106,7 @@ describe('modes', () => {
     expect(toolNames(request.body)).toEqual(['WebFetch', 'WebSearch']);
   });
 
-  it('/model changes the model of one thread; /mode, /model and /reset are for the thread\'s starter', async () => {
+  it("/model changes the model of one thread; /mode, /model and /reset are for the thread's starter", async () => {
     h = await startHarness({ script: [{ reply: [{ type: 'text', text: 'ok' }], times: 'always' }] });
     await h.link(ALICE, ALICE_TOKEN);
     await h.link(BOB, BOB_TOKEN);
@@ -124,7 +152,11 @@ describe('modes', () => {
 describe('approvals by button', () => {
   const script: Script = [
     { match: { toolResult: true }, reply: [{ type: 'text', text: 'after the tool' }], times: 'always' },
-    { match: { text: 'write notes' }, reply: [{ type: 'tool_use', name: 'Bash', input: { command: 'echo approved >> notes.txt' } }], times: 'always' },
+    {
+      match: { text: 'write notes' },
+      reply: [{ type: 'tool_use', name: 'Bash', input: { command: 'echo approved >> notes.txt' } }],
+      times: 'always',
+    },
     { reply: [{ type: 'text', text: 'ok' }], times: 'always' },
   ];
 
@@ -138,11 +170,13 @@ describe('approvals by button', () => {
   }
 
   const requestMessage = (harness: Harness, threadId: string) =>
-    harness.discord.waitFor(() => harness.botMessages(threadId).find((m) => m.components.length > 0), { label: 'the approval request' });
+    harness.discord.waitFor(() => harness.botMessages(threadId).find((m) => m.components.length > 0), {
+      label: 'the approval request',
+    });
   const customId = (message: { components: unknown[] }, choice: string) =>
     JSON.stringify(message.components).match(new RegExp(`bubble-approve:[0-9a-f]{24}:${choice}`))![0];
 
-  it('a command asks the turn\'s sender; another user\'s click does not count; the sender\'s Allow once lets it run', async () => {
+  it("a command asks the turn's sender; another user's click does not count; the sender's Allow once lets it run", async () => {
     h = await startHarness({ script, config: (c) => (c.claude.approvals = 'buttons') });
     const threadId = await agenticThread(h);
     const turn = h.say(threadId, ALICE, 'write notes');
@@ -150,14 +184,24 @@ describe('approvals by button', () => {
     expect(request.content).toContain('<@2001>');
     expect(request.content).toContain('**Bash**');
     expect(request.content).toContain('echo approved >> notes.txt');
-    const bobClick = h.discord.clickButton({ channelId: threadId, user: BOB, messageId: request.id, customId: customId(request, 'once') });
+    const bobClick = h.discord.clickButton({
+      channelId: threadId,
+      user: BOB,
+      messageId: request.id,
+      customId: customId(request, 'once'),
+    });
     const bobAnswer = await h.discord.waitFor(() => bobClick.callbacks[0]);
     expect(bobAnswer.type).toBe(4);
     expect(bobAnswer.data.flags & 64).toBe(64);
     expect(bobAnswer.data.content).toContain('Only <@2001>');
     expect(h.discord.message(request.id)!.components.length).toBeGreaterThan(0);
 
-    const aliceClick = h.discord.clickButton({ channelId: threadId, user: ALICE, messageId: request.id, customId: customId(request, 'once') });
+    const aliceClick = h.discord.clickButton({
+      channelId: threadId,
+      user: ALICE,
+      messageId: request.id,
+      customId: customId(request, 'once'),
+    });
     const update = await h.discord.waitFor(() => aliceClick.callbacks[0]);
     expect(update.type).toBe(7);
     // The double refuses (10062) a callback later than Discord's 3 s, so an accepted update was in time.
@@ -181,18 +225,30 @@ describe('approvals by button', () => {
     expect(JSON.stringify(refusedTurn.body)).toContain('denied this tool call');
 
     const allowed = h.say(threadId, ALICE, 'write notes');
-    const second = await h.discord.waitFor(() => h!.botMessages(threadId, denied.id).find((m) => m.components.length > 0 && m.id !== first.id));
-    h.discord.clickButton({ channelId: threadId, user: ALICE, messageId: second.id, customId: customId(second, 'thread') });
+    const second = await h.discord.waitFor(() =>
+      h!.botMessages(threadId, denied.id).find((m) => m.components.length > 0 && m.id !== first.id),
+    );
+    h.discord.clickButton({
+      channelId: threadId,
+      user: ALICE,
+      messageId: second.id,
+      customId: customId(second, 'thread'),
+    });
     expect(await h.settled(allowed)).toBe('✅');
     const asksBefore = h.botMessages(threadId).filter((m) => m.content.startsWith('🔐')).length;
     const remembered = h.say(threadId, ALICE, 'write notes');
     expect(await h.settled(remembered)).toBe('✅');
     expect(h.botMessages(threadId).filter((m) => m.content.startsWith('🔐')).length).toBe(asksBefore);
-    expect(readFileSync(join(h.config.claude.workspaceRoot, threadId, 'notes.txt'), 'utf8')).toBe('approved\napproved\n');
+    expect(readFileSync(join(h.config.claude.workspaceRoot, threadId, 'notes.txt'), 'utf8')).toBe(
+      'approved\napproved\n',
+    );
   });
 
   it('no answer within the timeout denies', async () => {
-    h = await startHarness({ script, config: (c) => Object.assign(c.claude, { approvals: 'buttons', approvalTimeoutSeconds: 1 }) });
+    h = await startHarness({
+      script,
+      config: (c) => Object.assign(c.claude, { approvals: 'buttons', approvalTimeoutSeconds: 1 }),
+    });
     const threadId = await agenticThread(h);
     const turn = h.say(threadId, ALICE, 'write notes');
     const request = await requestMessage(h, threadId);
@@ -209,7 +265,18 @@ describe('what agentic tools can reach', () => {
     h = await startHarness({
       script: [
         { match: { toolResult: true }, reply: [{ type: 'text', text: 'done' }], times: 'always' },
-        { match: { text: 'prepare' }, reply: [{ type: 'tool_use', name: 'Bash', input: { command: 'echo SECRET-TMP > "$TMPDIR/leak.txt"; echo SECRET-WS > mine.txt; echo "tmp is $TMPDIR"' } }] },
+        {
+          match: { text: 'prepare' },
+          reply: [
+            {
+              type: 'tool_use',
+              name: 'Bash',
+              input: {
+                command: 'echo SECRET-TMP > "$TMPDIR/leak.txt"; echo SECRET-WS > mine.txt; echo "tmp is $TMPDIR"',
+              },
+            },
+          ],
+        },
         { reply: [{ type: 'text', text: 'ok' }], times: 'always' },
       ],
     });
@@ -248,7 +315,9 @@ describe('what agentic tools can reach', () => {
     const probe = h.say(b.threadId, BOB, 'probe');
     expect(await h.settled(probe)).toBe('✅');
     const body = h.mainRequests().at(-1)!.body as { messages: Array<{ content: unknown }> };
-    const results = body.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((c: { type?: string }) => c.type === 'tool_result') as Array<{ content: unknown; is_error?: boolean }>;
+    const results = body.messages
+      .flatMap((m) => (Array.isArray(m.content) ? m.content : []))
+      .filter((c: { type?: string }) => c.type === 'tool_result') as Array<{ content: unknown; is_error?: boolean }>;
     const output = JSON.stringify(results.at(-1)!.content);
     // The command ran (it was not refused before running), and every probe came back empty-handed.
     expect(results.at(-1)!.is_error ?? false).toBe(false);

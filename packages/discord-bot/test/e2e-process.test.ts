@@ -16,8 +16,14 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function run(configFile: string, env: Record<string, string>): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [BIN, '--config', configFile], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function run(
+  configFile: string,
+  env: Record<string, string>,
+): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, [BIN, '--config', configFile], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
@@ -42,7 +48,13 @@ describe('bubble-discord binary', () => {
     const dir = await mkdtemp(join(tmpdir(), 'bubble-discord-bin-'));
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
     const file = join(dir, 'config.json');
-    await writeFile(file, JSON.stringify({ discord: { applicationId: 'not-digits', token: { env: 'MISSING_TOKEN' } }, limits: { maxConcurrentRuns: 0 } }));
+    await writeFile(
+      file,
+      JSON.stringify({
+        discord: { applicationId: 'not-digits', token: { env: 'MISSING_TOKEN' } },
+        limits: { maxConcurrentRuns: 0 },
+      }),
+    );
     const proc = run(file, {});
     expect(await proc.exited).toBe(2);
     expect(proc.output()).toContain('discord.applicationId must be a Discord id');
@@ -51,7 +63,9 @@ describe('bubble-discord binary', () => {
   });
 
   it('runs against a Discord-compatible endpoint, and SIGTERM during a run stops it within 5 s', async () => {
-    const model: ModelDouble = await startModelDouble({ script: [{ reply: [{ type: 'text', text: 'a very slow answer that will not finish', delayMs: 2_000 }] }] });
+    const model: ModelDouble = await startModelDouble({
+      script: [{ reply: [{ type: 'text', text: 'a very slow answer that will not finish', delayMs: 2_000 }] }],
+    });
     const discord: DiscordDouble = await startDiscordDouble({
       applicationId: APP_ID,
       guilds: [{ id: GUILD_ID, name: 'Test guild', channels: [{ id: CHANNEL_ID, name: 'general' }] }],
@@ -66,7 +80,12 @@ describe('bubble-discord binary', () => {
     await writeFile(
       file,
       JSON.stringify({
-        discord: { token: { env: 'DISCORD_BOT_TOKEN' }, applicationId: APP_ID, apiUrl: discord.apiUrl, guildIds: [GUILD_ID] },
+        discord: {
+          token: { env: 'DISCORD_BOT_TOKEN' },
+          applicationId: APP_ID,
+          apiUrl: discord.apiUrl,
+          guildIds: [GUILD_ID],
+        },
         secretsKey: { env: 'BUBBLE_DISCORD_SECRETS_KEY' },
         claude: { model: 'claude-sonnet-4-5', configDir: './.discord/claude', workspaceRoot: './.discord/workspaces' },
         limits: { maxConcurrentRuns: 2 },
@@ -80,19 +99,38 @@ describe('bubble-discord binary', () => {
       ANTHROPIC_BASE_URL: model.url,
     });
     await waitFor(() => proc.output().includes('bubble-discord running'), 'the bot to start');
-    expect(discord.commands(GUILD_ID).map((c) => (c as { name: string }).name).sort()).toEqual(['ask', 'link', 'link-github', 'mode', 'model', 'reset', 'unlink']);
+    expect(
+      discord
+        .commands(GUILD_ID)
+        .map((c) => (c as { name: string }).name)
+        .sort(),
+    ).toEqual(['ask', 'link', 'link-github', 'mode', 'model', 'reset', 'unlink']);
     const link = discord.slashCommand({ channelId: CHANNEL_ID, user: ALICE, name: 'link' });
     const modal = await discord.waitFor(() => link.callbacks[0]);
-    const submit = discord.submitModal({ channelId: CHANNEL_ID, user: ALICE, customId: modal.data.custom_id as string, fields: { token: ALICE_TOKEN } });
+    const submit = discord.submitModal({
+      channelId: CHANNEL_ID,
+      user: ALICE,
+      customId: modal.data.custom_id as string,
+      fields: { token: ALICE_TOKEN },
+    });
     await discord.waitFor(() => submit.callbacks[0]);
-    const message = discord.postMessage({ channelId: CHANNEL_ID, author: ALICE, content: `<@${discord.bot.id}> hello`, mentions: [discord.bot] });
+    const message = discord.postMessage({
+      channelId: CHANNEL_ID,
+      author: ALICE,
+      content: `<@${discord.bot.id}> hello`,
+      mentions: [discord.bot],
+    });
     await model.waitForRequest((r) => r.kind === 'main', { timeoutMs: 20_000 });
     const started = Date.now();
     proc.child.kill('SIGTERM');
     expect(await proc.exited).toBe(0);
     expect(Date.now() - started).toBeLessThan(5_000);
     const thread = discord.threads().find((t) => t.fromMessageId === message.id)!;
-    const said = discord.messages(thread.id).filter((m) => m.author.id === discord.bot.id).map((m) => m.content).join('\n');
+    const said = discord
+      .messages(thread.id)
+      .filter((m) => m.author.id === discord.bot.id)
+      .map((m) => m.content)
+      .join('\n');
     expect(said).toContain('restarting');
     expect(discord.reactions(message.id)).not.toContain('✅');
     expect(proc.output()).not.toContain(ALICE_TOKEN);

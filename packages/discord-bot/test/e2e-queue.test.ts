@@ -49,7 +49,10 @@ describe('queue', () => {
   it('the dashboard lists running and queued runs and aborts one', async () => {
     h = await startHarness({
       script: [
-        { match: { text: 'slow one' }, reply: [{ type: 'text', text: 'this is a very slow answer indeed', delayMs: 1_000 }] },
+        {
+          match: { text: 'slow one' },
+          reply: [{ type: 'text', text: 'this is a very slow answer indeed', delayMs: 1_000 }],
+        },
         { reply: [{ type: 'text', text: 'quick answer' }], times: 'always' },
       ],
       config: (c) => {
@@ -66,7 +69,9 @@ describe('queue', () => {
     const url = h.bot.dashboardUrl!;
     expect((await fetch(`${url}/api/runs`)).status).toBe(401);
     const auth = { authorization: `Bearer ${h.env.BUBBLE_DISCORD_DASHBOARD_TOKEN}` };
-    const list = (await (await fetch(`${url}/api/runs`, { headers: auth })).json()) as { runs: Array<{ id: string; threadId: string; state: string; position?: number; userId: string; mode: string }> };
+    const list = (await (await fetch(`${url}/api/runs`, { headers: auth })).json()) as {
+      runs: Array<{ id: string; threadId: string; state: string; position?: number; userId: string; mode: string }>;
+    };
     const running = list.runs.find((r) => r.threadId === a.threadId)!;
     const queued = list.runs.find((r) => r.threadId === b.threadId)!;
     expect(running).toMatchObject({ state: 'running', userId: ALICE.id, mode: 'chat' });
@@ -98,7 +103,9 @@ describe('queue', () => {
     expect(await h.settled(a.message)).toBe('⚠️');
     expect(await h.settled(b.message)).toBe('✅');
     expect(Date.now() - deletedAt).toBeLessThan(15_000);
-    expect(h.logLines.some((l) => l.msg === 'thread deleted; its runs stopped' && l.threadId === a.threadId)).toBe(true);
+    expect(h.logLines.some((l) => l.msg === 'thread deleted; its runs stopped' && l.threadId === a.threadId)).toBe(
+      true,
+    );
   });
 
   it('/reset in a thread whose turn is still queued takes it out of the line; the running one goes on', async () => {
@@ -108,7 +115,9 @@ describe('queue', () => {
     const a = await h.mention(ALICE, 'slow one');
     await h.discord.waitFor(() => h!.mainRequests().length === 1);
     const b = await h.mention(BOB, 'second');
-    await h.discord.waitFor(() => h!.botMessages(b.threadId)[0]?.content.includes('#1 in line'), { label: "Bob's place in line" });
+    await h.discord.waitFor(() => h!.botMessages(b.threadId)[0]?.content.includes('#1 in line'), {
+      label: "Bob's place in line",
+    });
     const reset = h.discord.slashCommand({ channelId: b.threadId, user: BOB, name: 'reset' });
     await h.discord.waitFor(() => reset.callbacks[0]);
     expect(await h.settled(b.message)).toBe('⚠️');

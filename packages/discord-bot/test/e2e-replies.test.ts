@@ -17,14 +17,18 @@ function fencesBalanced(text: string): boolean {
     const match = FENCE.exec(line);
     if (match === null) continue;
     if (open === undefined) open = match[1];
-    else if (match[1]!.startsWith(open[0]!) && match[1]!.length >= open.length && line.trim() === match[1]) open = undefined;
+    else if (match[1]!.startsWith(open[0]!) && match[1]!.length >= open.length && line.trim() === match[1])
+      open = undefined;
   }
   return open === undefined;
 }
 
 describe('replies', () => {
   it('splits a long reply at 2,000 characters on line boundaries, closing and reopening a code block it has to cut', async () => {
-    const prose = Array.from({ length: 12 }, (_, i) => `Paragraph ${i + 1}: ${'words and more words '.repeat(5).trim()}.`).join('\n\n');
+    const prose = Array.from(
+      { length: 12 },
+      (_, i) => `Paragraph ${i + 1}: ${'words and more words '.repeat(5).trim()}.`,
+    ).join('\n\n');
     const code = Array.from({ length: 90 }, (_, i) => `const value${i} = compute(${i}); // line ${i}`).join('\n');
     const text = `${prose}\n\n\`\`\`ts\n${code}\n\`\`\`\n\nThat is all.`;
     h = await startHarness({ script: [{ reply: [{ type: 'text', text, chunkChars: 400 }] }] });
@@ -55,7 +59,9 @@ describe('replies', () => {
     const { message, threadId } = await h.mention(ALICE, 'count');
     const patches = () => h!.discord.rest.filter((r) => r.method === 'PATCH');
     const limited = await h.discord.waitFor(() => patches().find((r) => r.status === 429), { label: 'the 429' });
-    const retried = await h.discord.waitFor(() => patches().find((r) => r.status === 200 && r.at > limited.at), { label: 'the retry' });
+    const retried = await h.discord.waitFor(() => patches().find((r) => r.status === 200 && r.at > limited.at), {
+      label: 'the retry',
+    });
     expect(retried.at - limited.at).toBeGreaterThanOrEqual(350);
     // Then the message is deleted under the bot: its next edit fails for good.
     h.discord.failNext(edit, { status: 404, code: 10008, message: 'Unknown Message' });
@@ -67,14 +73,19 @@ describe('replies', () => {
   });
 
   it("Claude's text pings nobody but the sender: @everyone, @here and roles are not parsed", async () => {
-    h = await startHarness({ script: [{ reply: [{ type: 'text', text: 'Hey @everyone and @here, <@&777> and <@2002>: <@2001> asked.' }] }] });
+    h = await startHarness({
+      script: [{ reply: [{ type: 'text', text: 'Hey @everyone and @here, <@&777> and <@2002>: <@2001> asked.' }] }],
+    });
     await h.link(ALICE, ALICE_TOKEN);
     const { message, threadId } = await h.mention(ALICE, 'ping them all');
     expect(await h.settled(message)).toBe('✅');
-    const writes = h.discord.rest.filter((r) => (r.method === 'POST' || r.method === 'PATCH') && r.path.startsWith(`/channels/${threadId}/messages`));
+    const writes = h.discord.rest.filter(
+      (r) => (r.method === 'POST' || r.method === 'PATCH') && r.path.startsWith(`/channels/${threadId}/messages`),
+    );
     expect(writes.length).toBeGreaterThan(0);
     for (const write of writes) {
-      const allowed = (write.body as { allowed_mentions?: { parse?: string[]; users?: string[]; roles?: string[] } }).allowed_mentions;
+      const allowed = (write.body as { allowed_mentions?: { parse?: string[]; users?: string[]; roles?: string[] } })
+        .allowed_mentions;
       expect(allowed).toBeDefined();
       expect(allowed!.parse ?? []).toEqual([]);
       expect(allowed!.users).toEqual([ALICE.id]);
@@ -84,13 +95,25 @@ describe('replies', () => {
 
   it('an image attachment becomes an image block in the prompt', async () => {
     // A 1x1 PNG.
-    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+    const png = Buffer.from(
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
+      'base64',
+    );
     h = await startHarness({ script: [{ reply: [{ type: 'text', text: 'a tiny image' }] }] });
     await h.link(ALICE, ALICE_TOKEN);
-    const { message } = await h.mention(ALICE, 'what is in this picture?', { attachments: [{ filename: 'dot.png', contentType: 'image/png', data: png }] });
+    const { message } = await h.mention(ALICE, 'what is in this picture?', {
+      attachments: [{ filename: 'dot.png', contentType: 'image/png', data: png }],
+    });
     expect(await h.settled(message)).toBe('✅');
-    const body = h.mainRequests()[0]!.body as { messages: Array<{ role: string; content: Array<{ type: string; source?: { data: string; media_type: string } }> }> };
-    const blocks = body.messages.filter((m) => m.role === 'user').flatMap((m) => (Array.isArray(m.content) ? m.content : []));
+    const body = h.mainRequests()[0]!.body as {
+      messages: Array<{
+        role: string;
+        content: Array<{ type: string; source?: { data: string; media_type: string } }>;
+      }>;
+    };
+    const blocks = body.messages
+      .filter((m) => m.role === 'user')
+      .flatMap((m) => (Array.isArray(m.content) ? m.content : []));
     const image = blocks.find((b) => b.type === 'image');
     expect(image?.source?.media_type).toBe('image/png');
     expect(image?.source?.data).toBe(png.toString('base64'));

@@ -7,7 +7,17 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ALICE, ALICE_TOKEN, BOB, BOB_TOKEN, CHANNEL_ID, OTHER_BOT, requestToken, startHarness, type Harness } from './support/harness.js';
+import {
+  ALICE,
+  ALICE_TOKEN,
+  BOB,
+  BOB_TOKEN,
+  CHANNEL_ID,
+  OTHER_BOT,
+  requestToken,
+  startHarness,
+  type Harness,
+} from './support/harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -15,10 +25,15 @@ afterEach(async () => {
   h = undefined;
 });
 
-function sessionRow(harness: Harness, threadId: string): { session_id: string | null; cwd: string; mode: string; created_by: string } | undefined {
+function sessionRow(
+  harness: Harness,
+  threadId: string,
+): { session_id: string | null; cwd: string; mode: string; created_by: string } | undefined {
   const db = new Database(harness.config.store.path, { readonly: true });
   try {
-    return db.prepare('SELECT session_id, cwd, mode, created_by FROM thread_sessions WHERE thread_id = ?').get(threadId) as never;
+    return db
+      .prepare('SELECT session_id, cwd, mode, created_by FROM thread_sessions WHERE thread_id = ?')
+      .get(threadId) as never;
   } finally {
     db.close();
   }
@@ -28,7 +43,12 @@ describe('threads and sessions', () => {
   it('a mention starts a thread from the message; later messages there continue the same session without a mention', async () => {
     h = await startHarness({
       script: [
-        { match: { text: 'first question' }, reply: [{ type: 'text', text: 'First answer, streamed in several words so the reply grows by edits.', delayMs: 40 }] },
+        {
+          match: { text: 'first question' },
+          reply: [
+            { type: 'text', text: 'First answer, streamed in several words so the reply grows by edits.', delayMs: 40 },
+          ],
+        },
         { match: { text: 'second question' }, reply: [{ type: 'text', text: 'Second answer.' }] },
       ],
     });
@@ -40,7 +60,9 @@ describe('threads and sessions', () => {
     expect(await h.settled(message)).toBe('✅');
     expect(h.discord.reactions(message.id)[0]).toBe('👀');
     const reply = h.botMessages(threadId);
-    expect(reply.map((m) => m.content).join('')).toBe('First answer, streamed in several words so the reply grows by edits.');
+    expect(reply.map((m) => m.content).join('')).toBe(
+      'First answer, streamed in several words so the reply grows by edits.',
+    );
     // It grew by edits: the message showed shorter text before the last.
     expect(reply[0]!.edits.length).toBeGreaterThan(1);
     expect(reply[0]!.edits[0]!.length).toBeLessThan(reply[0]!.content.length);
@@ -52,10 +74,9 @@ describe('threads and sessions', () => {
     expect(row.created_by).toBe(ALICE.id);
     expect(row.session_id).toMatch(/^[0-9a-f-]{36}$/);
     // The harness keeps everything under the system temp folder: the bot says that loses every thread's memory.
-    expect(h.logLines.filter((l) => String(l.msg).includes('is on a temporary filesystem')).map((l) => l.path)).toEqual([
-      h.config.claude.configDir,
-      h.config.store.path,
-    ]);
+    expect(h.logLines.filter((l) => String(l.msg).includes('is on a temporary filesystem')).map((l) => l.path)).toEqual(
+      [h.config.claude.configDir, h.config.store.path],
+    );
 
     const follow = h.say(threadId, ALICE, 'second question');
     expect(await h.settled(follow)).toBe('✅');
@@ -68,7 +89,7 @@ describe('threads and sessions', () => {
     expect(second!.lastUserText).toBe('Alice: second question');
   });
 
-  it('two users in one thread share the session; each turn runs on its sender\'s own token', async () => {
+  it("two users in one thread share the session; each turn runs on its sender's own token", async () => {
     h = await startHarness({ script: [{ reply: [{ type: 'text', text: 'ok' }], times: 'always' }] });
     await h.link(ALICE, ALICE_TOKEN);
     await h.link(BOB, BOB_TOKEN);
@@ -79,7 +100,11 @@ describe('threads and sessions', () => {
     const again = h.say(threadId, ALICE, 'alice again');
     await h.settled(again);
     const requests = h.mainRequests();
-    expect(requests.map((r) => r.lastUserText)).toEqual(['Alice: hello from alice', 'Bob: hello from bob', 'Alice: alice again']);
+    expect(requests.map((r) => r.lastUserText)).toEqual([
+      'Alice: hello from alice',
+      'Bob: hello from bob',
+      'Alice: alice again',
+    ]);
     expect(requests.map(requestToken)).toEqual([ALICE_TOKEN, BOB_TOKEN, ALICE_TOKEN]);
     expect(new Set(requests.map((r) => r.sessionId)).size).toBe(1);
   });
@@ -146,7 +171,10 @@ describe('threads and sessions', () => {
   });
 
   it('with discord.allowBots, other bots are answered too (never itself)', async () => {
-    h = await startHarness({ script: [{ reply: [{ type: 'text', text: 'hello bot' }], times: 'always' }], config: (c) => (c.discord.allowBots = true) });
+    h = await startHarness({
+      script: [{ reply: [{ type: 'text', text: 'hello bot' }], times: 'always' }],
+      config: (c) => (c.discord.allowBots = true),
+    });
     await h.link(OTHER_BOT, BOB_TOKEN);
     const { message } = await h.mention(OTHER_BOT, 'hi from a bot');
     expect(await h.settled(message)).toBe('✅');

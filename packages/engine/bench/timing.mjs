@@ -9,7 +9,9 @@ import { startModelDouble } from '@bubble/model-double';
 import { buildChildEnv, startLiveQuery } from '@bubble/engine';
 
 const runs = Number(process.argv[2] ?? 7);
-const double = await startModelDouble({ script: [{ reply: [{ type: 'text', text: 'Hello from the double, measured.' }], times: 'always' }] });
+const double = await startModelDouble({
+  script: [{ reply: [{ type: 'text', text: 'Hello from the double, measured.' }], times: 'always' }],
+});
 const samples = { cold: [], warm: [], resume: [] };
 
 async function firstDelta(session) {
@@ -35,7 +37,13 @@ for (let i = 0; i < runs; i++) {
   const cwd = join(root, 'cwd');
   const configDir = join(root, 'claude');
   await Promise.all([mkdir(cwd), mkdir(configDir)]);
-  const env = buildChildEnv({ path: process.env.PATH, configDir, credential: { kind: 'api_key', key: 'bench' }, baseUrl: double.url, maxRetries: 0 });
+  const env = buildChildEnv({
+    path: process.env.PATH,
+    configDir,
+    credential: { kind: 'api_key', key: 'bench' },
+    baseUrl: double.url,
+    maxRetries: 0,
+  });
   const options = { cwd, env, settingSources: [], includePartialMessages: true, tools: ['Bash'] };
 
   let t = performance.now();
@@ -70,7 +78,11 @@ const stat = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return `median ${Math.round(s[Math.floor(s.length / 2)])} ms [${Math.round(s[0])}-${Math.round(s.at(-1))}]`;
 };
-console.log(`runs=${runs} load=${loadavg().map((l) => l.toFixed(2)).join(',')} node=${process.version}`);
+console.log(
+  `runs=${runs} load=${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(',')} node=${process.version}`,
+);
 console.log(`cold start  (query() -> first text delta):        ${stat(samples.cold)}`);
 console.log(`warm turn   (push -> first text delta):            ${stat(samples.warm)}`);
 console.log(`resume      (query({ resume }) -> first text delta): ${stat(samples.resume)}`);

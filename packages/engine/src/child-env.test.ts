@@ -7,7 +7,12 @@ const base = { path: '/usr/bin:/bin', configDir: '/srv/bot/claude' } as const;
 describe('buildChildEnv', () => {
   it('builds exactly the variables it chooses, with an API key', () => {
     expect(
-      buildChildEnv({ ...base, credential: { kind: 'api_key', key: 'sk-test' }, baseUrl: 'http://127.0.0.1:8787', maxRetries: 1 }),
+      buildChildEnv({
+        ...base,
+        credential: { kind: 'api_key', key: 'sk-test' },
+        baseUrl: 'http://127.0.0.1:8787',
+        maxRetries: 1,
+      }),
     ).toEqual({
       PATH: '/usr/bin:/bin',
       HOME: '/srv/bot/claude',
@@ -25,7 +30,12 @@ describe('buildChildEnv', () => {
       home: '/srv/bot/home',
       tmpDir: '/srv/bot/tmp',
       credential: { kind: 'oauth', token: 'oat-1' },
-      extra: { ANTHROPIC_API_KEY: 'stray', ANTHROPIC_AUTH_TOKEN: 'stray', CLAUDE_CODE_OAUTH_TOKEN: 'other', LANG: 'C.UTF-8' },
+      extra: {
+        ANTHROPIC_API_KEY: 'stray',
+        ANTHROPIC_AUTH_TOKEN: 'stray',
+        CLAUDE_CODE_OAUTH_TOKEN: 'other',
+        LANG: 'C.UTF-8',
+      },
     });
     expect(env).toEqual({
       LANG: 'C.UTF-8',
@@ -44,7 +54,12 @@ describe('buildChildEnv', () => {
     const env = buildChildEnv({
       ...base,
       credential: { kind: 'api_key', key: 'k' },
-      extra: { PATH: '/evil', CLAUDE_CONFIG_DIR: '/elsewhere', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '0', ANTHROPIC_BASE_URL: 'http://x' },
+      extra: {
+        PATH: '/evil',
+        CLAUDE_CONFIG_DIR: '/elsewhere',
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '0',
+        ANTHROPIC_BASE_URL: 'http://x',
+      },
     });
     expect(env.PATH).toBe('/usr/bin:/bin');
     expect(env.CLAUDE_CONFIG_DIR).toBe('/srv/bot/claude');
@@ -78,7 +93,10 @@ describe('buildChildEnv', () => {
 
 describe('credentialFromEnv', () => {
   it('prefers the OAuth token, then the API key, else none', () => {
-    expect(credentialFromEnv({ CLAUDE_CODE_OAUTH_TOKEN: 'oat', ANTHROPIC_API_KEY: 'key' })).toEqual({ kind: 'oauth', token: 'oat' });
+    expect(credentialFromEnv({ CLAUDE_CODE_OAUTH_TOKEN: 'oat', ANTHROPIC_API_KEY: 'key' })).toEqual({
+      kind: 'oauth',
+      token: 'oat',
+    });
     expect(credentialFromEnv({ ANTHROPIC_API_KEY: ' key ' })).toEqual({ kind: 'api_key', key: 'key' });
     expect(credentialFromEnv({ CLAUDE_CODE_OAUTH_TOKEN: '  ', PATH: '/bin' })).toBeUndefined();
   });

@@ -2,9 +2,7 @@ import { isAbsolute } from 'node:path';
 import { EngineError } from './engine-error.js';
 
 /** The one credential a bot's CLI child runs with. */
-export type EngineCredential =
-  | { kind: 'oauth'; token: string }
-  | { kind: 'api_key'; key: string };
+export type EngineCredential = { kind: 'oauth'; token: string } | { kind: 'api_key'; key: string };
 
 export interface ChildEnvOptions {
   /** PATH for the child; the caller reads it from its own config (nothing here reads process.env). */
@@ -27,11 +25,7 @@ export interface ChildEnvOptions {
 export const DEFAULT_MAX_RETRIES = 2;
 
 /** Every variable the CLI would take as a credential; only the chosen one survives. */
-export const CREDENTIAL_ENV_VARS = [
-  'ANTHROPIC_API_KEY',
-  'CLAUDE_CODE_OAUTH_TOKEN',
-  'ANTHROPIC_AUTH_TOKEN',
-] as const;
+export const CREDENTIAL_ENV_VARS = ['ANTHROPIC_API_KEY', 'CLAUDE_CODE_OAUTH_TOKEN', 'ANTHROPIC_AUTH_TOKEN'] as const;
 
 /**
  * Builds the CLI child's whole environment. The SDK's `env` option REPLACES the

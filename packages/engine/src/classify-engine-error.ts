@@ -78,7 +78,12 @@ export function classifyEngineError(input: ClassifyInput): EngineErrorClassifica
   const detail = collectText(input);
   const resetAt = findResetAt(detail, { headers: input.headers, now: input.now, rateLimitInfo: input.rateLimitInfo });
   const kind = classifyKind(input, detail);
-  const result: EngineErrorClassification = { kind, message: userMessageFor(kind, resetAt, detail), retryable: RETRYABLE[kind], detail };
+  const result: EngineErrorClassification = {
+    kind,
+    message: userMessageFor(kind, resetAt, detail),
+    retryable: RETRYABLE[kind],
+    detail,
+  };
   if (resetAt !== undefined && kind === 'rate_limit') result.resetAt = resetAt;
   return result;
 }
@@ -90,7 +95,11 @@ function classifyKind(input: ClassifyInput, detail: string): EngineErrorKind {
   const terminal = input.result?.terminal_reason;
   if (terminal === 'aborted_streaming' || terminal === 'aborted_tools') return 'interrupted';
   if (SESSION_NOT_FOUND_TEXT.test(detail)) return 'session_not_found';
-  if (SANDBOX_UNAVAILABLE_TEXT.test(detail) || (input.error as { startupFailureReason?: unknown } | undefined)?.startupFailureReason === 'sandbox_required_unavailable') {
+  if (
+    SANDBOX_UNAVAILABLE_TEXT.test(detail) ||
+    (input.error as { startupFailureReason?: unknown } | undefined)?.startupFailureReason ===
+      'sandbox_required_unavailable'
+  ) {
     return 'sandbox_unavailable';
   }
 
@@ -172,7 +181,7 @@ function errorText(error: unknown): string {
     const code = typeof rawCode === 'string' ? ` (${rawCode})` : '';
     return `${error.message}${code}${cause}`;
   }
-  return typeof error === 'string' ? error : JSON.stringify(error) ?? String(error);
+  return typeof error === 'string' ? error : (JSON.stringify(error) ?? String(error));
 }
 
 /** "API Error: 529 Overloaded…", "API Error: Request rejected (429) · …". */
@@ -203,13 +212,18 @@ export function findResetAt(text: string, sources: ResetSources = {}): string | 
   const h = sources.headers ?? {};
   const unified = h['anthropic-ratelimit-unified-reset'];
   if (unified && /^\d{9,11}$/.test(unified)) return new Date(Number(unified) * 1000).toISOString();
-  for (const name of ['anthropic-ratelimit-requests-reset', 'anthropic-ratelimit-tokens-reset', 'anthropic-ratelimit-input-tokens-reset']) {
+  for (const name of [
+    'anthropic-ratelimit-requests-reset',
+    'anthropic-ratelimit-tokens-reset',
+    'anthropic-ratelimit-input-tokens-reset',
+  ]) {
     const value = h[name];
     if (value && !Number.isNaN(Date.parse(value))) return new Date(value).toISOString();
   }
   const now = sources.now;
   const retryAfter = h['retry-after'];
-  if (retryAfter && now && /^\d+$/.test(retryAfter)) return new Date(now.getTime() + Number(retryAfter) * 1000).toISOString();
+  if (retryAfter && now && /^\d+$/.test(retryAfter))
+    return new Date(now.getTime() + Number(retryAfter) * 1000).toISOString();
 
   // "Claude AI usage limit reached|1753606800": epoch seconds after a pipe (older CLIs).
   const epoch = /limit reached\|(\d{9,11})\b/i.exec(text);
@@ -243,7 +257,10 @@ function resetFromClockText(text: string, now: Date): string | undefined {
   }
   for (const addDays of [0, 1]) {
     const day = new Date(Date.UTC(today.year, today.month, today.day + addDays));
-    const at = zonedToUtc({ year: day.getUTCFullYear(), month: day.getUTCMonth(), day: day.getUTCDate(), hour, minute }, zone);
+    const at = zonedToUtc(
+      { year: day.getUTCFullYear(), month: day.getUTCMonth(), day: day.getUTCDate(), hour, minute },
+      zone,
+    );
     if (at.getTime() >= now.getTime() - tolerance) return at.toISOString();
   }
   return undefined;

@@ -16,14 +16,27 @@ describe('config files', () => {
       return files[p]!;
     };
     expect(readConfigJson('/c/good.json', readFile)).toEqual({ ok: true, path: '/c/good.json', json: { a: 1 } });
-    expect(readConfigJson('/c/none.json', readFile)).toMatchObject({ ok: false, problem: 'the config file /c/none.json does not exist' });
-    expect(readConfigJson('/c/dir', readFile)).toMatchObject({ ok: false, problem: 'the config file /c/dir is a directory' });
-    expect(readConfigJson('/c/bad.json', readFile)).toMatchObject({ ok: false, problem: expect.stringContaining('is not valid JSON') });
+    expect(readConfigJson('/c/none.json', readFile)).toMatchObject({
+      ok: false,
+      problem: 'the config file /c/none.json does not exist',
+    });
+    expect(readConfigJson('/c/dir', readFile)).toMatchObject({
+      ok: false,
+      problem: 'the config file /c/dir is a directory',
+    });
+    expect(readConfigJson('/c/bad.json', readFile)).toMatchObject({
+      ok: false,
+      problem: expect.stringContaining('is not valid JSON'),
+    });
   });
 
   it('says every problem at once', () => {
-    expect(describeConfigProblems('/c/x.json', ['a is missing'])).toBe('the config file /c/x.json has 1 problem:\n  - a is missing');
-    expect(describeConfigProblems('/c/x.json', ['a', 'b'])).toBe('the config file /c/x.json has 2 problems:\n  - a\n  - b');
+    expect(describeConfigProblems('/c/x.json', ['a is missing'])).toBe(
+      'the config file /c/x.json has 1 problem:\n  - a is missing',
+    );
+    expect(describeConfigProblems('/c/x.json', ['a', 'b'])).toBe(
+      'the config file /c/x.json has 2 problems:\n  - a\n  - b',
+    );
   });
 
   it('resolves secrets and paths against the config folder, collecting problems', () => {

@@ -18,7 +18,9 @@ export function configPathFromArgv(argv: readonly string[]): string | undefined 
   return undefined;
 }
 
-export type ConfigJson = { ok: true; path: string; json: unknown } | { ok: false; path: string; problem: string; cause: unknown };
+export type ConfigJson =
+  | { ok: true; path: string; json: unknown }
+  | { ok: false; path: string; problem: string; cause: unknown };
 
 /** Reads a config file as JSON; the problem says, in words, why it could not be. */
 export function readConfigJson(file: string, readFile: (path: string) => string): ConfigJson {
@@ -34,7 +36,12 @@ export function readConfigJson(file: string, readFile: (path: string) => string)
   try {
     return { ok: true, path, json: JSON.parse(text) };
   } catch (error) {
-    return { ok: false, path, problem: `the config file ${path} is not valid JSON: ${(error as Error).message}`, cause: error };
+    return {
+      ok: false,
+      path,
+      problem: `the config file ${path} is not valid JSON: ${(error as Error).message}`,
+      cause: error,
+    };
   }
 }
 
@@ -48,7 +55,11 @@ export function describeConfigProblems(path: string, problems: readonly string[]
  * Resolves a config's secrets and paths against its folder, collecting every
  * problem instead of stopping at the first (`problems` grows as `secret` is called).
  */
-export function configResolver(context: { env: Readonly<Record<string, string | undefined>>; baseDir: string; readFile: (path: string) => string }) {
+export function configResolver(context: {
+  env: Readonly<Record<string, string | undefined>>;
+  baseDir: string;
+  readFile: (path: string) => string;
+}) {
   const problems: string[] = [];
   const abs = (p: string): string => (isAbsolute(p) ? p : resolve(context.baseDir, p));
   const sources: SecretSources = { env: context.env, readFile: context.readFile, resolvePath: abs };

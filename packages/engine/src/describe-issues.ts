@@ -53,7 +53,11 @@ function distance(a: string, b: string): number {
     row[0] = i;
     for (let j = 1; j <= b.length; j++) {
       const current = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, previous + (a[i - 1]!.toLowerCase() === b[j - 1]!.toLowerCase() ? 0 : 1));
+      row[j] = Math.min(
+        row[j]! + 1,
+        row[j - 1]! + 1,
+        previous + (a[i - 1]!.toLowerCase() === b[j - 1]!.toLowerCase() ? 0 : 1),
+      );
       previous = current;
     }
   }
@@ -64,7 +68,8 @@ function unwrap(schema: z.core.$ZodType): z.core.$ZodType {
   let current = schema;
   for (;;) {
     const def = current._zod.def as { type: string; innerType?: z.core.$ZodType };
-    if ((def.type === 'default' || def.type === 'optional' || def.type === 'prefault') && def.innerType) current = def.innerType;
+    if ((def.type === 'default' || def.type === 'optional' || def.type === 'prefault') && def.innerType)
+      current = def.innerType;
     else return current;
   }
 }
@@ -76,7 +81,8 @@ function unwrap(schema: z.core.$ZodType): z.core.$ZodType {
 export function unknownKeys(schema: z.core.$ZodType, input: unknown, path: PropertyKey[] = []): string[] {
   const inner = unwrap(schema);
   const def = inner._zod.def as { type: string; shape?: Record<string, z.core.$ZodType> };
-  if (def.type !== 'object' || !def.shape || typeof input !== 'object' || input === null || Array.isArray(input)) return [];
+  if (def.type !== 'object' || !def.shape || typeof input !== 'object' || input === null || Array.isArray(input))
+    return [];
   const warnings: string[] = [];
   const known = Object.keys(def.shape);
   for (const [key, value] of Object.entries(input)) {
@@ -85,7 +91,9 @@ export function unknownKeys(schema: z.core.$ZodType, input: unknown, path: Prope
       warnings.push(...unknownKeys(child, value, [...path, key]));
       continue;
     }
-    const close = known.filter((name) => distance(name, key) <= 2).sort((x, y) => distance(x, key) - distance(y, key))[0];
+    const close = known
+      .filter((name) => distance(name, key) <= 2)
+      .sort((x, y) => distance(x, key) - distance(y, key))[0];
     const hint = close === undefined ? '' : `; did you mean ${formatPath([...path, close])}?`;
     warnings.push(`${formatPath([...path, key])} is not a known setting (ignored)${hint}`);
   }

@@ -13,7 +13,13 @@ describe('the engine error catalogue', () => {
   it('builds typed errors that carry code and retryability', () => {
     const error = new EngineError('run_queue_cancelled', 'gave up', { cause: 'why' });
     expect(isEngineError(error)).toBe(true);
-    expect(error).toMatchObject({ name: 'EngineError', code: 'run_queue_cancelled', retryable: true, message: 'gave up', cause: 'why' });
+    expect(error).toMatchObject({
+      name: 'EngineError',
+      code: 'run_queue_cancelled',
+      retryable: true,
+      message: 'gave up',
+      cause: 'why',
+    });
     expect(isEngineError(new Error('x'))).toBe(false);
   });
 });

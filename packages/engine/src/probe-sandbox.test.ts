@@ -23,12 +23,24 @@ describe('probeSandbox (real bubblewrap)', () => {
   });
 
   it('says what is missing from PATH', async () => {
-    expect(await probeSandbox(pathWith('socat'))).toEqual({ ok: false, reason: "bwrap is not on PATH (install Debian's bubblewrap and socat packages)" });
-    expect(await probeSandbox(pathWith('bwrap'))).toEqual({ ok: false, reason: "socat is not on PATH (install Debian's bubblewrap and socat packages)" });
-    expect(await probeSandbox('')).toEqual({ ok: false, reason: "bwrap and socat are not on PATH (install Debian's bubblewrap and socat packages)" });
+    expect(await probeSandbox(pathWith('socat'))).toEqual({
+      ok: false,
+      reason: "bwrap is not on PATH (install Debian's bubblewrap and socat packages)",
+    });
+    expect(await probeSandbox(pathWith('bwrap'))).toEqual({
+      ok: false,
+      reason: "socat is not on PATH (install Debian's bubblewrap and socat packages)",
+    });
+    expect(await probeSandbox('')).toEqual({
+      ok: false,
+      reason: "bwrap and socat are not on PATH (install Debian's bubblewrap and socat packages)",
+    });
   });
 
   it('refuses other platforms', async () => {
-    expect(await probeSandbox('/usr/bin', { platform: 'darwin' })).toEqual({ ok: false, reason: 'the sandbox is set up for Linux (bubblewrap) only; this is darwin' });
+    expect(await probeSandbox('/usr/bin', { platform: 'darwin' })).toEqual({
+      ok: false,
+      reason: 'the sandbox is set up for Linux (bubblewrap) only; this is darwin',
+    });
   });
 });

@@ -46,7 +46,10 @@ export class RunQueue {
 
   constructor(options: RunQueueOptions) {
     if (!Number.isInteger(options.size) || options.size < 1) {
-      throw new EngineError('run_queue_invalid_size', `RunQueue size must be a positive integer, got ${String(options.size)}`);
+      throw new EngineError(
+        'run_queue_invalid_size',
+        `RunQueue size must be a positive integer, got ${String(options.size)}`,
+      );
     }
     this.size = options.size;
     this.#onChange = options.onChange;

@@ -68,7 +68,12 @@ export const permissionDeniedSchema = z.looseObject({
 });
 export type PermissionDeniedLike = z.infer<typeof permissionDeniedSchema>;
 
-const taskBase = { type: z.literal('system'), task_id: z.string(), session_id: z.string(), tool_use_id: z.string().optional() };
+const taskBase = {
+  type: z.literal('system'),
+  task_id: z.string(),
+  session_id: z.string(),
+  tool_use_id: z.string().optional(),
+};
 export const taskStartedSchema = z.looseObject({
   ...taskBase,
   subtype: z.literal('task_started'),

@@ -7,11 +7,7 @@ import { z } from 'zod';
  * value itself.
  */
 export const SecretRefSchema = z.union(
-  [
-    z.strictObject({ env: z.string().min(1) }),
-    z.strictObject({ file: z.string().min(1) }),
-    z.string().min(1),
-  ],
+  [z.strictObject({ env: z.string().min(1) }), z.strictObject({ file: z.string().min(1) }), z.string().min(1)],
   { error: 'must be {"env": "NAME"} or {"file": "path"} (or the secret itself as a non-empty string)' },
 );
 export type SecretRef = z.infer<typeof SecretRefSchema>;
@@ -81,7 +77,12 @@ export function resolveSecret(ref: SecretRef, where: string, sources: SecretSour
     text = sources.readFile(path);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'does not exist' : code === 'EACCES' ? 'cannot be read (permission denied)' : 'cannot be read';
+    const why =
+      code === 'ENOENT'
+        ? 'does not exist'
+        : code === 'EACCES'
+          ? 'cannot be read (permission denied)'
+          : 'cannot be read';
     return { ok: false, problem: `${where}: the file ${path} ${why}` };
   }
   const value = text.replace(/\r?\n$/, '');

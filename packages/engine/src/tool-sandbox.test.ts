@@ -24,7 +24,12 @@ describe('privatePathTouched', () => {
     ['a way out with ..', { file_path: '../th_b/secret.txt' }, undefined, '/bot/ws/th_b/secret.txt'],
     ['the config file', { file_path: '/bot/scuba.json' }, undefined, '/bot/scuba.json'],
     ["a Glob rooted at the CLI's home", { pattern: '**/*.jsonl', path: '/bot/claude' }, undefined, '/bot/claude'],
-    ['a link in the workspace leading out (blockedPath)', { file_path: '/bot/ws/th_a/link' }, '/bot/ws/th_b/secret.txt', '/bot/ws/th_b/secret.txt'],
+    [
+      'a link in the workspace leading out (blockedPath)',
+      { file_path: '/bot/ws/th_a/link' },
+      '/bot/ws/th_b/secret.txt',
+      '/bot/ws/th_b/secret.txt',
+    ],
     ['a path outside every private one', { file_path: '/etc/hostname' }, undefined, undefined],
     ['a dot-named file right in a private folder', { file_path: '/bot/ws/..secret' }, undefined, '/bot/ws/..secret'],
     ['a Bash command (no path field)', { command: 'cat /bot/scuba.json' }, undefined, undefined],
@@ -40,9 +45,21 @@ describe('isolationOptions', () => {
   });
 
   it('sandbox: private paths that hold the workspace are re-opened for it, and are no deny rule', () => {
-    const options = isolationOptions({ kind: 'sandbox', privatePaths: ['/home/me', '/home/me/bot/ws', '/home/me/bot/state.db'] }, '/home/me/bot/ws/th_a');
-    expect(options.sandbox?.filesystem).toEqual({ denyRead: ['/home/me', '/home/me/bot/state.db', '/home/me/bot/ws'], allowRead: ['/home/me/bot/ws/th_a'] });
+    const options = isolationOptions(
+      { kind: 'sandbox', privatePaths: ['/home/me', '/home/me/bot/ws', '/home/me/bot/state.db'] },
+      '/home/me/bot/ws/th_a',
+    );
+    expect(options.sandbox?.filesystem).toEqual({
+      denyRead: ['/home/me', '/home/me/bot/state.db', '/home/me/bot/ws'],
+      allowRead: ['/home/me/bot/ws/th_a'],
+    });
     const deny = (options.settings as { permissions: { deny: string[] } }).permissions.deny;
-    expect(deny).toEqual(['Read(//home/me/bot/state.db/**)', 'Read(//home/me/bot/state.db)', 'Edit(//home/me/bot/state.db/**)', 'Edit(//home/me/bot/state.db)', 'Read(//proc/**)']);
+    expect(deny).toEqual([
+      'Read(//home/me/bot/state.db/**)',
+      'Read(//home/me/bot/state.db)',
+      'Edit(//home/me/bot/state.db/**)',
+      'Edit(//home/me/bot/state.db)',
+      'Read(//proc/**)',
+    ]);
   });
 });

@@ -19,7 +19,11 @@ export type ToolIsolation =
   | { readonly kind: 'off' };
 
 /** The options of one query that carry its isolation. Pure. */
-export function isolationOptions(isolation: ToolIsolation, cwd: string, tmpDir?: string): Pick<Options, 'sandbox' | 'settings' | 'tools'> {
+export function isolationOptions(
+  isolation: ToolIsolation,
+  cwd: string,
+  tmpDir?: string,
+): Pick<Options, 'sandbox' | 'settings' | 'tools'> {
   switch (isolation.kind) {
     case 'off':
       return {};
@@ -46,7 +50,10 @@ export function isolationOptions(isolation: ToolIsolation, cwd: string, tmpDir?:
         },
         settings: {
           permissions: {
-            deny: [...ruled.flatMap((p) => [`Read(/${p}/**)`, `Read(/${p})`, `Edit(/${p}/**)`, `Edit(/${p})`]), 'Read(//proc/**)'],
+            deny: [
+              ...ruled.flatMap((p) => [`Read(/${p}/**)`, `Read(/${p})`, `Edit(/${p}/**)`, `Edit(/${p})`]),
+              'Read(//proc/**)',
+            ],
             // The file tools (Read, Grep, Glob, LSP) read only the workspace, in every permission mode; a command
             // that names a path outside it is asked about even under bypassPermissions (engine-notes §8).
             blockReadsOutsideWorkingDirectories: true,
@@ -78,5 +85,7 @@ export function privatePathTouched(
   const candidates = [options.blockedPath, input.file_path, input.path, input.notebook_path]
     .filter((p): p is string => typeof p === 'string' && p !== '')
     .map((p) => resolve(options.cwd, p));
-  return candidates.find((p) => !isInside(p, options.cwd) && options.privatePaths.some((dir) => isInside(p, resolve(dir))));
+  return candidates.find(
+    (p) => !isInside(p, options.cwd) && options.privatePaths.some((dir) => isInside(p, resolve(dir))),
+  );
 }

@@ -35,7 +35,8 @@ function inputFrom(messages: SdkMessageLike[], root: string): Omit<ClassifyInput
   const failed = messages.filter((m) => m.type === 'assistant' && typeof m.error === 'string').at(-1);
   const rateLimit = messages.filter((m) => m.type === 'rate_limit_event').at(-1);
   const input: Omit<ClassifyInput, 'now'> = {};
-  if (result) input.result = JSON.parse(JSON.stringify(result).split(root).join(FIXTURE_ROOT)) as ClassifyInput['result'];
+  if (result)
+    input.result = JSON.parse(JSON.stringify(result).split(root).join(FIXTURE_ROOT)) as ClassifyInput['result'];
   if (failed) {
     input.assistantError = failed.error as string;
     input.text = textOf(failed);
@@ -66,8 +67,15 @@ interface Case {
 
 const oauth = { credential: { kind: 'oauth' as const, token: 'sk-ant-oat01-double-test' } };
 const toolThenText: Script = [
-  { match: { text: 'go' }, reply: [{ type: 'tool_use', name: 'Bash', input: { command: 'echo step', description: 'step' } }] },
-  { match: { toolResult: true }, reply: [{ type: 'text', text: 'done' }], usage: { input_tokens: 200_000, output_tokens: 100_000 } },
+  {
+    match: { text: 'go' },
+    reply: [{ type: 'tool_use', name: 'Bash', input: { command: 'echo step', description: 'step' } }],
+  },
+  {
+    match: { toolResult: true },
+    reply: [{ type: 'text', text: 'done' }],
+    usage: { input_tokens: 200_000, output_tokens: 100_000 },
+  },
 ];
 // Reset times for the subscription limits, whole minutes so the CLI's clock text carries them exactly.
 const inMinutes = (now: Date, minutes: number) => Math.floor(now.getTime() / 60_000) * 60 + minutes * 60;
@@ -75,15 +83,33 @@ let fiveHourReset = 0;
 let weeklyReset = 0;
 
 const cases: Case[] = [
-  { name: 'auth-api-key-401', cause: 'the double answers 401 invalid x-api-key to an API key', script: [{ error: { status: 401 }, times: 'always' }], expected: 'auth' },
+  {
+    name: 'auth-api-key-401',
+    cause: 'the double answers 401 invalid x-api-key to an API key',
+    script: [{ error: { status: 401 }, times: 'always' }],
+    expected: 'auth',
+  },
   {
     name: 'auth-oauth-expired-401',
     cause: 'the double answers 401 "OAuth token has expired" to an OAuth token',
-    script: [{ error: { status: 401, message: 'OAuth token has expired. Please obtain a new token or refresh your existing token.' }, times: 'always' }],
+    script: [
+      {
+        error: {
+          status: 401,
+          message: 'OAuth token has expired. Please obtain a new token or refresh your existing token.',
+        },
+        times: 'always',
+      },
+    ],
     harness: oauth,
     expected: 'auth',
   },
-  { name: 'rate-limit-api-key-429', cause: 'the double answers 429 (retry-after 30) to an API key', script: [{ error: { status: 429, retryAfterSeconds: 30 }, times: 'always' }], expected: 'rate_limit' },
+  {
+    name: 'rate-limit-api-key-429',
+    cause: 'the double answers 429 (retry-after 30) to an API key',
+    script: [{ error: { status: 429, retryAfterSeconds: 30 }, times: 'always' }],
+    expected: 'rate_limit',
+  },
   {
     name: 'rate-limit-subscription-5h',
     cause: 'the double answers 429 with anthropic-ratelimit-unified-* headers (five_hour rejected) to an OAuth token',
@@ -98,11 +124,41 @@ const cases: Case[] = [
     harness: oauth,
     expected: 'rate_limit',
   },
-  { name: 'overloaded-529', cause: 'the double answers 529 overloaded', script: [{ error: { status: 529 }, times: 'always' }], expected: 'overloaded' },
-  { name: 'network-refused', cause: 'ANTHROPIC_BASE_URL points at a closed port', script: [], harness: async () => ({ baseUrl: `http://127.0.0.1:${await closedPort()}` }), expected: 'network' },
-  { name: 'network-dropped', cause: 'the double drops the connection without answering', script: [{ disconnect: true, times: 'always' }], expected: 'network' },
-  { name: 'max-turns', cause: 'maxTurns 1 and the model calls a tool', script: toolThenText, options: { maxTurns: 1 }, expected: 'max_turns', resultSubtype: 'error_max_turns' },
-  { name: 'budget', cause: 'maxBudgetUsd 0.0001 and the double reports large usage', script: toolThenText, options: { maxBudgetUsd: 0.0001 }, expected: 'budget', resultSubtype: 'error_max_budget_usd' },
+  {
+    name: 'overloaded-529',
+    cause: 'the double answers 529 overloaded',
+    script: [{ error: { status: 529 }, times: 'always' }],
+    expected: 'overloaded',
+  },
+  {
+    name: 'network-refused',
+    cause: 'ANTHROPIC_BASE_URL points at a closed port',
+    script: [],
+    harness: async () => ({ baseUrl: `http://127.0.0.1:${await closedPort()}` }),
+    expected: 'network',
+  },
+  {
+    name: 'network-dropped',
+    cause: 'the double drops the connection without answering',
+    script: [{ disconnect: true, times: 'always' }],
+    expected: 'network',
+  },
+  {
+    name: 'max-turns',
+    cause: 'maxTurns 1 and the model calls a tool',
+    script: toolThenText,
+    options: { maxTurns: 1 },
+    expected: 'max_turns',
+    resultSubtype: 'error_max_turns',
+  },
+  {
+    name: 'budget',
+    cause: 'maxBudgetUsd 0.0001 and the double reports large usage',
+    script: toolThenText,
+    options: { maxBudgetUsd: 0.0001 },
+    expected: 'budget',
+    resultSubtype: 'error_max_budget_usd',
+  },
 ];
 
 function unifiedHeaders(claim: 'five_hour' | 'seven_day', reset: number): Record<string, string> {
@@ -123,10 +179,20 @@ describe.concurrent('each error class end to end (real CLI against the model dou
       let script = c.script;
       if (c.name === 'rate-limit-subscription-5h') {
         fiveHourReset = inMinutes(now, 2 * 60 + 7);
-        script = [{ error: { status: 429, retryAfterSeconds: 60, headers: unifiedHeaders('five_hour', fiveHourReset) }, times: 'always' }];
+        script = [
+          {
+            error: { status: 429, retryAfterSeconds: 60, headers: unifiedHeaders('five_hour', fiveHourReset) },
+            times: 'always',
+          },
+        ];
       } else if (c.name === 'rate-limit-subscription-weekly') {
         weeklyReset = inMinutes(now, 3 * 24 * 60 + 13);
-        script = [{ error: { status: 429, retryAfterSeconds: 60, headers: unifiedHeaders('seven_day', weeklyReset) }, times: 'always' }];
+        script = [
+          {
+            error: { status: 429, retryAfterSeconds: 60, headers: unifiedHeaders('seven_day', weeklyReset) },
+            times: 'always',
+          },
+        ];
       }
       const harnessOptions = typeof c.harness === 'function' ? await c.harness() : (c.harness ?? {});
       const h = await harnessFor(ctx, script, harnessOptions);
@@ -140,7 +206,12 @@ describe.concurrent('each error class end to end (real CLI against the model dou
       expect(live.kind).toBe(c.expected);
       const input = inputFrom(s.messages, h.root);
       const expected: ErrorFixture['expected'] = { kind: c.expected };
-      const reset = c.name === 'rate-limit-subscription-5h' ? fiveHourReset : c.name === 'rate-limit-subscription-weekly' ? weeklyReset : 0;
+      const reset =
+        c.name === 'rate-limit-subscription-5h'
+          ? fiveHourReset
+          : c.name === 'rate-limit-subscription-weekly'
+            ? weeklyReset
+            : 0;
       if (reset) {
         expected.resetAt = new Date(reset * 1000).toISOString();
         expect(live.resetAt).toBe(expected.resetAt);

@@ -9,7 +9,13 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Options } from '@anthropic-ai/claude-agent-sdk';
 import { startModelDouble, type ModelDouble, type Script } from '@bubble/model-double';
-import { buildChildEnv, startLiveQuery, type EngineCredential, type LiveQuery, type SdkMessageLike } from '../src/index.js';
+import {
+  buildChildEnv,
+  startLiveQuery,
+  type EngineCredential,
+  type LiveQuery,
+  type SdkMessageLike,
+} from '../src/index.js';
 
 export const FIXTURES_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'src', '__fixtures__');
 /** Recorded temp paths are replaced by this, so fixtures do not carry random directory names. */
@@ -103,7 +109,10 @@ export class Session {
   }
 
   /** Resolves with the n-th (1-based) message that satisfies the predicate. */
-  waitFor(predicate: (m: SdkMessageLike) => boolean, { nth = 1, timeoutMs = 25_000, what = 'a message' } = {}): Promise<SdkMessageLike> {
+  waitFor(
+    predicate: (m: SdkMessageLike) => boolean,
+    { nth = 1, timeoutMs = 25_000, what = 'a message' } = {},
+  ): Promise<SdkMessageLike> {
     return new Promise((resolve, reject) => {
       const check = (): boolean => {
         const hits = this.messages.filter(predicate);
@@ -151,7 +160,10 @@ export class Session {
   }
 
   summary(): string {
-    return this.messages.map((m) => (m.subtype ? `${m.type}/${String(m.subtype)}` : m.type)).filter((t) => t !== 'stream_event').join(', ');
+    return this.messages
+      .map((m) => (m.subtype ? `${m.type}/${String(m.subtype)}` : m.type))
+      .filter((t) => t !== 'stream_event')
+      .join(', ');
   }
 
   /** With RECORD_FIXTURES=1, writes the recorded stream to src/__fixtures__/<name>.jsonl. */

@@ -11,11 +11,18 @@ describe.concurrent('interrupt (real CLI against the model double)', () => {
     ]);
     const s = h.start();
     s.live.push('talk slowly');
-    await s.waitFor((m) => m.type === 'stream_event' && (m.event as { delta?: { type?: string } }).delta?.type === 'text_delta', { nth: 2, what: 'two text deltas' });
+    await s.waitFor(
+      (m) => m.type === 'stream_event' && (m.event as { delta?: { type?: string } }).delta?.type === 'text_delta',
+      { nth: 2, what: 'two text deltas' },
+    );
     const receipt = await s.live.interrupt();
     expect(receipt).toMatchObject({ still_queued: [] });
     const r1 = await s.result(1);
-    expect(r1).toMatchObject({ subtype: 'error_during_execution', is_error: true, terminal_reason: 'aborted_streaming' });
+    expect(r1).toMatchObject({
+      subtype: 'error_during_execution',
+      is_error: true,
+      terminal_reason: 'aborted_streaming',
+    });
     expect(s.live.classify(r1 as never).kind).toBe('interrupted');
     const partial = s.of('assistant').find((m) => m.aborted === true);
     expect(partial).toBeDefined();
@@ -33,7 +40,10 @@ describe.concurrent('interrupt (real CLI against the model double)', () => {
 
   it('interrupts while a tool runs; the tool is stopped, the turn ends aborted_tools, the query stays usable', async (ctx) => {
     const h = await harnessFor(ctx, [
-      { match: { text: 'run a long tool' }, reply: [{ type: 'tool_use', name: 'Bash', input: { command: 'sleep 9.123', description: 'sleep long' } }] },
+      {
+        match: { text: 'run a long tool' },
+        reply: [{ type: 'tool_use', name: 'Bash', input: { command: 'sleep 9.123', description: 'sleep long' } }],
+      },
       { match: { text: 'after the interrupt' }, reply: [{ type: 'text', text: 'Back again.' }] },
     ]);
     const s = h.start();
@@ -42,7 +52,10 @@ describe.concurrent('interrupt (real CLI against the model double)', () => {
     await s.live.interrupt();
     const r1 = await s.result(1);
     expect(r1).toMatchObject({ subtype: 'error_during_execution', is_error: true, terminal_reason: 'aborted_tools' });
-    const toolResult = s.of('user').flatMap(blocksOf).find((b) => b.type === 'tool_result');
+    const toolResult = s
+      .of('user')
+      .flatMap(blocksOf)
+      .find((b) => b.type === 'tool_result');
     expect(toolResult).toMatchObject({ is_error: true });
     expect(String(toolResult!.content)).toMatch(/stopped while running/);
     expect(s.of('user').map(textOf)).toContain('[Request interrupted by user for tool use]');

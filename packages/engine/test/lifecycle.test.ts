@@ -61,7 +61,9 @@ describe.concurrent('query lifecycle: resume, dead CLI, close (real CLI against 
   });
 
   it('close() ends at once with reason "closed", even mid-turn, and the CLI process is gone', async (ctx) => {
-    const h = await harnessFor(ctx, [{ match: { text: 'talk' }, reply: [{ type: 'text', text: 'a b c d e f g h i j k l', delayMs: 200 }] }]);
+    const h = await harnessFor(ctx, [
+      { match: { text: 'talk' }, reply: [{ type: 'text', text: 'a b c d e f g h i j k l', delayMs: 200 }] },
+    ]);
     const s = h.start();
     s.live.push('talk');
     await s.waitFor((m) => m.type === 'stream_event', { what: 'a stream event' });
@@ -79,7 +81,9 @@ describe.concurrent('query lifecycle: resume, dead CLI, close (real CLI against 
     const h = await harnessFor(ctx, []);
     const live = startLiveQuery({ options: h.options() });
     const session = new Session(live, h.root);
-    expect(() => live.messages[Symbol.asyncIterator]()).toThrow(expect.objectContaining({ code: 'live_query_messages_reused' }));
+    expect(() => live.messages[Symbol.asyncIterator]()).toThrow(
+      expect.objectContaining({ code: 'live_query_messages_reused' }),
+    );
     live.close();
     await session.drained;
     expect((await live.ended).reason).toBe('closed');

@@ -12,7 +12,10 @@ interface PermissionCall {
   mcpServer?: { name: string; source: string } | undefined;
 }
 
-function recordingCanUseTool(decide: (call: PermissionCall) => Awaited<ReturnType<CanUseTool>>): { calls: PermissionCall[]; canUseTool: CanUseTool } {
+function recordingCanUseTool(decide: (call: PermissionCall) => Awaited<ReturnType<CanUseTool>>): {
+  calls: PermissionCall[];
+  canUseTool: CanUseTool;
+} {
   const calls: PermissionCall[] = [];
   return {
     calls,
@@ -25,9 +28,20 @@ function recordingCanUseTool(decide: (call: PermissionCall) => Awaited<ReturnTyp
 }
 
 const touchScript = (file: string) => [
-  { match: { text: 'make the file' }, reply: [{ type: 'tool_use' as const, name: 'Bash', input: { command: `touch ${file}`, description: 'create a file' } }] },
-  { match: { toolResult: { name: 'Bash', isError: false } }, reply: [{ type: 'text' as const, text: 'The tool ran.' }] },
-  { match: { toolResult: { name: 'Bash', isError: true } }, reply: [{ type: 'text' as const, text: 'The tool was refused.' }] },
+  {
+    match: { text: 'make the file' },
+    reply: [
+      { type: 'tool_use' as const, name: 'Bash', input: { command: `touch ${file}`, description: 'create a file' } },
+    ],
+  },
+  {
+    match: { toolResult: { name: 'Bash', isError: false } },
+    reply: [{ type: 'text' as const, text: 'The tool ran.' }],
+  },
+  {
+    match: { toolResult: { name: 'Bash', isError: true } },
+    reply: [{ type: 'text' as const, text: 'The tool was refused.' }],
+  },
 ];
 
 describe.concurrent('tools through canUseTool, MCP and thinking (real CLI against the model double)', () => {
@@ -41,7 +55,10 @@ describe.concurrent('tools through canUseTool, MCP and thinking (real CLI agains
     expect(perm.calls).toHaveLength(1);
     expect(perm.calls[0]).toMatchObject({ toolName: 'Bash', input: { command: 'touch allowed.txt' } });
     expect(existsSync(join(h.cwd, 'allowed.txt'))).toBe(true);
-    const toolResult = s.of('user').flatMap(blocksOf).find((b) => b.type === 'tool_result');
+    const toolResult = s
+      .of('user')
+      .flatMap(blocksOf)
+      .find((b) => b.type === 'tool_result');
     expect(toolResult).toMatchObject({ tool_use_id: perm.calls[0]!.toolUseID, is_error: false });
     await s.record('tool-allowed');
   });
@@ -54,10 +71,17 @@ describe.concurrent('tools through canUseTool, MCP and thinking (real CLI agains
     const result = await s.result();
     expect(result.result).toBe('The tool was refused.');
     expect(existsSync(join(h.cwd, 'denied.txt'))).toBe(false);
-    const toolResult = s.of('user').flatMap(blocksOf).find((b) => b.type === 'tool_result');
+    const toolResult = s
+      .of('user')
+      .flatMap(blocksOf)
+      .find((b) => b.type === 'tool_result');
     expect(toolResult).toMatchObject({ is_error: true, content: 'Not in this thread, please.' });
     expect(result.permission_denials).toEqual([
-      { tool_name: 'Bash', tool_use_id: perm.calls[0]!.toolUseID, tool_input: { command: 'touch denied.txt', description: 'create a file' } },
+      {
+        tool_name: 'Bash',
+        tool_use_id: perm.calls[0]!.toolUseID,
+        tool_input: { command: 'touch denied.txt', description: 'create a file' },
+      },
     ]);
     await s.record('tool-denied');
   });
@@ -74,15 +98,24 @@ describe.concurrent('tools through canUseTool, MCP and thinking (real CLI agains
     expect(result.result).toBe('The tool ran.');
     expect(existsSync(join(h.cwd, 'rewritten.txt'))).toBe(true);
     expect(existsSync(join(h.cwd, 'original.txt'))).toBe(false);
-    const toolUse = s.of('assistant').flatMap(blocksOf).find((b) => b.type === 'tool_use');
+    const toolUse = s
+      .of('assistant')
+      .flatMap(blocksOf)
+      .find((b) => b.type === 'tool_use');
     expect(toolUse).toMatchObject({ name: 'Bash', input: { command: 'touch original.txt' } });
     await s.record('tool-allowed-updated-input');
   });
 
   it('runs an in-process MCP tool with alwaysLoad: in the API tools, through canUseTool, handler in this process', async (ctx) => {
     const h = await harnessFor(ctx, [
-      { match: { text: 'echo via mcp' }, reply: [{ type: 'tool_use', name: 'mcp__bubble__echo', input: { text: 'hello' } }] },
-      { match: { toolResult: { name: 'mcp__bubble__echo' } }, reply: [{ type: 'text', text: 'The MCP tool answered.' }] },
+      {
+        match: { text: 'echo via mcp' },
+        reply: [{ type: 'tool_use', name: 'mcp__bubble__echo', input: { text: 'hello' } }],
+      },
+      {
+        match: { toolResult: { name: 'mcp__bubble__echo' } },
+        reply: [{ type: 'text', text: 'The MCP tool answered.' }],
+      },
     ]);
     const handled: string[] = [];
     const echo = tool('echo', 'Echo the given text back', { text: z.string() }, async (args) => {
@@ -96,14 +129,20 @@ describe.concurrent('tools through canUseTool, MCP and thinking (real CLI agains
     const result = await s.result();
     expect(result.result).toBe('The MCP tool answered.');
     expect(handled).toEqual(['hello']);
-    expect(perm.calls[0]).toMatchObject({ toolName: 'mcp__bubble__echo', mcpServer: { name: 'bubble', source: 'sdk' } });
+    expect(perm.calls[0]).toMatchObject({
+      toolName: 'mcp__bubble__echo',
+      mcpServer: { name: 'bubble', source: 'sdk' },
+    });
     const init = s.of('system', 'init')[0]!;
     expect(init.tools).toContain('mcp__bubble__echo');
     expect(init.mcp_servers).toEqual([expect.objectContaining({ name: 'bubble', status: 'connected' })]);
     const firstRequest = h.double.requests.find((r) => r.kind === 'main')!;
     const apiTools = ((firstRequest.body as { tools?: Array<{ name: string }> }).tools ?? []).map((t) => t.name);
     expect(apiTools).toContain('mcp__bubble__echo');
-    const toolResult = s.of('user').flatMap(blocksOf).find((b) => b.type === 'tool_result');
+    const toolResult = s
+      .of('user')
+      .flatMap(blocksOf)
+      .find((b) => b.type === 'tool_result');
     expect(toolResult).toMatchObject({ content: [{ type: 'text', text: 'echoed:hello' }] });
     await s.record('mcp-tool');
   });
@@ -123,16 +162,35 @@ describe.concurrent('tools through canUseTool, MCP and thinking (real CLI agains
     s.live.push('think first');
     const r1 = await s.result(1);
     expect(r1.result).toBe('Thought about it.');
-    const deltas = s.of('stream_event').map((m) => (m.event as { delta?: { type?: string; thinking?: string } }).delta).filter(Boolean);
-    expect(deltas.filter((d) => d!.type === 'thinking_delta').map((d) => d!.thinking).join('')).toBe('Let me think hard about this. ');
+    const deltas = s
+      .of('stream_event')
+      .map((m) => (m.event as { delta?: { type?: string; thinking?: string } }).delta)
+      .filter(Boolean);
+    expect(
+      deltas
+        .filter((d) => d!.type === 'thinking_delta')
+        .map((d) => d!.thinking)
+        .join(''),
+    ).toBe('Let me think hard about this. ');
     expect(deltas.some((d) => d!.type === 'signature_delta')).toBe(true);
-    const thinking = s.of('assistant').flatMap(blocksOf).find((b) => b.type === 'thinking');
-    expect(thinking).toEqual({ type: 'thinking', thinking: 'Let me think hard about this. ', signature: 'c2lnLWRvdWJsZQ==' });
+    const thinking = s
+      .of('assistant')
+      .flatMap(blocksOf)
+      .find((b) => b.type === 'thinking');
+    expect(thinking).toEqual({
+      type: 'thinking',
+      thinking: 'Let me think hard about this. ',
+      signature: 'c2lnLWRvdWJsZQ==',
+    });
     s.live.push('and again');
     await s.result(2);
     const second = h.double.requests.filter((r) => r.kind === 'main')[1]!;
-    const replayed = (second.body as { messages: Array<{ role: string; content: unknown }> }).messages.find((m) => m.role === 'assistant');
-    expect(replayed?.content).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'thinking', signature: 'c2lnLWRvdWJsZQ==' })]));
+    const replayed = (second.body as { messages: Array<{ role: string; content: unknown }> }).messages.find(
+      (m) => m.role === 'assistant',
+    );
+    expect(replayed?.content).toEqual(
+      expect.arrayContaining([expect.objectContaining({ type: 'thinking', signature: 'c2lnLWRvdWJsZQ==' })]),
+    );
     await s.record('thinking');
   });
 
@@ -142,10 +200,17 @@ describe.concurrent('tools through canUseTool, MCP and thinking (real CLI agains
     const s = h.start({ canUseTool: perm.canUseTool });
     s.live.push('make the file');
     const result = await s.result();
-    expect(result).toMatchObject({ subtype: 'error_during_execution', is_error: true, terminal_reason: 'aborted_tools' });
+    expect(result).toMatchObject({
+      subtype: 'error_during_execution',
+      is_error: true,
+      terminal_reason: 'aborted_tools',
+    });
     expect(s.live.classify(result as never).kind).toBe('interrupted');
     expect(existsSync(join(h.cwd, 'stopped.txt'))).toBe(false);
-    const toolResult = s.of('user').flatMap(blocksOf).find((b) => b.type === 'tool_result');
+    const toolResult = s
+      .of('user')
+      .flatMap(blocksOf)
+      .find((b) => b.type === 'tool_result');
     expect(toolResult).toMatchObject({ is_error: true });
     expect(JSON.stringify(toolResult)).not.toContain('Stop everything.');
     await s.record('tool-denied-interrupt');
@@ -156,24 +221,46 @@ describe.concurrent('tools through canUseTool, MCP and thinking (real CLI agains
     const h = await harnessFor(ctx, [
       {
         match: { text: 'ask me' },
-        reply: [{
-          type: 'tool_use',
-          name: 'AskUserQuestion',
-          input: { questions: [{ question, header: 'Color', multiSelect: false, options: [{ label: 'Blue', description: 'calm' }, { label: 'Red', description: 'loud' }] }] },
-        }],
+        reply: [
+          {
+            type: 'tool_use',
+            name: 'AskUserQuestion',
+            input: {
+              questions: [
+                {
+                  question,
+                  header: 'Color',
+                  multiSelect: false,
+                  options: [
+                    { label: 'Blue', description: 'calm' },
+                    { label: 'Red', description: 'loud' },
+                  ],
+                },
+              ],
+            },
+          },
+        ],
       },
       { match: { toolResult: { name: 'AskUserQuestion' } }, reply: [{ type: 'text', text: 'Blue it is.' }] },
     ]);
-    const perm = recordingCanUseTool((call) => ({ behavior: 'allow', updatedInput: { ...call.input, answers: { [question]: 'Blue' } } }));
+    const perm = recordingCanUseTool((call) => ({
+      behavior: 'allow',
+      updatedInput: { ...call.input, answers: { [question]: 'Blue' } },
+    }));
     const s = h.start({ canUseTool: perm.canUseTool, tools: ['Bash', 'AskUserQuestion'] });
     s.live.push('ask me');
     const result = await s.result();
     expect(result.result).toBe('Blue it is.');
     expect(perm.calls.map((c) => c.toolName)).toEqual(['AskUserQuestion']);
-    const toolResult = s.of('user').flatMap(blocksOf).find((b) => b.type === 'tool_result');
+    const toolResult = s
+      .of('user')
+      .flatMap(blocksOf)
+      .find((b) => b.type === 'tool_result');
     expect(JSON.stringify(toolResult)).toContain('Blue');
     const answered = h.double.requests.find((r) => r.toolResults.some((t) => t.toolName === 'AskUserQuestion'))!;
-    expect(JSON.stringify((answered.body as { messages: unknown[] }).messages.at(-1))).toContain(`\\"${question}\\"=\\"Blue\\"`);
+    expect(JSON.stringify((answered.body as { messages: unknown[] }).messages.at(-1))).toContain(
+      `\\"${question}\\"=\\"Blue\\"`,
+    );
     await s.record('ask-user-question');
   });
 });

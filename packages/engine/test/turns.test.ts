@@ -5,15 +5,24 @@ import { harnessFor, textOf, waitForProcess } from './harness.js';
 describe.concurrent('turns through one live query (real CLI against the model double)', () => {
   it('streams a text reply: deltas, one assistant block, a success result, and the session id', async (ctx) => {
     const h = await harnessFor(ctx, [
-      { match: { text: 'say hello' }, reply: [{ type: 'text', text: 'Hello from the scripted model, streamed word by word.' }] },
+      {
+        match: { text: 'say hello' },
+        reply: [{ type: 'text', text: 'Hello from the scripted model, streamed word by word.' }],
+      },
     ]);
     const s = h.start();
     const uuid = s.live.push('say hello');
     const result = await s.result();
-    expect(result).toMatchObject({ subtype: 'success', is_error: false, result: 'Hello from the scripted model, streamed word by word.' });
+    expect(result).toMatchObject({
+      subtype: 'success',
+      is_error: false,
+      result: 'Hello from the scripted model, streamed word by word.',
+    });
     expect(result.user_message_uuids).toEqual([uuid]);
     expect(s.streamedText()).toBe('Hello from the scripted model, streamed word by word.');
-    expect(s.of('stream_event').filter((m) => (m.event as { type: string }).type === 'content_block_delta').length).toBeGreaterThan(3);
+    expect(
+      s.of('stream_event').filter((m) => (m.event as { type: string }).type === 'content_block_delta').length,
+    ).toBeGreaterThan(3);
     const assistant = s.of('assistant');
     expect(assistant).toHaveLength(1);
     expect(textOf(assistant[0]!)).toBe('Hello from the scripted model, streamed word by word.');
@@ -42,7 +51,9 @@ describe.concurrent('turns through one live query (real CLI against the model do
     const main = h.double.requests.filter((r) => r.kind === 'main');
     expect(main).toHaveLength(2);
     // The history: user, assistant, user (this CLI also sends a role:'system' environment entry, skipped here).
-    const history = (main[1]!.body as { messages: Array<{ role: string; content: unknown }> }).messages.filter((m) => m.role !== 'system');
+    const history = (main[1]!.body as { messages: Array<{ role: string; content: unknown }> }).messages.filter(
+      (m) => m.role !== 'system',
+    );
     expect(history.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
     expect(JSON.stringify(history[0]!.content)).toContain('first question');
     expect(JSON.stringify(history[1]!.content)).toContain('First answer.');
@@ -52,12 +63,18 @@ describe.concurrent('turns through one live query (real CLI against the model do
 
   it('batches messages pushed while text streams into ONE next turn (engine-notes §2.5)', async (ctx) => {
     const h = await harnessFor(ctx, [
-      { match: { text: 'start slowly' }, reply: [{ type: 'text', text: 'one two three four five six seven eight', delayMs: 150 }] },
+      {
+        match: { text: 'start slowly' },
+        reply: [{ type: 'text', text: 'one two three four five six seven eight', delayMs: 150 }],
+      },
       { match: { text: 'typed ahead' }, reply: [{ type: 'text', text: 'Both typed-ahead messages seen.' }] },
     ]);
     const s = h.start();
     const u1 = s.live.push('start slowly');
-    await s.waitFor((m) => m.type === 'stream_event' && (m.event as { delta?: { type?: string } }).delta?.type === 'text_delta', { what: 'a first text delta' });
+    await s.waitFor(
+      (m) => m.type === 'stream_event' && (m.event as { delta?: { type?: string } }).delta?.type === 'text_delta',
+      { what: 'a first text delta' },
+    );
     const u2 = s.live.push('typed ahead two');
     const u3 = s.live.push('typed ahead three');
     const r1 = await s.result(1);
@@ -68,14 +85,24 @@ describe.concurrent('turns through one live query (real CLI against the model do
     expect(r2.result).toBe('Both typed-ahead messages seen.');
     const main = h.double.requests.filter((r) => r.kind === 'main');
     expect(main).toHaveLength(2);
-    expect(JSON.stringify((main[1]!.body as { messages: unknown[] }).messages.at(-1))).toContain('typed ahead two\\ntyped ahead three');
-    expect(s.of('command_lifecycle').filter((m) => m.state === 'queued').map((m) => m.command_uuid)).toEqual([u1, u2, u3]);
+    expect(JSON.stringify((main[1]!.body as { messages: unknown[] }).messages.at(-1))).toContain(
+      'typed ahead two\\ntyped ahead three',
+    );
+    expect(
+      s
+        .of('command_lifecycle')
+        .filter((m) => m.state === 'queued')
+        .map((m) => m.command_uuid),
+    ).toEqual([u1, u2, u3]);
     await s.record('batched-while-streaming');
   });
 
   it('folds messages pushed while a tool runs into the running turn (one result for all)', async (ctx) => {
     const h = await harnessFor(ctx, [
-      { match: { text: 'run the slow tool' }, reply: [{ type: 'tool_use', name: 'Bash', input: { command: 'sleep 2.317', description: 'wait a bit' } }] },
+      {
+        match: { text: 'run the slow tool' },
+        reply: [{ type: 'tool_use', name: 'Bash', input: { command: 'sleep 2.317', description: 'wait a bit' } }],
+      },
       { match: { toolResult: { name: 'Bash' } }, reply: [{ type: 'text', text: 'Tool finished; I saw your notes.' }] },
     ]);
     const s = h.start();

@@ -32,7 +32,9 @@ describe('ensureWorld', () => {
     try {
       expect((await you.whoami()).principalId).toBe('you');
       expect(await bot.whoami()).toMatchObject({ principalId: 'claude', kind: 'bot', ownerPrincipalIds: ['you'] });
-      expect((await you.listThreads()).map((t) => [t.threadId, t.title])).toEqual([[first.welcomeThreadId, 'Welcome to Bubble']]);
+      expect((await you.listThreads()).map((t) => [t.threadId, t.title])).toEqual([
+        [first.welcomeThreadId, 'Welcome to Bubble'],
+      ]);
       expect((await you.listParticipants(first.welcomeThreadId)).map((g) => [g.principalId, g.role])).toEqual([
         ['you', 'owner'],
         ['claude', 'member'],
@@ -61,9 +63,21 @@ describe('ensureWorld', () => {
     dir = mkdtempSync(join(tmpdir(), 'bubble-first-run-'));
     server = await createBubbleServer({ dataDir: join(dir, 'data'), port: 0 });
     const logger = pino({ level: 'silent' });
-    await ensureWorld({ statePath: join(dir, 'state-a.json'), store: server.store, serverUrl: server.url, mode: 'double', logger });
-    await expect(ensureWorld({ statePath: join(dir, 'state-b.json'), store: server.store, serverUrl: server.url, mode: 'double', logger })).rejects.toThrow(
-      /already has a principal "you" but no launcher state/,
-    );
+    await ensureWorld({
+      statePath: join(dir, 'state-a.json'),
+      store: server.store,
+      serverUrl: server.url,
+      mode: 'double',
+      logger,
+    });
+    await expect(
+      ensureWorld({
+        statePath: join(dir, 'state-b.json'),
+        store: server.store,
+        serverUrl: server.url,
+        mode: 'double',
+        logger,
+      }),
+    ).rejects.toThrow(/already has a principal "you" but no launcher state/);
   });
 });

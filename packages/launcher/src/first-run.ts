@@ -57,7 +57,13 @@ export interface World {
  * interrupted first run resumes where it stopped. Posts the welcome note (as
  * the bot) when the thread has not yet described the current model mode.
  */
-export async function ensureWorld(options: { statePath: string; store: BubbleStore; serverUrl: string; mode: ModelMode; logger: Logger }): Promise<World> {
+export async function ensureWorld(options: {
+  statePath: string;
+  store: BubbleStore;
+  serverUrl: string;
+  mode: ModelMode;
+  logger: Logger;
+}): Promise<World> {
   const { statePath, logger } = options;
   const state = readLaunchState(statePath);
   const save = () => writeLaunchState(statePath, state);

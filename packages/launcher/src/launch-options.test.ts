@@ -4,7 +4,10 @@ import { modelModeOf, parseLaunchCli } from './launch-options.js';
 describe('parseLaunchCli', () => {
   it('has defaults and takes --port, --data, --host', () => {
     expect(parseLaunchCli([])).toEqual({ ok: true, value: { port: 7777, host: '127.0.0.1', data: './data' } });
-    expect(parseLaunchCli(['--port', '0', '--data', '/tmp/x'])).toEqual({ ok: true, value: { port: 0, host: '127.0.0.1', data: '/tmp/x' } });
+    expect(parseLaunchCli(['--port', '0', '--data', '/tmp/x'])).toEqual({
+      ok: true,
+      value: { port: 0, host: '127.0.0.1', data: '/tmp/x' },
+    });
     expect(parseLaunchCli(['--help'])).toEqual({ ok: true, help: true });
   });
   it.each([

@@ -22,7 +22,10 @@ const OptionsSchema = z.object({
 });
 
 export type LaunchCli = Readonly<z.infer<typeof OptionsSchema>>;
-export type LaunchCliParse = { ok: true; value: LaunchCli } | { ok: true; help: true } | { ok: false; errors: string[] };
+export type LaunchCliParse =
+  | { ok: true; value: LaunchCli }
+  | { ok: true; help: true }
+  | { ok: false; errors: string[] };
 
 /** argv → validated, frozen options, or every problem in words. */
 export function parseLaunchCli(argv: string[]): LaunchCliParse {
@@ -32,7 +35,12 @@ export function parseLaunchCli(argv: string[]): LaunchCliParse {
       args: argv,
       strict: true,
       allowPositionals: false,
-      options: { port: { type: 'string' }, host: { type: 'string' }, data: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        port: { type: 'string' },
+        host: { type: 'string' },
+        data: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
     }));
   } catch (error) {
     return { ok: false, errors: [(error as Error).message] };
@@ -46,6 +54,9 @@ export function parseLaunchCli(argv: string[]): LaunchCliParse {
 /** Which model the bot talks to, from the launcher's environment (read in main.ts only). */
 export type ModelMode = 'claude' | 'double';
 
-export function modelModeOf(env: { CLAUDE_CODE_OAUTH_TOKEN?: string | undefined; ANTHROPIC_API_KEY?: string | undefined }): ModelMode {
+export function modelModeOf(env: {
+  CLAUDE_CODE_OAUTH_TOKEN?: string | undefined;
+  ANTHROPIC_API_KEY?: string | undefined;
+}): ModelMode {
   return (env.CLAUDE_CODE_OAUTH_TOKEN ?? '') !== '' || (env.ANTHROPIC_API_KEY ?? '') !== '' ? 'claude' : 'double';
 }

@@ -50,7 +50,10 @@ export interface Launched {
 function ensureWebBuilt(webRoot: string, logger: Logger): void {
   if (existsSync(join(webRoot, 'index.html'))) return;
   logger.warn({ webRoot }, 'the web app is not built yet; building it');
-  const result = spawnSync('npm', ['run', 'build', '-w', '@bubble/web'], { cwd: resolve(here, '../../..'), stdio: 'inherit' });
+  const result = spawnSync('npm', ['run', 'build', '-w', '@bubble/web'], {
+    cwd: resolve(here, '../../..'),
+    stdio: 'inherit',
+  });
   if (result.status !== 0) throw new Error('building the web app failed (npm run build -w @bubble/web)');
 }
 
@@ -73,7 +76,13 @@ export async function launch(options: LaunchOptions): Promise<Launched> {
   let double: ModelDouble | undefined;
   let scuba: ScubaSupervisor | undefined;
   try {
-    const world = await ensureWorld({ statePath: join(launcherDir, 'state.json'), store: server.store, serverUrl: server.url, mode: options.mode, logger });
+    const world = await ensureWorld({
+      statePath: join(launcherDir, 'state.json'),
+      store: server.store,
+      serverUrl: server.url,
+      mode: options.mode,
+      logger,
+    });
     const configPath = join(launcherDir, 'scuba.json');
     writeFileSync(
       configPath,
@@ -81,7 +90,12 @@ export async function launch(options: LaunchOptions): Promise<Launched> {
         {
           bubble: { url: server.url, principalId: BOT_ID, token: { env: 'BUBBLE_BOT_TOKEN' } },
           // The server's data folder (every thread, every token's state) is out of the bot's tools' reach too.
-          claude: { workspaceRoot: './workspaces', configDir: './claude-home', privatePaths: [dataDir], ...options.claudeConfig },
+          claude: {
+            workspaceRoot: './workspaces',
+            configDir: './claude-home',
+            privatePaths: [dataDir],
+            ...options.claudeConfig,
+          },
           approvals: { approvers: 'bot_owners' },
           store: { path: './scuba-state.db' },
           logger: { level: 'info' },
@@ -92,7 +106,12 @@ export async function launch(options: LaunchOptions): Promise<Launched> {
     );
     const env: NodeJS.ProcessEnv = { ...options.env, BUBBLE_BOT_TOKEN: world.botToken };
     if (options.mode === 'double') {
-      double = await startModelDouble({ port: 0, host: '127.0.0.1', maxRecorded: 200, ...(options.doubleScript ? { script: options.doubleScript } : {}) });
+      double = await startModelDouble({
+        port: 0,
+        host: '127.0.0.1',
+        maxRecorded: 200,
+        ...(options.doubleScript ? { script: options.doubleScript } : {}),
+      });
       delete env.CLAUDE_CODE_OAUTH_TOKEN;
       env.ANTHROPIC_API_KEY = 'bubble-offline-model-double';
       env.ANTHROPIC_BASE_URL = double.url;

@@ -20,7 +20,10 @@ async function main(): Promise<void> {
     return;
   }
   const options = parsed.value;
-  const logger = pino({ level: process.env.BUBBLE_LOG_LEVEL ?? 'warn', base: { service: 'bubble-start' } }, pino.destination(2));
+  const logger = pino(
+    { level: process.env.BUBBLE_LOG_LEVEL ?? 'warn', base: { service: 'bubble-start' } },
+    pino.destination(2),
+  );
   const mode = modelModeOf(process.env);
 
   let launched: Launched | undefined;
@@ -47,7 +50,14 @@ async function main(): Promise<void> {
   stopWatchingParent = stopWithParent(() => stop('SIGTERM'));
 
   try {
-    launched = await launch({ dataDir: options.data, host: options.host, port: options.port, mode, env: process.env, logger });
+    launched = await launch({
+      dataDir: options.data,
+      host: options.host,
+      port: options.port,
+      mode,
+      env: process.env,
+      logger,
+    });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     process.stderr.write(

@@ -53,7 +53,14 @@ const lines = (path: string) => {
 describe('superviseScuba', () => {
   it('restarts a child that dies, logs its output to the file, and stops it with SIGTERM', async () => {
     const f = setup(2, 1);
-    const supervisor = superviseScuba({ bin: f.bin, configPath: f.configPath, env: { PATH: process.env.PATH, MARK: 'env-passed' }, logPath: f.logPath, logger: pino({ level: 'silent' }), restartBaseMs: 10 });
+    const supervisor = superviseScuba({
+      bin: f.bin,
+      configPath: f.configPath,
+      env: { PATH: process.env.PATH, MARK: 'env-passed' },
+      logPath: f.logPath,
+      logger: pino({ level: 'silent' }),
+      restartBaseMs: 10,
+    });
     await until('the third start', () => lines(f.starts).length === 3);
     await until('a running child', () => supervisor.pid !== undefined && lines(f.starts)[2] === String(supervisor.pid));
     await until('its output', () => lines(f.logPath).length === 3);
@@ -65,7 +72,14 @@ describe('superviseScuba', () => {
 
   it('does not restart a child that refused its config (exit 2)', async () => {
     const f = setup(1, 2);
-    const supervisor = superviseScuba({ bin: f.bin, configPath: f.configPath, env: { PATH: process.env.PATH }, logPath: f.logPath, logger: pino({ level: 'silent' }), restartBaseMs: 10 });
+    const supervisor = superviseScuba({
+      bin: f.bin,
+      configPath: f.configPath,
+      env: { PATH: process.env.PATH },
+      logPath: f.logPath,
+      logger: pino({ level: 'silent' }),
+      restartBaseMs: 10,
+    });
     await until('the first start', () => lines(f.starts).length === 1);
     await until('the exit', () => supervisor.pid === undefined);
     await new Promise((r) => setTimeout(r, 200));

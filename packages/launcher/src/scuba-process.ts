@@ -39,7 +39,10 @@ export function superviseScuba(options: ScubaProcessOptions): ScubaSupervisor {
 
   const start = (): void => {
     const startedAt = Date.now();
-    const current = spawn(process.execPath, [options.bin, '--config', options.configPath], { env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const current = spawn(process.execPath, [options.bin, '--config', options.configPath], {
+      env: options.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child = current;
     current.stdout?.pipe(log, { end: false });
     current.stderr?.pipe(log, { end: false });
@@ -54,7 +57,10 @@ export function superviseScuba(options: ScubaProcessOptions): ScubaSupervisor {
         }
         failures = Date.now() - startedAt > 60_000 ? 1 : failures + 1;
         const delay = Math.min(30_000, (options.restartBaseMs ?? 1_000) * 2 ** (failures - 1));
-        options.logger.warn({ code, signal, delayMs: delay, logPath: options.logPath }, 'claude-scuba stopped; restarting');
+        options.logger.warn(
+          { code, signal, delayMs: delay, logPath: options.logPath },
+          'claude-scuba stopped; restarting',
+        );
         timer = setTimeout(start, delay);
       });
     });

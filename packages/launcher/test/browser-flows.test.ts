@@ -15,30 +15,74 @@ import { openBrowser, SCREENSHOT_DIR, type TestBrowser } from './support/browser
  * Claude Code CLI), driven through Debian's Chromium by playwright-core.
  * One product and one browser for the file; each test uses its own message.
  */
-const bash = (id: string, command: string) => ({ type: 'tool_use' as const, id, name: 'Bash', input: { command, description: 'Run a command' } });
+const bash = (id: string, command: string) => ({
+  type: 'tool_use' as const,
+  id,
+  name: 'Bash',
+  input: { command, description: 'Run a command' },
+});
 const STORY = Array.from({ length: 120 }, (_, i) => `word${i}`).join(' ');
 
 const script: Script = [
-  { name: 'after-approved', match: { toolResult: { name: 'Bash', isError: false } }, times: 'always', reply: [{ type: 'text', text: 'The command ran fine.' }] },
-  { name: 'after-denied', match: { toolResult: { name: 'Bash', isError: true } }, times: 'always', reply: [{ type: 'text', text: 'Understood, I did not run it.' }] },
-  { name: 'after-agent', match: { toolResult: { name: 'Agent' } }, times: 'always', reply: [{ type: 'text', text: 'The helper reported back.' }] },
+  {
+    name: 'after-approved',
+    match: { toolResult: { name: 'Bash', isError: false } },
+    times: 'always',
+    reply: [{ type: 'text', text: 'The command ran fine.' }],
+  },
+  {
+    name: 'after-denied',
+    match: { toolResult: { name: 'Bash', isError: true } },
+    times: 'always',
+    reply: [{ type: 'text', text: 'Understood, I did not run it.' }],
+  },
+  {
+    name: 'after-agent',
+    match: { toolResult: { name: 'Agent' } },
+    times: 'always',
+    reply: [{ type: 'text', text: 'The helper reported back.' }],
+  },
   ...[false, true].map((background) => ({
     name: `sub-tool-${background ? 'bg' : 'fg'}`,
     match: { subagent: true, text: `Please write the ${background ? 'background' : 'foreground'} file` },
-    reply: [bash(`toolu_sub_${background ? 'bg' : 'fg'}`, `touch sub-${background ? 'bg' : 'fg'}.txt && echo sub-wrote-it`)],
+    reply: [
+      bash(`toolu_sub_${background ? 'bg' : 'fg'}`, `touch sub-${background ? 'bg' : 'fg'}.txt && echo sub-wrote-it`),
+    ],
   })),
-  { name: 'sub', match: { subagent: true }, times: 'always', reply: [{ type: 'text', text: 'Sub-agent report: all good.', chunkWords: 2, delayMs: 20 }] },
+  {
+    name: 'sub',
+    match: { subagent: true },
+    times: 'always',
+    reply: [{ type: 'text', text: 'Sub-agent report: all good.', chunkWords: 2, delayMs: 20 }],
+  },
   {
     name: 'stream',
     match: { text: 'stream please', subagent: false },
     reply: [
       { type: 'thinking', thinking: 'The user wants a streamed answer.' },
-      { type: 'text', text: 'Here is **bold** text and code:\n\n```js\nconst answer = 42;\n```\n\nDone streaming.', chunkWords: 1, delayMs: 40 },
+      {
+        type: 'text',
+        text: 'Here is **bold** text and code:\n\n```js\nconst answer = 42;\n```\n\nDone streaming.',
+        chunkWords: 1,
+        delayMs: 40,
+      },
     ],
   },
-  { name: 'approve-me', match: { text: 'run the approved command', subagent: false }, reply: [bash('toolu_ok1', 'touch made-7.txt && echo approved-output-7')] },
-  { name: 'deny-me', match: { text: 'run the denied command', subagent: false }, reply: [bash('toolu_no1', 'touch denied.txt && echo should-not-run')] },
-  { name: 'long', match: { text: 'tell a long story', subagent: false }, reply: [{ type: 'text', text: STORY, chunkWords: 1, delayMs: 150 }] },
+  {
+    name: 'approve-me',
+    match: { text: 'run the approved command', subagent: false },
+    reply: [bash('toolu_ok1', 'touch made-7.txt && echo approved-output-7')],
+  },
+  {
+    name: 'deny-me',
+    match: { text: 'run the denied command', subagent: false },
+    reply: [bash('toolu_no1', 'touch denied.txt && echo should-not-run')],
+  },
+  {
+    name: 'long',
+    match: { text: 'tell a long story', subagent: false },
+    reply: [{ type: 'text', text: STORY, chunkWords: 1, delayMs: 150 }],
+  },
   ...[false, true].map((background) => ({
     name: `delegate-${background ? 'bg' : 'fg'}`,
     match: { text: `delegate the ${background ? 'background' : 'foreground'} file`, subagent: false },
@@ -47,15 +91,32 @@ const script: Script = [
         type: 'tool_use' as const,
         id: `toolu_agent_${background ? 'bg' : 'fg'}`,
         name: 'Agent',
-        input: { description: 'Write a file', prompt: `Please write the ${background ? 'background' : 'foreground'} file`, subagent_type: 'general-purpose', run_in_background: background },
+        input: {
+          description: 'Write a file',
+          prompt: `Please write the ${background ? 'background' : 'foreground'} file`,
+          subagent_type: 'general-purpose',
+          run_in_background: background,
+        },
       },
     ],
   })),
-  { name: 'notified', match: { taskNotification: true }, times: 'always', reply: [{ type: 'text', text: 'The background helper is done.' }] },
+  {
+    name: 'notified',
+    match: { taskNotification: true },
+    times: 'always',
+    reply: [{ type: 'text', text: 'The background helper is done.' }],
+  },
   {
     name: 'delegate',
     match: { text: 'use a helper', subagent: false },
-    reply: [{ type: 'tool_use', id: 'toolu_agent1', name: 'Agent', input: { description: 'Check things', prompt: 'Please check the things', subagent_type: 'general-purpose' } }],
+    reply: [
+      {
+        type: 'tool_use',
+        id: 'toolu_agent1',
+        name: 'Agent',
+        input: { description: 'Check things', prompt: 'Please check the things', subagent_type: 'general-purpose' },
+      },
+    ],
   },
 ];
 
@@ -127,7 +188,11 @@ describe('the web UI in Chromium', () => {
         return last?.getAttribute('data-status') === 'streaming' && (last.textContent ?? '').includes('Here is');
       });
     });
-    await step('completed', () => page.locator('article[aria-label="Message from claude"][data-status="completed"]', { hasText: 'Done streaming.' }).waitFor());
+    await step('completed', () =>
+      page
+        .locator('article[aria-label="Message from claude"][data-status="completed"]', { hasText: 'Done streaming.' })
+        .waitFor(),
+    );
     const done = page.locator('article[aria-label="Message from claude"]', { hasText: 'Done streaming.' });
     expect(await done.locator('strong', { hasText: 'bold' }).count()).toBe(1);
     expect(await done.locator('pre code.hljs.language-js .hljs-keyword').first().textContent()).toBe('const');
@@ -139,7 +204,12 @@ describe('the web UI in Chromium', () => {
     });
     // The thread holds the message exactly once, as one complete run.
     const all = await events(product.welcomeThreadId);
-    const mine = all.filter((e) => e.principalId === 'you' && e.type === 'message_part' && (e.data.chunk as { type: string }).type === 'text-delta');
+    const mine = all.filter(
+      (e) =>
+        e.principalId === 'you' &&
+        e.type === 'message_part' &&
+        (e.data.chunk as { type: string }).type === 'text-delta',
+    );
     expect(mine.map((e) => (e.data.chunk as { delta: string }).delta)).toEqual(['stream please\nnow']);
   });
 
@@ -163,12 +233,16 @@ describe('the web UI in Chromium', () => {
     await step('deny form', () => call.getByRole('button', { name: 'Deny' }).waitFor());
     await call.getByLabel('Reason to deny (optional)').fill('not on this machine');
     await step('deny', () => call.getByRole('button', { name: 'Deny' }).click());
-    await step('answered by', () => call.locator('p.approval', { hasText: 'Denied by You: not on this machine' }).waitFor());
+    await step('answered by', () =>
+      call.locator('p.approval', { hasText: 'Denied by You: not on this machine' }).waitFor(),
+    );
     await step('bot continues', () => page.getByText('Understood, I did not run it.').waitFor());
     const all = await events(product.welcomeThreadId);
-    expect(all.filter((e) => e.type === 'tool_call_approval' && e.data.toolCallId === 'toolu_no1').map((e) => [e.principalId, e.data])).toEqual([
-      ['you', { toolCallId: 'toolu_no1', decision: 'deny', reason: 'not on this machine' }],
-    ]);
+    expect(
+      all
+        .filter((e) => e.type === 'tool_call_approval' && e.data.toolCallId === 'toolu_no1')
+        .map((e) => [e.principalId, e.data]),
+    ).toEqual([['you', { toolCallId: 'toolu_no1', decision: 'deny', reason: 'not on this machine' }]]);
     expect(JSON.stringify(all)).not.toContain('should-not-run\\n');
   });
 
@@ -178,8 +252,11 @@ describe('the web UI in Chromium', () => {
     const run = page.locator('article[aria-label="Message from claude"]', { hasText: 'word3 ' });
     await step('streaming', () => run.getByRole('button', { name: "Stop claude's run" }).waitFor());
     await step('stop', () => run.getByRole('button', { name: "Stop claude's run" }).click());
-    await step('stopped', () => page.locator('article[aria-label="Message from claude"][data-status="interrupted"]').waitFor({ timeout: 30_000 }));
-    const text = (await page.locator('article[aria-label="Message from claude"][data-status="interrupted"]').textContent()) ?? '';
+    await step('stopped', () =>
+      page.locator('article[aria-label="Message from claude"][data-status="interrupted"]').waitFor({ timeout: 30_000 }),
+    );
+    const text =
+      (await page.locator('article[aria-label="Message from claude"][data-status="interrupted"]').textContent()) ?? '';
     expect(text).not.toContain('word119');
     const all = await events(product.welcomeThreadId);
     expect(all.some((e) => e.type === 'run_interrupt_requested' && e.principalId === 'you')).toBe(true);
@@ -209,15 +286,24 @@ describe('the web UI in Chromium', () => {
       await you.addParticipant(product.welcomeThreadId, bobId, 'owner');
       const bobBrowser = await openBrowser(`flows-${bobId}`);
       try {
-        await bobBrowser.step('bob signs in', () => bobBrowser.page.goto(`${product.url}/threads/${product.welcomeThreadId}#token=${bob.token.token}`));
-        await bobBrowser.step('bob on the thread', () => bobBrowser.page.getByTestId('me').filter({ hasText: 'Bob' }).waitFor());
+        await bobBrowser.step('bob signs in', () =>
+          bobBrowser.page.goto(`${product.url}/threads/${product.welcomeThreadId}#token=${bob.token.token}`),
+        );
+        await bobBrowser.step('bob on the thread', () =>
+          bobBrowser.page.getByTestId('me').filter({ hasText: 'Bob' }).waitFor(),
+        );
         await step('home thread', () => page.getByRole('link', { name: 'Welcome to Bubble' }).click());
         await say(`delegate the ${kind} file`);
-        const card = (p: typeof page) => p.locator(`.approval-request[data-tool-call-id="toolu_sub_${background ? 'bg' : 'fg'}"]`);
+        const card = (p: typeof page) =>
+          p.locator(`.approval-request[data-tool-call-id="toolu_sub_${background ? 'bg' : 'fg'}"]`);
         await step('request card', () => card(page).getByRole('button', { name: 'Approve' }).waitFor());
-        expect(await card(page).locator('.tool-input').textContent()).toContain(`touch sub-${background ? 'bg' : 'fg'}.txt`);
+        expect(await card(page).locator('.tool-input').textContent()).toContain(
+          `touch sub-${background ? 'bg' : 'fg'}.txt`,
+        );
         expect(await card(page).getByRole('link', { name: "Open the sub-agent's subthread" }).count()).toBe(1);
-        await bobBrowser.step('bob sees who may approve', () => card(bobBrowser.page).getByText('Waiting for You to approve or deny.').waitFor());
+        await bobBrowser.step('bob sees who may approve', () =>
+          card(bobBrowser.page).getByText('Waiting for You to approve or deny.').waitFor(),
+        );
         expect(await card(bobBrowser.page).getByRole('button', { name: 'Approve' }).count()).toBe(0);
         expect(await card(bobBrowser.page).getByRole('button', { name: 'Deny' }).count()).toBe(0);
         mkdirSync(SCREENSHOT_DIR, { recursive: true });
@@ -225,8 +311,15 @@ describe('the web UI in Chromium', () => {
         await card(bobBrowser.page).screenshot({ path: join(SCREENSHOT_DIR, `subagent-request-${kind}-other.png`) });
         await step('approve', () => card(page).getByRole('button', { name: 'Approve' }).click());
         await step('approved', () => card(page).locator('p.approval', { hasText: 'Approved by You' }).waitFor());
-        await bobBrowser.step('bob sees the answer', () => card(bobBrowser.page).locator('p.approval', { hasText: 'Approved by You' }).waitFor());
-        await step('helper done', () => page.getByText(background ? 'The background helper is done.' : 'The helper reported back.').last().waitFor({ timeout: 30_000 }));
+        await bobBrowser.step('bob sees the answer', () =>
+          card(bobBrowser.page).locator('p.approval', { hasText: 'Approved by You' }).waitFor(),
+        );
+        await step('helper done', () =>
+          page
+            .getByText(background ? 'The background helper is done.' : 'The helper reported back.')
+            .last()
+            .waitFor({ timeout: 30_000 }),
+        );
       } finally {
         await bobBrowser.close();
         await you.removeParticipant(product.welcomeThreadId, bobId);
@@ -237,7 +330,9 @@ describe('the web UI in Chromium', () => {
 
   it('switches who may add a bot on the Bots page, and says what it means', async () => {
     const { page, step } = browser;
-    await step('bots page', () => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Bots' }).click());
+    await step('bots page', () =>
+      page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Bots' }).click(),
+    );
     const card = page.getByRole('article', { name: 'Bot claude' });
     const group = card.getByRole('group', { name: 'Who may add this bot to a thread' });
     await step('owners by default', () => group.getByRole('radio', { name: /Only its owners/ }).waitFor());
@@ -262,7 +357,10 @@ describe('the web UI in Chromium', () => {
     const threadId = decodeURIComponent(new URL(page.url()).pathname.split('/').pop()!);
     await step('people', () => page.getByRole('button', { name: /^People/ }).click());
     await page.getByLabel('Invite a person or bot').fill('clau');
-    const found = page.getByRole('list', { name: 'Search results' }).getByRole('listitem').filter({ has: page.locator('[data-principal-id="claude"] .bot-badge') });
+    const found = page
+      .getByRole('list', { name: 'Search results' })
+      .getByRole('listitem')
+      .filter({ has: page.locator('[data-principal-id="claude"] .bot-badge') });
     await step('invite', () => found.getByRole('button', { name: 'Add claude', exact: true }).click());
     await step('joined', () => page.getByText('claude joined as member').waitFor());
     expect((await you.listParticipants(threadId)).map((g) => [g.principalId, g.role])).toEqual([
@@ -281,12 +379,22 @@ describe('the web UI in Chromium', () => {
 
     // Unread: events that land while another thread is open are counted in the list.
     await step('back to welcome', () => page.getByRole('link', { name: 'Welcome to Bubble' }).click());
-    await you.appendEvents(threadId, [{ type: 'acme.note', data: { n: 1 } }, { type: 'acme.note', data: { n: 2 } }]);
-    await step('unread badge', () => page.getByRole('link', { name: /Planning/ }).getByLabel(/^\d+ unread$/).waitFor());
+    await you.appendEvents(threadId, [
+      { type: 'acme.note', data: { n: 1 } },
+      { type: 'acme.note', data: { n: 2 } },
+    ]);
+    await step('unread badge', () =>
+      page
+        .getByRole('link', { name: /Planning/ })
+        .getByLabel(/^\d+ unread$/)
+        .waitFor(),
+    );
     // The list refreshes every few seconds: it settles on head − cursor, which counts the two notes.
     const badge = page.getByRole('link', { name: /Planning/ }).getByLabel(/^\d+ unread$/);
     const expected = async () => `${(await you.getThread(threadId)).headSeq - (await you.getCursor(threadId))} unread`;
-    await expect.poll(async () => (await badge.getAttribute('aria-label')) === (await expected()), { timeout: 15_000 }).toBe(true);
+    await expect
+      .poll(async () => (await badge.getAttribute('aria-label')) === (await expected()), { timeout: 15_000 })
+      .toBe(true);
     expect(Number((await expected()).split(' ')[0])).toBeGreaterThanOrEqual(2);
 
     // Leave: the thread goes from the list.
@@ -326,7 +434,9 @@ describe('the web UI in Chromium', () => {
 
   it('creates a bot and shows its token once, with the config snippet', async () => {
     const { page, step } = browser;
-    await step('bots page', () => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Bots' }).click());
+    await step('bots page', () =>
+      page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Bots' }).click(),
+    );
     await step('claude listed', () => page.getByRole('article', { name: 'Bot claude' }).waitFor());
     await page.getByLabel('Bot id (lowercase letters, digits, . _ -)').fill('helper-bot');
     await page.getByLabel('Display name (optional)').fill('Helper');

@@ -1,7 +1,15 @@
 import { BubbleClient } from '@bubble/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBrowser, type TestBrowser } from './support/browser.js';
-import { blockTheInternet, screenshot, serverCspAllows, signInAtProvider, say, startOidcWorld, type OidcWorld } from './support/oidc-world.js';
+import {
+  blockTheInternet,
+  screenshot,
+  serverCspAllows,
+  signInAtProvider,
+  say,
+  startOidcWorld,
+  type OidcWorld,
+} from './support/oidc-world.js';
 
 /**
  * Signing in with an identity provider (issue 15), in Debian's Chromium: the real server with
@@ -41,7 +49,10 @@ function expiryOf(jwt: string): number {
 }
 
 beforeAll(async () => {
-  world = await startOidcWorld({ dana: { name: 'Dana Scully', preferred_username: 'dana', email: 'dana@example.com' } }, { accessTokenTtlSeconds: TTL_S });
+  world = await startOidcWorld(
+    { dana: { name: 'Dana Scully', preferred_username: 'dana', email: 'dana@example.com' } },
+    { accessTokenTtlSeconds: TTL_S },
+  );
   operator = new BubbleClient({ url: world.url, token: await world.human('ops', 'Operator') });
   browser = await openBrowser('people-oidc');
   await blockTheInternet(browser.page, [world.url, world.provider.issuer]);
@@ -73,21 +84,27 @@ afterAll(async () => {
 
 const composer = () => browser.page.getByRole('textbox', { name: 'Message' });
 
-
 let socketsSinceReload = 0;
 
 describe('signing in with the identity provider', () => {
-  it("serves the page with a CSP that lets it talk to the provider (discovery, token endpoint), and nothing else", async () => {
+  it('serves the page with a CSP that lets it talk to the provider (discovery, token endpoint), and nothing else', async () => {
     const csp = (await fetch(`${world.url}/`)).headers.get('content-security-policy') ?? '';
     expect(csp).toContain("connect-src 'self'");
-    expect(serverCspAllows(csp, world.provider.issuer), `the page's CSP (${csp}) must name ${world.provider.issuer} in connect-src`).toBe(true);
+    expect(
+      serverCspAllows(csp, world.provider.issuer),
+      `the page's CSP (${csp}) must name ${world.provider.issuer} in connect-src`,
+    ).toBe(true);
     expect(csp).not.toContain('unsafe-inline');
   });
 
   it('offers "Sign in with" the provider, and signs in through its own login page', async () => {
     const { page, step } = browser;
     const info = await operator.info();
-    expect(info.auth?.oidc).toEqual({ issuer: world.provider.issuer, clientId: 'bubble-web-ui', audience: world.provider.audience });
+    expect(info.auth?.oidc).toEqual({
+      issuer: world.provider.issuer,
+      clientId: 'bubble-web-ui',
+      audience: world.provider.audience,
+    });
     await step('open', () => page.goto(world.url));
     const host = new URL(world.provider.issuer).host;
     const button = page.getByRole('button', { name: `Sign in with ${host}` });
@@ -98,7 +115,14 @@ describe('signing in with the identity provider', () => {
     await step('go to the provider', () => button.click());
     // The authorization request carries PKCE (S256), state, nonce, the audience and offline_access.
     const params = new URL((await authorize).url()).searchParams;
-    expect(Object.fromEntries(['response_type', 'client_id', 'redirect_uri', 'code_challenge_method', 'audience', 'scope'].map((k) => [k, params.get(k)]))).toEqual({
+    expect(
+      Object.fromEntries(
+        ['response_type', 'client_id', 'redirect_uri', 'code_challenge_method', 'audience', 'scope'].map((k) => [
+          k,
+          params.get(k),
+        ]),
+      ),
+    ).toEqual({
       response_type: 'code',
       client_id: 'bubble-web-ui',
       redirect_uri: `${world.url}/auth/callback`,
@@ -114,7 +138,9 @@ describe('signing in with the identity provider', () => {
     expect(page.url()).not.toContain('code=');
     expect(world.provider.requestCount('/token')).toBeGreaterThanOrEqual(1);
     // The principal was created on first use, its id and name from the token's claims.
-    const token = await page.evaluate(() => JSON.parse(sessionStorage.getItem('bubble.oidc.session') ?? '{}').accessToken as string);
+    const token = await page.evaluate(
+      () => JSON.parse(sessionStorage.getItem('bubble.oidc.session') ?? '{}').accessToken as string,
+    );
     expect(token.split('.')).toHaveLength(3);
     const dana = new BubbleClient({ url: world.url, token });
     expect(await dana.whoami()).toMatchObject({ principalId: 'dana', kind: 'human', displayName: 'Dana Scully' });
@@ -146,7 +172,8 @@ describe('signing in with the identity provider', () => {
   it('renews the access token before it expires and resumes the live thread from its last seq after the 4001', async () => {
     const { page, step } = browser;
     const refreshesBefore = world.provider.requestCount('/token');
-    const accessToken = () => page.evaluate(() => JSON.parse(sessionStorage.getItem('bubble.oidc.session') ?? '{}').accessToken as string);
+    const accessToken = () =>
+      page.evaluate(() => JSON.parse(sessionStorage.getItem('bubble.oidc.session') ?? '{}').accessToken as string);
     const tokenBefore = await accessToken();
     let socketsOpened = 0;
     page.on('websocket', () => (socketsOpened += 1));
@@ -169,8 +196,12 @@ describe('signing in with the identity provider', () => {
     const since = sockets.slice(socketsSinceReload);
     expect(since.length).toBeGreaterThanOrEqual(2);
     const threadSeqs = (log: SocketLog): number[] => {
-      const ids = new Set(log.sent.filter((f) => f['type'] === 'subscribe' && f['threadId'] === threadId).map((f) => f['id']));
-      return log.received.filter((f) => f['type'] === 'event' && ids.has(f['id'])).map((f) => (f['event'] as { seq: number }).seq);
+      const ids = new Set(
+        log.sent.filter((f) => f['type'] === 'subscribe' && f['threadId'] === threadId).map((f) => f['id']),
+      );
+      return log.received
+        .filter((f) => f['type'] === 'event' && ids.has(f['id']))
+        .map((f) => (f['event'] as { seq: number }).seq);
     };
     let delivered: number[] = [];
     // What the page had: the seq it subscribed after (it loads history over HTTP first), or the last event since.
@@ -184,7 +215,15 @@ describe('signing in with the identity provider', () => {
       last = Math.max(last, subscribes[0]!['afterSeq'] as number, ...seqs);
     }
     expect(new Set(delivered).size).toBe(delivered.length);
-    expect(since.slice(1).some((log) => log.sent.some((f) => f['type'] === 'subscribe' && f['threadId'] === threadId && (f['afterSeq'] as number) > 0))).toBe(true);
+    expect(
+      since
+        .slice(1)
+        .some((log) =>
+          log.sent.some(
+            (f) => f['type'] === 'subscribe' && f['threadId'] === threadId && (f['afterSeq'] as number) > 0,
+          ),
+        ),
+    ).toBe(true);
     await step('live again', () => page.getByTestId('live-state').filter({ hasText: 'Live' }).waitFor());
     expect(await page.getByTestId('me').textContent()).toBe('Dana Scully');
 
@@ -194,21 +233,28 @@ describe('signing in with the identity provider', () => {
     try {
       await dana.addParticipant(threadId, 'writer');
       await say(writer, threadId, 'written while Dana was renewed');
-      await step('live event', () => page.locator('article.run', { hasText: 'written while Dana was renewed' }).waitFor());
+      await step('live event', () =>
+        page.locator('article.run', { hasText: 'written while Dana was renewed' }).waitFor(),
+      );
     } finally {
       dana.close();
       writer.close();
     }
     await composer().fill('after the renewal');
     await composer().press('Enter');
-    await step('sent after renewal', () => page.locator('article.run.mine', { hasText: 'after the renewal' }).waitFor());
+    await step('sent after renewal', () =>
+      page.locator('article.run.mine', { hasText: 'after the renewal' }).waitFor(),
+    );
     await screenshot(page, 'oidc-5-after-renewal');
   }, 60_000);
 
-  it("keeps the sign-in when the server cannot reach the identity provider (its 401 says so), and checks again", async () => {
+  it('keeps the sign-in when the server cannot reach the identity provider (its 401 says so), and checks again', async () => {
     const { page, step } = browser;
     const unreachable = JSON.stringify({
-      error: { code: 'unauthorized', message: `the identity provider ${world.provider.issuer} could not be reached to check this token (fetch failed); try again shortly` },
+      error: {
+        code: 'unauthorized',
+        message: `the identity provider ${world.provider.issuer} could not be reached to check this token (fetch failed); try again shortly`,
+      },
     });
     let refused = 0;
     await page.route(`${world.url}/v1/auth/whoami`, (route) => {
@@ -220,7 +266,11 @@ describe('signing in with the identity provider', () => {
       await step('cannot check', () => page.getByText(/^Can't check sign-ins right now/).waitFor());
       await screenshot(page, 'oidc-8-cannot-check-sign-ins');
       // Still signed in: the session and its refresh token are kept.
-      expect(await page.evaluate(() => JSON.parse(sessionStorage.getItem('bubble.oidc.session') ?? '{}').refreshToken as string | undefined)).toBeTruthy();
+      expect(
+        await page.evaluate(
+          () => JSON.parse(sessionStorage.getItem('bubble.oidc.session') ?? '{}').refreshToken as string | undefined,
+        ),
+      ).toBeTruthy();
       expect(await page.getByRole('button', { name: /^Sign in with/ }).count()).toBe(0);
       // Tried again with backoff, not once and not in a tight loop.
       await step('tried again', () => expect.poll(() => refused, { timeout: 10_000 }).toBeGreaterThanOrEqual(2));
@@ -228,12 +278,16 @@ describe('signing in with the identity provider', () => {
     } finally {
       await page.unroute(`${world.url}/v1/auth/whoami`);
     }
-    await step('signed in again', () => page.getByTestId('me').filter({ hasText: 'Dana Scully' }).waitFor({ timeout: 20_000 }));
+    await step('signed in again', () =>
+      page.getByTestId('me').filter({ hasText: 'Dana Scully' }).waitFor({ timeout: 20_000 }),
+    );
   }, 40_000);
 
   it('signs out: the tokens are forgotten, the refresh token revoked, and the provider session ends too', async () => {
     const { page, step } = browser;
-    const refreshToken = await page.evaluate(() => JSON.parse(sessionStorage.getItem('bubble.oidc.session') ?? '{}').refreshToken as string | undefined);
+    const refreshToken = await page.evaluate(
+      () => JSON.parse(sessionStorage.getItem('bubble.oidc.session') ?? '{}').refreshToken as string | undefined,
+    );
     expect(refreshToken).toBeTruthy();
     await step('sign out', () => page.getByRole('button', { name: 'Sign out' }).click());
     // The provider asks whether to end its session too; yes, and it sends the browser back.
@@ -248,7 +302,11 @@ describe('signing in with the identity provider', () => {
     const refused = await fetch(`${world.provider.issuer}/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken!, client_id: 'bubble-web-ui' }),
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: refreshToken!,
+        client_id: 'bubble-web-ui',
+      }),
     });
     expect(refused.status).toBe(400);
     expect(((await refused.json()) as { error: string }).error).toBe('invalid_grant');

@@ -1,7 +1,14 @@
 import { BubbleClient } from '@bubble/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBrowser, type TestBrowser } from './support/browser.js';
-import { blockTheInternet, screenshot, signInAtProvider, say, startOidcWorld, type OidcWorld } from './support/oidc-world.js';
+import {
+  blockTheInternet,
+  screenshot,
+  signInAtProvider,
+  say,
+  startOidcWorld,
+  type OidcWorld,
+} from './support/oidc-world.js';
 
 /**
  * Bringing people in and telling them apart (issue 15), in Debian's Chromium against the real
@@ -25,10 +32,11 @@ async function browserFor(name: string): Promise<TestBrowser> {
 
 /** The page's own access token: the API accepts it from anywhere, as the protocol says. */
 async function pageClient(b: TestBrowser): Promise<BubbleClient> {
-  const token = await b.page.evaluate(() => JSON.parse(sessionStorage.getItem('bubble.oidc.session') ?? '{}').accessToken as string);
+  const token = await b.page.evaluate(
+    () => JSON.parse(sessionStorage.getItem('bubble.oidc.session') ?? '{}').accessToken as string,
+  );
   return new BubbleClient({ url: world.url, token });
 }
-
 
 beforeAll(async () => {
   world = await startOidcWorld({
@@ -63,11 +71,15 @@ describe('invite links', () => {
     await step('said', () => page.locator('article.run.mine', { hasText: 'Welcome to Project X' }).waitFor());
     await step('people', () => page.getByRole('button', { name: /^People/ }).click());
     await step('copy link', () => page.getByRole('button', { name: 'Copy invite link' }).click());
-    await step('copied', () => page.getByText(/^Invite link copied\. Whoever opens it joins as a member, once, for 7 days\.$/).waitFor());
+    await step('copied', () =>
+      page.getByText(/^Invite link copied\. Whoever opens it joins as a member, once, for 7 days\.$/).waitFor(),
+    );
     firstLink = await page.getByTestId('invite-link').inputValue();
     expect(firstLink).toMatch(new RegExp(`^${world.url}/invite#bubble_invite_[A-Za-z0-9_-]+$`));
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(firstLink);
-    await step('listed', () => page.getByRole('list', { name: 'Open invites' }).getByRole('listitem').first().waitFor());
+    await step('listed', () =>
+      page.getByRole('list', { name: 'Open invites' }).getByRole('listitem').first().waitFor(),
+    );
     expect(await page.getByRole('list', { name: 'Open invites' }).textContent()).toContain('member · 0/1 used');
     await screenshot(page, 'invite-1-owner-copied-link');
   });
@@ -112,7 +124,9 @@ describe('invite links', () => {
     await page.getByLabel('People who may use it').selectOption('5');
     await page.getByLabel('Works for').selectOption('86400');
     await step('second link', () => page.getByRole('button', { name: 'Copy invite link' }).click());
-    await step('copied', () => page.getByText('Invite link copied. Whoever opens it joins as a member, up to 5 people, for 1 day.').waitFor());
+    await step('copied', () =>
+      page.getByText('Invite link copied. Whoever opens it joins as a member, up to 5 people, for 1 day.').waitFor(),
+    );
     const revokedLink = await page.getByTestId('invite-link').inputValue();
     const open = page.getByRole('list', { name: 'Open invites' });
     await step('listed', () => open.getByText(/member · 0\/5 used · ends in (24 hours|1 day|tomorrow)/).waitFor());
@@ -137,7 +151,9 @@ describe('invite links', () => {
       ['expired', expiredLink],
     ] as const) {
       await fran.step(`open the ${what} link`, () => fran.page.goto(link));
-      await fran.step(`${what} explained`, () => fran.page.getByRole('heading', { name: 'This invite link cannot be used' }).waitFor());
+      await fran.step(`${what} explained`, () =>
+        fran.page.getByRole('heading', { name: 'This invite link cannot be used' }).waitFor(),
+      );
       expect(await fran.page.getByRole('alert').textContent()).toBe(
         'It has expired, has been used as many times as it allows, or was revoked. Ask the person who sent it for a new link.',
       );
@@ -169,7 +185,11 @@ describe('invite links', () => {
     await step('signed in', () => page.getByTestId('me').filter({ hasText: 'Gil' }).waitFor());
     // The server has a bad moment: joining answers 503.
     await page.route(`${world.url}/v1/invites/accept`, (route) =>
-      route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ error: { code: 'unavailable', message: 'try again later' } }) }),
+      route.fulfill({
+        status: 503,
+        contentType: 'application/json',
+        body: JSON.stringify({ error: { code: 'unavailable', message: 'try again later' } }),
+      }),
     );
     await step('open the link', () => page.goto(`${world.url}/invite#${invite.token}`));
     await step('failed for now', () => page.getByRole('button', { name: 'Try again' }).waitFor());
@@ -254,7 +274,9 @@ describe('who is who', () => {
     const botMessage = page.locator('article.run', { hasText: 'I am a bot, and I say so.' });
     await step('bot badge in the message', () => botMessage.locator('header .bot-badge').waitFor());
     expect(await botMessage.locator('.avatar-bot').count()).toBe(1);
-    await step('bot badge on who asked to stop', () => page.locator('article.run p.meta', { hasText: 'asked to stop this run' }).locator('.bot-badge').waitFor());
+    await step('bot badge on who asked to stop', () =>
+      page.locator('article.run p.meta', { hasText: 'asked to stop this run' }).locator('.bot-badge').waitFor(),
+    );
     const twinMessage = page.locator('article.run', { hasText: 'I am the other Dana Scully.' });
     await step('twin id shown', () => twinMessage.locator('header .principal-id', { hasText: 'dana-2' }).waitFor());
     const own = page.locator('article.run.mine', { hasText: 'Welcome to Project X' });
@@ -277,7 +299,9 @@ describe('who is who', () => {
     await screenshot(page, 'who-1-badges-and-ids');
     await step('artifacts', () => page.getByRole('button', { name: 'Artifacts' }).click());
     const artifacts = page.getByRole('complementary', { name: 'Artifacts' });
-    await step('bot badge on the artifact writer', () => artifacts.locator('li', { hasText: 'notes.md' }).locator('.bot-badge').waitFor());
+    await step('bot badge on the artifact writer', () =>
+      artifacts.locator('li', { hasText: 'notes.md' }).locator('.bot-badge').waitFor(),
+    );
     expect(await artifacts.locator('li', { hasText: 'notes.md' }).textContent()).not.toContain('· helper');
     await screenshot(page, 'who-3-artifact-by-bot');
     await step('people again', () => page.getByRole('button', { name: /^People/ }).click());
@@ -285,7 +309,9 @@ describe('who is who', () => {
     await page.setViewportSize({ width: 390, height: 844 });
     try {
       await step('phone', () => page.locator('article.run', { hasText: 'I am the other Dana Scully.' }).waitFor());
-      expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(0);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(
+        0,
+      );
       await screenshot(page, 'who-2-phone');
     } finally {
       await page.setViewportSize({ width: 1200, height: 800 });
@@ -313,7 +339,9 @@ describe('Sessions and tokens', () => {
       return page.getByTestId('fresh-own-token').inputValue();
     });
     expect(fresh).toMatch(/^bubble_user_/);
-    await step('copy', () => page.getByRole('group', { name: 'Your new token' }).getByRole('button', { name: 'Copy' }).click());
+    await step('copy', () =>
+      page.getByRole('group', { name: 'Your new token' }).getByRole('button', { name: 'Copy' }).click(),
+    );
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(fresh);
     await step('two tokens', () => expect.poll(() => list.getByRole('listitem').count()).toBe(2));
     await screenshot(page, 'tokens-1-minted');
@@ -327,14 +355,18 @@ describe('Sessions and tokens', () => {
     const otherRow = list.getByRole('listitem').filter({ hasNotText: 'this browser' });
     await step('revoke the other', () => otherRow.getByRole('button', { name: /^Revoke tok_/ }).click());
     await step('revoked', () => page.getByText(/^Revoked tok_\S+\. Anything that used it is signed out\.$/).waitFor());
-    await other.step('other signed out', () => other.page.getByText('This browser was signed out: its sign-in was revoked or has ended.').waitFor());
+    await other.step('other signed out', () =>
+      other.page.getByText('This browser was signed out: its sign-in was revoked or has ended.').waitFor(),
+    );
     await screenshot(other.page, 'tokens-2-other-browser-signed-out');
     expect(await list.getByRole('listitem').count()).toBe(1);
 
     // Revoking this browser's own token signs it out.
     page.once('dialog', (dialog) => void dialog.accept());
     await step('revoke this browser', () => list.getByRole('button', { name: /\(this browser\)$/ }).click());
-    await step('signed out', () => page.getByText('You revoked the token this browser was signed in with, so it is signed out.').waitFor());
+    await step('signed out', () =>
+      page.getByText('You revoked the token this browser was signed in with, so it is signed out.').waitFor(),
+    );
     await screenshot(page, 'tokens-3-this-browser-signed-out');
     const check = new BubbleClient({ url: world.url, token: you, retry: false });
     await expect(check.whoami()).rejects.toMatchObject({ code: 'unauthorized' });
@@ -344,7 +376,11 @@ describe('Sessions and tokens', () => {
   it('says an identity-provider sign-in is not a listed token', async () => {
     const { page, step } = dana;
     await step('tokens page', () => page.getByRole('link', { name: 'Sessions and tokens' }).click());
-    await step('explained', () => page.getByText(/^This browser is signed in through 127\.0\.0\.1:\d+; that sign-in is renewed by itself/).waitFor());
+    await step('explained', () =>
+      page
+        .getByText(/^This browser is signed in through 127\.0\.0\.1:\d+; that sign-in is renewed by itself/)
+        .waitFor(),
+    );
     await screenshot(page, 'tokens-4-oidc-session');
   });
 });

@@ -41,7 +41,10 @@ async function start(port: number, dataDir: string, via: 'node' | 'npm' = 'node'
   const args = ['--port', String(port), '--data', dataDir];
   const child =
     via === 'node'
-      ? spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdio: ['ignore', 'pipe', 'pipe'] })
+      ? spawn(process.execPath, [BIN, ...args], {
+          env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        })
       : spawn('npm', ['start', '--', ...args], {
           cwd: resolve(here, '../../..'),
           // npm wants a HOME; an empty one, so no Claude credentials are found there
@@ -55,7 +58,8 @@ async function start(port: number, dataDir: string, via: 'node' | 'npm' = 'node'
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   const deadline = Date.now() + 60_000;
   while (!/^Sign in: .*$/m.test(out)) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`npm start did not print a link:\n${out}\n${err}`);
+    if (child.exitCode !== null || Date.now() > deadline)
+      throw new Error(`npm start did not print a link:\n${out}\n${err}`);
     await new Promise((r) => setTimeout(r, 50));
   }
   const links = out.split('\n').filter((line) => line.includes('http://') && line.includes('#token='));
@@ -113,7 +117,14 @@ describe('npm start', () => {
     const composer = page.getByRole('textbox', { name: 'Message' });
     await composer.fill('hello before the restart');
     await composer.press('Enter');
-    await step('bot answers', () => page.locator('article[aria-label="Message from claude"][data-status="completed"]', { hasText: 'a scripted stand-in for the model' }).first().waitFor({ timeout: 60_000 }));
+    await step('bot answers', () =>
+      page
+        .locator('article[aria-label="Message from claude"][data-status="completed"]', {
+          hasText: 'a scripted stand-in for the model',
+        })
+        .first()
+        .waitFor({ timeout: 60_000 }),
+    );
     await step('live', () => page.getByTestId('live-state').filter({ hasText: 'Live' }).waitFor());
     expect(scubaProcesses(dataDir).length).toBe(1);
     // The bot npm start runs is sandboxed, and only its owner ("you") approves its tools.
@@ -142,15 +153,26 @@ describe('npm start', () => {
       const sent = await you.appendEvents(threadId, [
         { type: 'run_started', data: { runId: 'api-after-restart' } },
         { type: 'message_part', data: { runId: 'api-after-restart', chunk: { type: 'text-start', id: 't' } } },
-        { type: 'message_part', data: { runId: 'api-after-restart', chunk: { type: 'text-delta', id: 't', delta: 'sent while the page was away' } } },
+        {
+          type: 'message_part',
+          data: {
+            runId: 'api-after-restart',
+            chunk: { type: 'text-delta', id: 't', delta: 'sent while the page was away' },
+          },
+        },
         { type: 'message_part', data: { runId: 'api-after-restart', chunk: { type: 'text-end', id: 't' } } },
         { type: 'run_finished', data: { runId: 'api-after-restart', status: 'completed' } },
       ]);
-      await step('reconnected', () => page.getByTestId('live-state').filter({ hasText: 'Live' }).waitFor({ timeout: 30_000 }));
+      await step('reconnected', () =>
+        page.getByTestId('live-state').filter({ hasText: 'Live' }).waitFor({ timeout: 30_000 }),
+      );
       await step('gap filled', () => page.getByText('sent while the page was away').waitFor());
       const sentSeq = sent.events[0]!.seq;
       const answersAfter = (events: EventEnvelope[]) =>
-        events.filter((e) => e.principalId === 'claude' && e.type === 'run_finished' && e.data.status === 'completed' && e.seq > sentSeq).length;
+        events.filter(
+          (e) =>
+            e.principalId === 'claude' && e.type === 'run_finished' && e.data.status === 'completed' && e.seq > sentSeq,
+        ).length;
       // The bot, restarted too, answers the message sent while everything restarted.
       const deadline = Date.now() + 60_000;
       let events: EventEnvelope[] = [];
@@ -163,7 +185,9 @@ describe('npm start', () => {
       const runIds = events.filter((e) => e.type === 'run_started').map((e) => e.data.runId as string);
       await step('every run shown once', async () => {
         await page.waitForFunction((n) => document.querySelectorAll('article.run').length >= n, runIds.length);
-        const shown = await page.locator('article.run').evaluateAll((nodes) => nodes.map((n) => n.getAttribute('data-run-id')));
+        const shown = await page
+          .locator('article.run')
+          .evaluateAll((nodes) => nodes.map((n) => n.getAttribute('data-run-id')));
         expect(shown).toEqual(runIds);
       });
       // Reused: still one thread, one welcome note.

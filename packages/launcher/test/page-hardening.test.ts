@@ -23,7 +23,12 @@ const fetched: string[] = [];
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'bubble-page-'));
-  product = await launch({ dataDir: join(dir, 'data'), port: 0, mode: 'double', env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
+  product = await launch({
+    dataDir: join(dir, 'data'),
+    port: 0,
+    mode: 'double',
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+  });
   you = new BubbleClient({ url: product.url, token: product.userToken });
   other = createServer((req, res) => {
     fetched.push(req.url ?? '');
@@ -52,14 +57,27 @@ describe('the page against hostile content', () => {
   it('serves the page with a strict CSP and the API with no-store', async () => {
     const page = await fetch(`${product.url}/`);
     const csp = page.headers.get('content-security-policy') ?? '';
-    for (const directive of ["script-src 'self'", "frame-ancestors 'none'", "img-src 'self' data: blob:", "form-action 'self'", "connect-src 'self'", "object-src 'none'"]) {
+    for (const directive of [
+      "script-src 'self'",
+      "frame-ancestors 'none'",
+      "img-src 'self' data: blob:",
+      "form-action 'self'",
+      "connect-src 'self'",
+      "object-src 'none'",
+    ]) {
       expect(csp).toContain(directive);
     }
     expect(csp).not.toContain('unsafe-inline');
     expect(page.headers.get('x-frame-options')).toBe('DENY');
     expect(page.headers.get('x-content-type-options')).toBe('nosniff');
-    const api = await fetch(`${product.url}/v1/auth/whoami`, { headers: { authorization: `Bearer ${product.userToken}` } });
-    expect([api.headers.get('cache-control'), api.headers.get('x-content-type-options'), api.headers.get('referrer-policy')]).toEqual(['no-store', 'nosniff', 'no-referrer']);
+    const api = await fetch(`${product.url}/v1/auth/whoami`, {
+      headers: { authorization: `Bearer ${product.userToken}` },
+    });
+    expect([
+      api.headers.get('cache-control'),
+      api.headers.get('x-content-type-options'),
+      api.headers.get('referrer-policy'),
+    ]).toEqual(['no-store', 'nosniff', 'no-referrer']);
   });
 
   it('draws a hostile message as inert text and safe links, fetches nothing from elsewhere, and keeps the token out of localStorage', async () => {
@@ -80,8 +98,30 @@ describe('the page against hostile content', () => {
       { type: 'message_part', data: { runId, chunk: { type: 'text-start', id: 't' } } },
       { type: 'message_part', data: { runId, chunk: { type: 'text-delta', id: 't', delta: hostile } } },
       { type: 'message_part', data: { runId, chunk: { type: 'text-end', id: 't' } } },
-      { type: 'message_part', data: { runId, chunk: { type: 'file', url: 'javascript:alert(document.cookie)', mediaType: 'text/plain', filename: 'evil.txt' } } },
-      { type: 'message_part', data: { runId, chunk: { type: 'file', url: 'https://example.com/report.pdf', mediaType: 'application/pdf', filename: 'report.pdf' } } },
+      {
+        type: 'message_part',
+        data: {
+          runId,
+          chunk: {
+            type: 'file',
+            url: 'javascript:alert(document.cookie)',
+            mediaType: 'text/plain',
+            filename: 'evil.txt',
+          },
+        },
+      },
+      {
+        type: 'message_part',
+        data: {
+          runId,
+          chunk: {
+            type: 'file',
+            url: 'https://example.com/report.pdf',
+            mediaType: 'application/pdf',
+            filename: 'report.pdf',
+          },
+        },
+      },
       { type: 'run_finished', data: { runId, status: 'completed' } },
     ]);
     const message = page.locator(`article[data-run-id="${runId}"]`);
@@ -93,19 +133,30 @@ describe('the page against hostile content', () => {
     expect(await message.locator('.parts [style], .parts [id]').count()).toBe(0);
     expect(await message.locator('.parts .approve-form').count()).toBe(0);
     // Only http(s) and mailto are links, each in a new tab with no handle on this page.
-    const links = await message.locator('.parts a[href]').evaluateAll((nodes) => nodes.map((a) => [a.textContent, a.getAttribute('href'), a.getAttribute('target'), a.getAttribute('rel')]));
+    const links = await message
+      .locator('.parts a[href]')
+      .evaluateAll((nodes) =>
+        nodes.map((a) => [a.textContent, a.getAttribute('href'), a.getAttribute('target'), a.getAttribute('rel')]),
+      );
     expect(links).toEqual([
       ['tracker (image)', `${otherUrl}/pixel.png`, '_blank', 'noopener noreferrer'],
       ['a site', 'https://example.com/page', '_blank', 'noopener noreferrer'],
       ['mail me', 'mailto:someone@example.com', '_blank', 'noopener noreferrer'],
       ['File (application/pdf)', 'https://example.com/report.pdf', '_blank', 'noreferrer noopener'],
     ]);
-    expect(await message.getByText('run me').evaluate((n) => n.closest('a')?.hasAttribute('href') ?? false)).toBe(false);
+    expect(await message.getByText('run me').evaluate((n) => n.closest('a')?.hasAttribute('href') ?? false)).toBe(
+      false,
+    );
     expect(await message.getByText('File (text/plain)').evaluate((n) => n.closest('a') === null)).toBe(true);
     // The page body is still shown (the <style> did not apply) and nothing was fetched from the other origin.
     expect(await page.evaluate(() => getComputedStyle(document.body).display)).not.toBe('none');
     expect(fetched).toEqual([]);
-    expect(await page.evaluate(() => [localStorage.getItem('bubble.token'), sessionStorage.getItem('bubble.token') !== null])).toEqual([null, true]);
+    expect(
+      await page.evaluate(() => [
+        localStorage.getItem('bubble.token'),
+        sessionStorage.getItem('bubble.token') !== null,
+      ]),
+    ).toEqual([null, true]);
   });
 
   it('refuses to be framed by another origin', async () => {
@@ -118,7 +169,12 @@ describe('the page against hostile content', () => {
       // Blocked by frame-ancestors: Chromium puts its own error page in the frame instead of the app.
       expect(frame).toBeDefined();
       expect(frame!.url()).toBe('chrome-error://chromewebdata/');
-      expect(await frame!.locator('[data-testid="me"]').count().catch(() => 0)).toBe(0);
+      expect(
+        await frame!
+          .locator('[data-testid="me"]')
+          .count()
+          .catch(() => 0),
+      ).toBe(0);
     } finally {
       await framed.close();
     }

@@ -127,7 +127,13 @@ describe('the real Agent SDK against the double', () => {
 
   it('runs a scripted tool call and matches the tool result by tool name', async () => {
     double.setScript([
-      { match: { text: 'list' }, reply: [{ type: 'text', text: 'Looking.' }, { type: 'tool_use', name: 'Bash', input: { command: 'echo made-by-bash', description: 'Echo' } }] },
+      {
+        match: { text: 'list' },
+        reply: [
+          { type: 'text', text: 'Looking.' },
+          { type: 'tool_use', name: 'Bash', input: { command: 'echo made-by-bash', description: 'Echo' } },
+        ],
+      },
       { match: { toolResult: { name: 'Bash', isError: false } }, reply: [{ type: 'text', text: 'The command ran.' }] },
     ]);
     const before = double.requests.length;
@@ -155,7 +161,9 @@ describe('the real Agent SDK against the double', () => {
   });
 
   it('surfaces a 429 as an error result once retries run out', async () => {
-    double.setScript([{ times: 'always', error: { status: 429, retryAfterSeconds: 0, message: 'rate limited by the double' } }]);
+    double.setScript([
+      { times: 'always', error: { status: 429, retryAfterSeconds: 0, message: 'rate limited by the double' } },
+    ]);
     const before = double.requests.length;
     const { messages } = await collect('hi', options({}, { CLAUDE_CODE_MAX_RETRIES: '1' }));
     const result = lastResult(messages);
@@ -175,11 +183,28 @@ describe('the real Agent SDK against the double', () => {
     double.setScript([
       {
         match: { text: 'delegate', subagent: false },
-        reply: [{ type: 'tool_use', name: 'Agent', input: { description: 'Echo a word', prompt: 'echo the word', subagent_type: subagentType, run_in_background: false } }],
+        reply: [
+          {
+            type: 'tool_use',
+            name: 'Agent',
+            input: {
+              description: 'Echo a word',
+              prompt: 'echo the word',
+              subagent_type: subagentType,
+              run_in_background: false,
+            },
+          },
+        ],
       },
-      { match: { subagent: true, text: 'echo the word' }, reply: [{ type: 'tool_use', name: 'Bash', input: { command: 'echo sub-word', description: 'Echo' } }] },
+      {
+        match: { subagent: true, text: 'echo the word' },
+        reply: [{ type: 'tool_use', name: 'Bash', input: { command: 'echo sub-word', description: 'Echo' } }],
+      },
       { match: { subagent: true, toolResult: { name: 'Bash' } }, reply: [{ type: 'text', text: 'Echoed sub-word.' }] },
-      { match: { subagent: false, toolResult: { name: 'Agent' } }, reply: [{ type: 'text', text: `The ${subagentType} agent is done.` }] },
+      {
+        match: { subagent: false, toolResult: { name: 'Agent' } },
+        reply: [{ type: 'text', text: `The ${subagentType} agent is done.` }],
+      },
     ]);
     const before = double.requests.length;
     const { messages, thrown } = await collect('delegate it', options({ tools: ['Bash', 'Agent'], ...extra }));
@@ -196,17 +221,23 @@ describe('the real Agent SDK against the double', () => {
     return messages;
   }
 
-  it('tells a foreground sub-agent\'s requests apart from the main loop\'s', async () => {
+  it("tells a foreground sub-agent's requests apart from the main loop's", async () => {
     const messages = await delegateAnEcho('general-purpose');
     const agentToolUse = messages.find((m) => m.type === 'assistant' && m.parent_tool_use_id === null);
     expect(messages.some((m) => m.type === 'assistant' && m.parent_tool_use_id !== null)).toBe(true);
     expect(JSON.stringify(agentToolUse)).toContain('"name":"Agent"');
   });
 
-  it('tells a custom agent\'s requests (options.agents) apart from the main loop\'s', async () => {
+  it("tells a custom agent's requests (options.agents) apart from the main loop's", async () => {
     // A custom agent's system prompt is its own `prompt` after the SDK's opening line, without the built-in agents' mark.
     await delegateAnEcho('echoer', {
-      agents: { echoer: { description: 'Echoes a word with Bash.', prompt: 'You echo the word you are given, using Bash.', tools: ['Bash'] } },
+      agents: {
+        echoer: {
+          description: 'Echoes a word with Bash.',
+          prompt: 'You echo the word you are given, using Bash.',
+          tools: ['Bash'],
+        },
+      },
     });
   });
 
@@ -214,16 +245,32 @@ describe('the real Agent SDK against the double', () => {
     double.setScript([
       {
         match: { text: 'delegate', subagent: false },
-        reply: [{ type: 'tool_use', name: 'Agent', input: { description: 'Count', prompt: 'count in the background', subagent_type: 'general-purpose', run_in_background: true } }],
+        reply: [
+          {
+            type: 'tool_use',
+            name: 'Agent',
+            input: {
+              description: 'Count',
+              prompt: 'count in the background',
+              subagent_type: 'general-purpose',
+              run_in_background: true,
+            },
+          },
+        ],
       },
       { match: { subagent: false, toolResult: { name: 'Agent' } }, reply: [{ type: 'text', text: 'Launched.' }] },
       { match: { subagent: true }, delayMs: 200, reply: [{ type: 'text', text: 'Counted to three.' }] },
-      { match: { subagent: false, taskNotification: true }, reply: [{ type: 'text', text: 'The background count finished.' }] },
+      {
+        match: { subagent: false, taskNotification: true },
+        reply: [{ type: 'text', text: 'The background count finished.' }],
+      },
     ]);
     const before = double.requests.length;
     const { messages, thrown } = await collect('delegate it', options({ tools: ['Agent'] }));
     expect(thrown).toBeNull();
-    const results = messages.filter((m) => m.type === 'result').map((m) => (m.subtype === 'success' ? m.result : m.subtype));
+    const results = messages
+      .filter((m) => m.type === 'result')
+      .map((m) => (m.subtype === 'success' ? m.result : m.subtype));
     expect(results).toEqual(['Launched.', 'The background count finished.']);
     const last = double.requests.slice(before).at(-1)!;
     expect(last.rule?.index).toBe(3);

@@ -70,7 +70,13 @@ async function main(): Promise<number> {
   const logger = pino({ level, name: 'model-double' }, pino.destination(2));
   let double;
   try {
-    double = await startModelDouble({ port, host: values.host ?? '127.0.0.1', logger, maxRecorded, ...(script ? { script } : {}) });
+    double = await startModelDouble({
+      port,
+      host: values.host ?? '127.0.0.1',
+      logger,
+      maxRecorded,
+      ...(script ? { script } : {}),
+    });
   } catch (err) {
     process.stderr.write(`model double could not start: ${(err as Error).message}\n`);
     return 1;

@@ -29,7 +29,11 @@ const ask = (text: string) => ({
   messages: [{ role: 'user' as const, content: text }],
 });
 
-async function post(d: ModelDouble, path: string, body: string): Promise<{ status: number; headers: Headers; text: string }> {
+async function post(
+  d: ModelDouble,
+  path: string,
+  body: string,
+): Promise<{ status: number; headers: Headers; text: string }> {
   const res = await fetch(`${d.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
   return { status: res.status, headers: res.headers, text: await res.text() };
 }
@@ -91,12 +95,22 @@ describe('the model double over HTTP', () => {
       'message_stop',
     ]);
     for (const [event, data] of events) expect(data['type']).toBe(event);
-    expect(events[0]![1]['message']).toMatchObject({ type: 'message', role: 'assistant', content: [], stop_reason: null });
+    expect(events[0]![1]['message']).toMatchObject({
+      type: 'message',
+      role: 'assistant',
+      content: [],
+      stop_reason: null,
+    });
     expect(d.requests[0]!.query).toBe('?beta=true');
   });
 
   it('streams thinking with a signature and tool_use input as partial JSON', async () => {
-    const input = { description: 'Count files', prompt: 'count the files', subagent_type: 'general-purpose', run_in_background: true };
+    const input = {
+      description: 'Count files',
+      prompt: 'count the files',
+      subagent_type: 'general-purpose',
+      run_in_background: true,
+    };
     const d = await start([
       {
         reply: [
@@ -122,12 +136,19 @@ describe('the model double over HTTP', () => {
       { type: 'thinking', thinking: 'Let me think hard.', signature: 'c2ln' },
       { type: 'text', text: 'Delegating.' },
       { type: 'tool_use', id: 'toolu_fixed', name: 'Agent', input },
-      { type: 'tool_use', id: expect.stringMatching(/^toolu_01\w{22}$/), name: 'mcp__bubble__post', input: { text: 'hi' } },
+      {
+        type: 'tool_use',
+        id: expect.stringMatching(/^toolu_01\w{22}$/),
+        name: 'mcp__bubble__post',
+        input: { text: 'hi' },
+      },
     ]);
   });
 
   it('answers non-streaming requests with the full message', async () => {
-    const d = await start([{ reply: [{ type: 'tool_use', name: 'Bash', input: { command: 'ls' } }], usage: { input_tokens: 42 } }]);
+    const d = await start([
+      { reply: [{ type: 'tool_use', name: 'Bash', input: { command: 'ls' } }], usage: { input_tokens: 42 } },
+    ]);
     const message = await client(d).messages.create(ask('list'));
     expect(message).toMatchObject({
       type: 'message',
@@ -177,7 +198,9 @@ describe('the model double over HTTP', () => {
     const c = client(d);
     const title = await c.messages.create({
       ...ask('<session>hi</session>'),
-      output_config: { format: { type: 'json_schema', schema: { type: 'object', properties: { title: { type: 'string' } } } } },
+      output_config: {
+        format: { type: 'json_schema', schema: { type: 'object', properties: { title: { type: 'string' } } } },
+      },
     } as Anthropic.MessageCreateParamsNonStreaming);
     expect(title.content).toEqual([{ type: 'text', text: TITLE_REPLY }]);
     expect(JSON.parse(TITLE_REPLY)).toHaveProperty('title');
@@ -215,10 +238,12 @@ describe('errors', () => {
 
   it.each(cases)('answers %i with the API error body and request-id', async (status, type, cls) => {
     const d = await start([{ times: 'always', error: { status } }]);
-    const err = await client(d).messages.create(ask('x')).then(
-      () => null,
-      (e: unknown) => e,
-    );
+    const err = await client(d)
+      .messages.create(ask('x'))
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     expect(err).toBeInstanceOf(cls);
     const apiError = err as InstanceType<typeof Anthropic.APIError>;
     expect(apiError.status).toBe(status);
@@ -229,7 +254,14 @@ describe('errors', () => {
 
   it('sends retry-after and anthropic-ratelimit reset headers with a 429, and a custom message', async () => {
     const d = await start([
-      { error: { status: 429, retryAfterSeconds: 17, message: 'slow down', headers: { 'anthropic-ratelimit-unified-reset': '1790000000' } } },
+      {
+        error: {
+          status: 429,
+          retryAfterSeconds: 17,
+          message: 'slow down',
+          headers: { 'anthropic-ratelimit-unified-reset': '1790000000' },
+        },
+      },
     ]);
     const before = Date.now();
     const res = await post(d, '/v1/messages', JSON.stringify({ ...ask('x'), stream: true }));
@@ -239,7 +271,9 @@ describe('errors', () => {
     const reset = Date.parse(res.headers.get('anthropic-ratelimit-requests-reset')!);
     expect(reset).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000 + 17_000);
     expect(reset).toBeLessThanOrEqual(Date.now() + 17_000);
-    expect(res.headers.get('anthropic-ratelimit-tokens-reset')).toBe(res.headers.get('anthropic-ratelimit-requests-reset'));
+    expect(res.headers.get('anthropic-ratelimit-tokens-reset')).toBe(
+      res.headers.get('anthropic-ratelimit-requests-reset'),
+    );
     expect(JSON.parse(res.text)).toEqual({
       type: 'error',
       error: { type: 'rate_limit_error', message: 'slow down' },
@@ -294,7 +328,10 @@ describe('errors', () => {
 
   it('counts tokens roughly', async () => {
     const d = await start();
-    const res = await client(d).messages.countTokens({ model: 'm', messages: [{ role: 'user', content: 'x'.repeat(400) }] });
+    const res = await client(d).messages.countTokens({
+      model: 'm',
+      messages: [{ role: 'user', content: 'x'.repeat(400) }],
+    });
     expect(res.input_tokens).toBeGreaterThan(90);
     expect(res.input_tokens).toBeLessThan(200);
     expect(d.requests[0]!.kind).toBe('count_tokens');
@@ -306,17 +343,23 @@ describe('slow streams and aborts', () => {
     const d = await start([{ reply: [{ type: 'text', text: 'w '.repeat(200), delayMs: 20 }] }]);
     const seen: string[] = [];
     await new Promise<void>((resolve, reject) => {
-      const req = httpRequest(`${d.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
-        res.on('data', (chunk: Buffer) => {
-          seen.push(chunk.toString());
-          if (seen.join('').includes('text_delta')) {
-            req.destroy();
-            resolve();
-          }
-        });
-        res.on('error', () => undefined);
-      });
-      req.on('error', (e) => (e.message.includes('socket hang up') || e.message.includes('aborted') ? undefined : reject(e)));
+      const req = httpRequest(
+        `${d.url}/v1/messages`,
+        { method: 'POST', headers: { 'content-type': 'application/json' } },
+        (res) => {
+          res.on('data', (chunk: Buffer) => {
+            seen.push(chunk.toString());
+            if (seen.join('').includes('text_delta')) {
+              req.destroy();
+              resolve();
+            }
+          });
+          res.on('error', () => undefined);
+        },
+      );
+      req.on('error', (e) =>
+        e.message.includes('socket hang up') || e.message.includes('aborted') ? undefined : reject(e),
+      );
       req.end(JSON.stringify({ ...ask('x'), stream: true }));
     });
     const r = await d.waitForRequest((x) => x.completion !== 'pending');
@@ -345,7 +388,9 @@ describe('control routes and retention', () => {
   it('serves the recorded requests, clears them, and replaces the script over HTTP', async () => {
     const d = await start([{ reply: [{ type: 'text', text: 'one' }] }]);
     await client(d).messages.create(ask('first'));
-    const listed = (await (await fetch(`${d.url}/_double/requests`)).json()) as { requests: Array<{ lastUserText: string; seq: number }> };
+    const listed = (await (await fetch(`${d.url}/_double/requests`)).json()) as {
+      requests: Array<{ lastUserText: string; seq: number }>;
+    };
     expect(listed.requests.map((r) => [r.seq, r.lastUserText])).toEqual([[0, 'first']]);
 
     const bad = await fetch(`${d.url}/_double/script`, { method: 'PUT', body: JSON.stringify([{ reply: [] }]) });

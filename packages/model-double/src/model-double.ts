@@ -74,7 +74,10 @@ export interface ModelDouble {
   /** Replaces the script (validated) and resets every rule's use count. */
   setScript(script: Script | null): void;
   /** Resolves with the first recorded request (past or future) that satisfies `predicate`. */
-  waitForRequest(predicate: (r: RecordedRequest) => boolean, options?: { timeoutMs?: number }): Promise<RecordedRequest>;
+  waitForRequest(
+    predicate: (r: RecordedRequest) => boolean,
+    options?: { timeoutMs?: number },
+  ): Promise<RecordedRequest>;
   close(): Promise<void>;
 }
 
@@ -153,7 +156,10 @@ export async function startModelDouble(options: ModelDoubleOptions = {}): Promis
     };
     const fail = async (status: ErrorStatus, message?: string, extra: Record<string, string> = {}): Promise<void> => {
       record.status = status;
-      done(status, await writeJson(res, status, apiErrorBody(status, record.requestId, message), { ...headers, ...extra }));
+      done(
+        status,
+        await writeJson(res, status, apiErrorBody(status, record.requestId, message), { ...headers, ...extra }),
+      );
     };
 
     const raw = await readBody(req);
@@ -189,7 +195,10 @@ export async function startModelDouble(options: ModelDoubleOptions = {}): Promis
       const value = req.headers[name];
       return typeof value === 'string' ? value : undefined;
     };
-    const info = describeMessagesRequest(body, { sessionId: header('x-claude-code-session-id'), agentId: header('x-claude-code-agent-id') });
+    const info = describeMessagesRequest(body, {
+      sessionId: header('x-claude-code-session-id'),
+      agentId: header('x-claude-code-agent-id'),
+    });
     Object.assign(record, {
       kind: info.kind,
       stream: info.stream,
@@ -231,7 +240,8 @@ export async function startModelDouble(options: ModelDoubleOptions = {}): Promis
     if (rule.error !== undefined) {
       const error = rule.error;
       const extra: Record<string, string> = { ...(error.headers ?? {}) };
-      if (error.status === 429) Object.assign(extra, rateLimitHeaders(error.retryAfterSeconds ?? 30, new Date()), error.headers);
+      if (error.status === 429)
+        Object.assign(extra, rateLimitHeaders(error.retryAfterSeconds ?? 30, new Date()), error.headers);
       if (error.midStream === true && info.stream) {
         const start = planReply([], { messageId, model: info.model, inputTokens, newToolUseId: () => '' }).events[0];
         const entry = API_ERRORS[error.status];

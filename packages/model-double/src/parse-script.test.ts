@@ -15,7 +15,12 @@ describe('parseScript', () => {
   it('accepts every block kind, errors and disconnects', () => {
     const script = parseScript([
       { match: { text: 'a' }, reply: [{ type: 'text', text: 'x', chunkWords: 2, delayMs: 5 }] },
-      { reply: [{ type: 'thinking', thinking: 't' }, { type: 'tool_use', name: 'Bash', input: { command: 'ls' } }] },
+      {
+        reply: [
+          { type: 'thinking', thinking: 't' },
+          { type: 'tool_use', name: 'Bash', input: { command: 'ls' } },
+        ],
+      },
       { times: 'always', error: { status: 429, retryAfterSeconds: 3 } },
       { times: 3, disconnect: true },
     ]);

@@ -25,7 +25,7 @@ describe('planReply', () => {
     );
     const shape = plan.events.map((e) => {
       const d = e.data as { type: string; delta?: { type: string } };
-      return d.type === "content_block_delta" && d.delta ? `${d.type}:${d.delta.type}` : d.type;
+      return d.type === 'content_block_delta' && d.delta ? `${d.type}:${d.delta.type}` : d.type;
     });
     expect(shape).toEqual([
       'message_start',

@@ -85,7 +85,13 @@ export function planReply(blocks: readonly ReplyBlock[], options: PlanOptions): 
     ev(
       {
         type: 'message_start',
-        message: { ...message, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
+        message: {
+          ...message,
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { ...usage, output_tokens: 1 },
+        },
       },
       0,
     ),
@@ -113,11 +119,7 @@ export function midStreamErrorEvents(
   return [messageStart, ev({ type: 'ping' }, 0), ev({ type: 'error', error, request_id: requestId }, 0)];
 }
 
-function planBlock(
-  block: ReplyBlock,
-  index: number,
-  options: PlanOptions,
-): { full: ContentBlock; events: SseEvent[] } {
+function planBlock(block: ReplyBlock, index: number, options: PlanOptions): { full: ContentBlock; events: SseEvent[] } {
   const delay = block.delayMs ?? 0;
   switch (block.type) {
     case 'text': {
@@ -126,7 +128,9 @@ function planBlock(
         full: { type: 'text', text: block.text },
         events: [
           ev({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } }, 0),
-          ...deltas.map((text) => ev({ type: 'content_block_delta', index, delta: { type: 'text_delta', text } }, delay)),
+          ...deltas.map((text) =>
+            ev({ type: 'content_block_delta', index, delta: { type: 'text_delta', text } }, delay),
+          ),
           ev({ type: 'content_block_stop', index }, 0),
         ],
       };
@@ -137,7 +141,10 @@ function planBlock(
       return {
         full: { type: 'thinking', thinking: block.thinking, signature },
         events: [
-          ev({ type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } }, 0),
+          ev(
+            { type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } },
+            0,
+          ),
           ...deltas.map((thinking) =>
             ev({ type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking } }, delay),
           ),
@@ -154,9 +161,19 @@ function planBlock(
       return {
         full: { type: 'tool_use', id, name: block.name, input: block.input },
         events: [
-          ev({ type: 'content_block_start', index, content_block: { type: 'tool_use', id, name: block.name, input: {} } }, 0),
+          ev(
+            {
+              type: 'content_block_start',
+              index,
+              content_block: { type: 'tool_use', id, name: block.name, input: {} },
+            },
+            0,
+          ),
           ...pieces.map((partial_json, i) =>
-            ev({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json } }, i === 0 ? 0 : delay),
+            ev(
+              { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json } },
+              i === 0 ? 0 : delay,
+            ),
           ),
           ev({ type: 'content_block_stop', index }, 0),
         ],

@@ -94,10 +94,16 @@ describe('describeMessagesRequest', () => {
     expect(info.subagent).toBe(true);
   });
 
-  it('marks a custom agent\'s requests by the attribution line or the agent id header, and the main loop\'s not', () => {
+  it("marks a custom agent's requests by the attribution line or the agent id header, and the main loop's not", () => {
     const sdkOpening = { type: 'text', text: "You are a Claude agent, built on Anthropic's Claude Agent SDK." };
     const request = (attribution: string) => ({
-      system: [{ type: 'text', text: `x-anthropic-billing-header: cc_version=2.1.332.93d; cc_entrypoint=sdk-ts;${attribution}` }, sdkOpening],
+      system: [
+        {
+          type: 'text',
+          text: `x-anthropic-billing-header: cc_version=2.1.332.93d; cc_entrypoint=sdk-ts;${attribution}`,
+        },
+        sdkOpening,
+      ],
       messages: [{ role: 'user', content: 'echo the word' }],
     });
     expect(describeMessagesRequest(request(' cc_is_subagent=true;')).kind).toBe('subagent');
@@ -108,7 +114,9 @@ describe('describeMessagesRequest', () => {
 
   it('recognises title requests and suggestion requests', () => {
     const title = describeMessagesRequest({
-      output_config: { format: { type: 'json_schema', schema: { type: 'object', properties: { title: { type: 'string' } } } } },
+      output_config: {
+        format: { type: 'json_schema', schema: { type: 'object', properties: { title: { type: 'string' } } } },
+      },
       messages: [{ role: 'user', content: '<session>hi</session>' }],
     });
     expect(title.kind).toBe('title');

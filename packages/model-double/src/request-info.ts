@@ -74,7 +74,8 @@ export function describeMessagesRequest(body: Record<string, unknown>, headers: 
   if (isTitleRequest(body)) kind = 'title';
   else if (lastUserText.startsWith(SUGGESTION_MARK)) kind = 'suggestion';
   else kind = subagent ? 'subagent' : 'main';
-  const sessionId = headers.sessionId !== undefined && headers.sessionId !== '' ? headers.sessionId : sessionFromMetadata(body);
+  const sessionId =
+    headers.sessionId !== undefined && headers.sessionId !== '' ? headers.sessionId : sessionFromMetadata(body);
   return { kind, stream, model, lastUserText, toolResults, subagent, sessionId, taskNotification };
 }
 
@@ -122,7 +123,9 @@ function taskNotificationOf(message: unknown): TaskNotificationInfo | null {
     typeof content === 'string'
       ? [content]
       : Array.isArray(content)
-        ? content.flatMap((b) => (isRecord(b) && b['type'] === 'text' && typeof b['text'] === 'string' ? [b['text']] : []))
+        ? content.flatMap((b) =>
+            isRecord(b) && b['type'] === 'text' && typeof b['text'] === 'string' ? [b['text']] : [],
+          )
         : [];
   for (let i = texts.length - 1; i >= 0; i--) {
     const body = /<task-notification>([\s\S]*?)<\/task-notification>/.exec(texts[i] as string)?.[1];

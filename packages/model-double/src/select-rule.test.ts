@@ -64,7 +64,10 @@ describe('selectRule', () => {
   });
 
   it('matches a session id', () => {
-    const s = parseScript([{ match: { sessionId: 's-1' }, times: 'always', reply: say('one') }, { reply: say('other') }]);
+    const s = parseScript([
+      { match: { sessionId: 's-1' }, times: 'always', reply: say('one') },
+      { reply: say('other') },
+    ]);
     expect(selectRule(s, [], info({ sessionId: 's-1' }))).toBe(0);
     expect(selectRule(s, [], info({ sessionId: 's-2' }))).toBe(1);
     expect(selectRule(s, [], info({}))).toBe(1);

@@ -15,7 +15,11 @@ export type ArtifactSummary = z.infer<typeof ArtifactSummarySchema>;
 export const ArtifactSchema = ArtifactSummarySchema.extend({ content: z.string() });
 export type Artifact = z.infer<typeof ArtifactSchema>;
 
-export const MediaTypeSchema = z.string().min(1).max(255).regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, 'must be a media type such as text/markdown');
+export const MediaTypeSchema = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, 'must be a media type such as text/markdown');
 
 export const PutArtifactRequestSchema = z.object({
   content: z.string(),

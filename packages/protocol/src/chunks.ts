@@ -40,7 +40,11 @@ const toolInputError = z.looseObject({
   input: z.unknown(),
   errorText: z.string(),
 });
-const toolApprovalRequest = z.looseObject({ type: z.literal('tool-approval-request'), approvalId: z.string(), toolCallId });
+const toolApprovalRequest = z.looseObject({
+  type: z.literal('tool-approval-request'),
+  approvalId: z.string(),
+  toolCallId,
+});
 const toolOutputAvailable = z.looseObject({
   type: z.literal('tool-output-available'),
   toolCallId,
@@ -51,7 +55,12 @@ const toolOutputAvailable = z.looseObject({
 });
 const toolOutputError = z.looseObject({ type: z.literal('tool-output-error'), toolCallId, errorText: z.string() });
 const toolOutputDenied = z.looseObject({ type: z.literal('tool-output-denied'), toolCallId });
-const sourceUrl = z.looseObject({ type: z.literal('source-url'), sourceId: z.string(), url: z.string(), title: z.string().optional() });
+const sourceUrl = z.looseObject({
+  type: z.literal('source-url'),
+  sourceId: z.string(),
+  url: z.string(),
+  title: z.string().optional(),
+});
 const sourceDocument = z.looseObject({
   type: z.literal('source-document'),
   sourceId: z.string(),
@@ -62,8 +71,16 @@ const sourceDocument = z.looseObject({
 const file = z.looseObject({ type: z.literal('file'), url: z.string().min(1), mediaType: z.string().min(1) });
 const startStep = z.looseObject({ type: z.literal('start-step') });
 const finishStep = z.looseObject({ type: z.literal('finish-step') });
-const start = z.looseObject({ type: z.literal('start'), messageId: z.string().optional(), messageMetadata: z.unknown().optional() });
-const finish = z.looseObject({ type: z.literal('finish'), finishReason: z.string().optional(), messageMetadata: z.unknown().optional() });
+const start = z.looseObject({
+  type: z.literal('start'),
+  messageId: z.string().optional(),
+  messageMetadata: z.unknown().optional(),
+});
+const finish = z.looseObject({
+  type: z.literal('finish'),
+  finishReason: z.string().optional(),
+  messageMetadata: z.unknown().optional(),
+});
 const abort = z.looseObject({ type: z.literal('abort') });
 const messageMetadata = z.looseObject({ type: z.literal('message-metadata'), messageMetadata: z.unknown() });
 

@@ -4,12 +4,28 @@ import { AppendRequestSchema, appendRequestEvents, ReadEventsQuerySchema, valida
 describe('validateEventData', () => {
   const cases: Array<[string, string, unknown, boolean]> = [
     ['text delta', 'message_part', { runId: 'r1', chunk: { type: 'text-delta', id: 't1', delta: 'hi' } }, true],
-    ['tool input with childThreadId', 'message_part', {
-      runId: 'r1',
-      chunk: { type: 'tool-input-available', toolCallId: 'c1', toolName: 'Agent', input: {}, providerMetadata: { bubble: { childThreadId: 'th_a.sub-abcde-123' } } },
-    }, true],
+    [
+      'tool input with childThreadId',
+      'message_part',
+      {
+        runId: 'r1',
+        chunk: {
+          type: 'tool-input-available',
+          toolCallId: 'c1',
+          toolName: 'Agent',
+          input: {},
+          providerMetadata: { bubble: { childThreadId: 'th_a.sub-abcde-123' } },
+        },
+      },
+      true,
+    ],
     ['data chunk', 'message_part', { runId: 'r1', chunk: { type: 'data-progress', data: { pct: 3 } } }, true],
-    ['file chunk', 'message_part', { runId: 'r1', chunk: { type: 'file', url: 'https://x/y.png', mediaType: 'image/png' } }, true],
+    [
+      'file chunk',
+      'message_part',
+      { runId: 'r1', chunk: { type: 'file', url: 'https://x/y.png', mediaType: 'image/png' } },
+      true,
+    ],
     ['unknown chunk type', 'message_part', { runId: 'r1', chunk: { type: 'text-blob', id: 't' } }, false],
     ['delta without text', 'message_part', { runId: 'r1', chunk: { type: 'text-delta', id: 't1' } }, false],
     ['missing runId', 'message_part', { chunk: { type: 'text-start', id: 't1' } }, false],
@@ -17,7 +33,12 @@ describe('validateEventData', () => {
     ['run_started bad replyTo', 'run_started', { runId: 'r1', replyTo: ['3'] }, false],
     ['run_finished', 'run_finished', { runId: 'r1', status: 'completed', usage: { input_tokens: 3 } }, true],
     ['run_finished bad status', 'run_finished', { runId: 'r1', status: 'done' }, false],
-    ['run_finished error', 'run_finished', { runId: 'r1', status: 'error', error: { code: 'rate_limit', message: 'slow down' } }, true],
+    [
+      'run_finished error',
+      'run_finished',
+      { runId: 'r1', status: 'error', error: { code: 'rate_limit', message: 'slow down' } },
+      true,
+    ],
     ['interrupt', 'run_interrupt_requested', { runId: 'r1', reason: 'stop' }, true],
     ['approval', 'tool_call_approval', { toolCallId: 'c1', decision: 'allow', updatedInput: { a: 1 } }, true],
     ['approval bad decision', 'tool_call_approval', { toolCallId: 'c1', decision: 'maybe' }, false],
@@ -42,7 +63,12 @@ describe('AppendRequestSchema', () => {
   it('takes one event or a batch', () => {
     const single = AppendRequestSchema.parse({ type: 'acme.x', data: {}, clientEventId: 'c1' });
     expect(appendRequestEvents(single)).toHaveLength(1);
-    const batch = AppendRequestSchema.parse({ events: [{ type: 'acme.x', data: {} }, { type: 'acme.y', data: {} }] });
+    const batch = AppendRequestSchema.parse({
+      events: [
+        { type: 'acme.x', data: {} },
+        { type: 'acme.y', data: {} },
+      ],
+    });
     expect(appendRequestEvents(batch).map((event) => event.type)).toEqual(['acme.x', 'acme.y']);
   });
   it('refuses an empty batch and one over 500 events', () => {

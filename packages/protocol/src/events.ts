@@ -66,7 +66,11 @@ export const EVENT_DATA_SCHEMAS = {
 export type KnownEventType = keyof typeof EVENT_DATA_SCHEMAS;
 export const KNOWN_EVENT_TYPES = Object.keys(EVENT_DATA_SCHEMAS) as KnownEventType[];
 /** Types only the server itself (principal `system`) may write. */
-export const SYSTEM_EVENT_TYPES: ReadonlySet<string> = new Set(['participant_added', 'participant_removed', 'artifact_updated']);
+export const SYSTEM_EVENT_TYPES: ReadonlySet<string> = new Set([
+  'participant_added',
+  'participant_removed',
+  'artifact_updated',
+]);
 
 export type MessagePartData = z.infer<typeof MessagePartDataSchema>;
 export type RunStartedData = z.infer<typeof RunStartedDataSchema>;
@@ -140,7 +144,10 @@ export const NewEventSchema = z
     data: z.unknown(),
     clientEventId: ClientEventIdSchema.nullish(),
   })
-  .transform(({ type, data, clientEventId }): NewEvent => (clientEventId == null ? { type, data } : { type, data, clientEventId }));
+  .transform(
+    ({ type, data, clientEventId }): NewEvent =>
+      clientEventId == null ? { type, data } : { type, data, clientEventId },
+  );
 export interface NewEvent {
   type: string;
   data: unknown;
@@ -148,7 +155,10 @@ export interface NewEvent {
 }
 
 export const AppendBatchSchema = z.object({
-  events: z.array(NewEventSchema).min(1, 'a batch needs at least one event').max(500, 'a batch holds at most 500 events'),
+  events: z
+    .array(NewEventSchema)
+    .min(1, 'a batch needs at least one event')
+    .max(500, 'a batch holds at most 500 events'),
 });
 export type AppendRequest = NewEvent | { events: NewEvent[] };
 
@@ -160,7 +170,11 @@ export type AppendRequest = NewEvent | { events: NewEvent[] };
 export const AppendRequestSchema = z.unknown().transform((body, ctx): AppendRequest => {
   const isBatch = typeof body === 'object' && body !== null && !Array.isArray(body) && 'events' in body;
   if (isBatch && ('type' in body || 'data' in body)) {
-    ctx.addIssue({ code: 'custom', message: 'send one event ({type, data}) or a batch ({events: [...]}), not both', path: [] });
+    ctx.addIssue({
+      code: 'custom',
+      message: 'send one event ({type, data}) or a batch ({events: [...]}), not both',
+      path: [],
+    });
     return z.NEVER;
   }
   const parsed = (isBatch ? AppendBatchSchema : NewEventSchema).safeParse(body);

@@ -23,7 +23,16 @@ describe('ServerFrameSchema', () => {
     const frame = {
       type: 'event',
       id: 's1',
-      event: { id: 'ev_1', threadId: 'th_1', seq: 1, type: 'acme.x', principalId: 'alice', data: {}, clientEventId: null, createdAt: '2026-11-29T10:00:00.000Z' },
+      event: {
+        id: 'ev_1',
+        threadId: 'th_1',
+        seq: 1,
+        type: 'acme.x',
+        principalId: 'alice',
+        data: {},
+        clientEventId: null,
+        createdAt: '2026-11-29T10:00:00.000Z',
+      },
     };
     expect(ServerFrameSchema.parse(frame).type).toBe('event');
   });

@@ -36,8 +36,16 @@ export const CLIENT_FRAME_TYPES = ClientFrameSchema.options.map((option) => opti
 
 // Server to client.
 export const ServerReadyFrameSchema = z.object({ type: z.literal('server.ready'), principal: PrincipalSchema });
-export const SubscribedFrameSchema = z.object({ type: z.literal('subscribed'), id: SubscriptionIdSchema, headSeq: SeqSchema });
-export const EventFrameSchema = z.object({ type: z.literal('event'), id: SubscriptionIdSchema, event: EventEnvelopeSchema });
+export const SubscribedFrameSchema = z.object({
+  type: z.literal('subscribed'),
+  id: SubscriptionIdSchema,
+  headSeq: SeqSchema,
+});
+export const EventFrameSchema = z.object({
+  type: z.literal('event'),
+  id: SubscriptionIdSchema,
+  event: EventEnvelopeSchema,
+});
 export const GrantChangeSchema = z.enum(['added', 'revoked']);
 export const GrantFrameSchema = z.object({
   type: z.literal('grant'),
@@ -51,7 +59,11 @@ export const SubscriptionEndedFrameSchema = z.object({
   id: SubscriptionIdSchema,
   reason: z.string(),
 });
-export const ErrorFrameSchema = z.object({ type: z.literal('error'), id: z.string().optional(), error: ErrorObjectSchema });
+export const ErrorFrameSchema = z.object({
+  type: z.literal('error'),
+  id: z.string().optional(),
+  error: ErrorObjectSchema,
+});
 export const PongFrameSchema = z.object({ type: z.literal('pong') });
 
 export const ServerFrameSchema = z.discriminatedUnion('type', [
@@ -75,4 +87,7 @@ export type ErrorFrame = z.infer<typeof ErrorFrameSchema>;
 export type GrantChange = z.infer<typeof GrantChangeSchema>;
 
 /** Reasons the server gives in `subscription_ended`. */
-export const SUBSCRIPTION_END_REASONS = Object.freeze({ grantRevoked: 'grant_revoked', threadDeleted: 'thread_deleted' });
+export const SUBSCRIPTION_END_REASONS = Object.freeze({
+  grantRevoked: 'grant_revoked',
+  threadDeleted: 'thread_deleted',
+});

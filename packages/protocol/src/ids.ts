@@ -13,7 +13,10 @@ export const TOKEN_PREFIXES = Object.freeze({ bot: 'bubble_agent_', human: 'bubb
 
 export const PrincipalIdSchema = z
   .string()
-  .regex(PRINCIPAL_ID_PATTERN, 'must match ^[a-z0-9][a-z0-9._-]{1,63}$ (lowercase letters, digits, ".", "_", "-"; 2 to 64 characters)');
+  .regex(
+    PRINCIPAL_ID_PATTERN,
+    'must match ^[a-z0-9][a-z0-9._-]{1,63}$ (lowercase letters, digits, ".", "_", "-"; 2 to 64 characters)',
+  );
 
 export const ThreadIdSchema = z.string().min(1).max(512);
 export const ArtifactNameSchema = z

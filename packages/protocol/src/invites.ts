@@ -37,7 +37,10 @@ export const CreateInviteRequestSchema = z
       .number()
       .int('expiresInSeconds must be a whole number')
       .min(1, 'expiresInSeconds must be at least 1')
-      .max(INVITE_LIMITS.maxExpiresInSeconds, `expiresInSeconds must be at most ${INVITE_LIMITS.maxExpiresInSeconds} (365 days)`)
+      .max(
+        INVITE_LIMITS.maxExpiresInSeconds,
+        `expiresInSeconds must be at most ${INVITE_LIMITS.maxExpiresInSeconds} (365 days)`,
+      )
       .default(INVITE_LIMITS.defaultExpiresInSeconds),
     maxUses: z
       .number()

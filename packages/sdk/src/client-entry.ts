@@ -6,6 +6,11 @@
 export { BubbleClient } from './client/bubble-client.js';
 export { BubbleApiError } from './client/bubble-api-error.js';
 export type { LiveState } from './live/live-options.js';
-export { CredentialsUnavailable, isCredentialsUnavailable, isProviderUnreachableMessage, type Credentials } from './client/credentials.js';
+export {
+  CredentialsUnavailable,
+  isCredentialsUnavailable,
+  isProviderUnreachableMessage,
+  type Credentials,
+} from './client/credentials.js';
 export { inviteLink, inviteTokenFromLocation, INVITE_TOKEN_PATTERN } from './client/invite-link.js';
 export type { CreateInviteInput } from './client/bubble-client.js';

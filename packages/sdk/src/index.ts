@@ -1,14 +1,53 @@
-export { BubbleClient, type BubbleClientOptions, type CallOptions, type CreateThreadInput, type CreateInviteInput, type ReadEventsInput, type PutArtifactInput } from './client/bubble-client.js';
-export { CredentialsUnavailable, isCredentialsUnavailable, isProviderUnreachableMessage, staticCredentials, type Credentials } from './client/credentials.js';
+export {
+  BubbleClient,
+  type BubbleClientOptions,
+  type CallOptions,
+  type CreateThreadInput,
+  type CreateInviteInput,
+  type ReadEventsInput,
+  type PutArtifactInput,
+} from './client/bubble-client.js';
+export {
+  CredentialsUnavailable,
+  isCredentialsUnavailable,
+  isProviderUnreachableMessage,
+  staticCredentials,
+  type Credentials,
+} from './client/credentials.js';
 export { inviteLink, inviteTokenFromLocation, INVITE_PATH, INVITE_TOKEN_PATTERN } from './client/invite-link.js';
-export { BubbleApiError, isBubbleApiError, errorFromResponse, type BubbleErrorCode, type BubbleApiErrorInit } from './client/bubble-api-error.js';
+export {
+  BubbleApiError,
+  isBubbleApiError,
+  errorFromResponse,
+  type BubbleErrorCode,
+  type BubbleApiErrorInit,
+} from './client/bubble-api-error.js';
 export { DEFAULT_RETRY, mayRetry, type RetryMode, type RetryOptions } from './client/http-transport.js';
 export { fullJitterDelay, equalJitterDelay, exponentialCeiling, type BackoffOptions } from './client/backoff.js';
 export { newClientEventId, withClientEventIds } from './client/client-event-id.js';
-export { BubbleLive, deriveWsUrl, type BubbleLiveOptions, type BubbleLiveConfig, type LiveState } from './live/bubble-live.js';
-export { ThreadSubscription, GrantsSubscription, type SubscriptionEndReason, type AnyLiveSubscription } from './live/live-subscription.js';
+export {
+  BubbleLive,
+  deriveWsUrl,
+  type BubbleLiveOptions,
+  type BubbleLiveConfig,
+  type LiveState,
+} from './live/bubble-live.js';
+export {
+  ThreadSubscription,
+  GrantsSubscription,
+  type SubscriptionEndReason,
+  type AnyLiveSubscription,
+} from './live/live-subscription.js';
 export { diffGrants, sameGrant, type GrantUpdate } from './live/grants-diff.js';
-export { extractDrainPayload, formatDrainText, runKey, type DrainOptions, type DrainPart, type DrainFile, type DrainPayload } from './drain/extract-drain-payload.js';
+export {
+  extractDrainPayload,
+  formatDrainText,
+  runKey,
+  type DrainOptions,
+  type DrainPart,
+  type DrainFile,
+  type DrainPayload,
+} from './drain/extract-drain-payload.js';
 export { DrainBuffer } from './drain/drain-buffer.js';
 export {
   selectReplayWindow,
@@ -21,7 +60,12 @@ export {
   type ReplayRule,
 } from './runtime/replay-window.js';
 export { resolveReplayStart, type ReplayStart, type ReplayReader } from './runtime/resolve-replay-start.js';
-export { MemoryCheckpointStore, SqliteCheckpointStore, type CheckpointStore, type SqliteCheckpointStoreOptions } from './runtime/checkpoint-store.js';
+export {
+  MemoryCheckpointStore,
+  SqliteCheckpointStore,
+  type CheckpointStore,
+  type SqliteCheckpointStoreOptions,
+} from './runtime/checkpoint-store.js';
 export { startBotRuntime, type BotRuntime, type BotRuntimeOptions, type BotRuntimeEnd } from './runtime/bot-runtime.js';
 export {
   ThreadRunner,
@@ -32,7 +76,16 @@ export {
   type BotRuntimeClient,
   type BotRuntimeLive,
 } from './runtime/thread-runner.js';
-export { defineTool, runTool, ToolError, type LocalTool, type ToolContext, type ToolClient, type ToolOutcome, type JsonValue } from './tools/local-tool.js';
+export {
+  defineTool,
+  runTool,
+  ToolError,
+  type LocalTool,
+  type ToolContext,
+  type ToolClient,
+  type ToolOutcome,
+  type JsonValue,
+} from './tools/local-tool.js';
 export { buildToolCatalog, toolCatalog, CORE_TOOLS, type ToolCatalog } from './tools/tool-catalog.js';
 export { artifactsManifestMatches } from './tools/artifacts-manifest.js';
 export { ARTIFACT_TOOLS, listArtifactsTool, readArtifactTool, writeArtifactTool } from './tools/artifact-tools.js';

@@ -60,7 +60,13 @@ describe('bot runtime across a kill -9 of the server binary', () => {
     });
     const logs: Array<{ msg: string }> = [];
     const logger = pino({ level: 'warn' }, { write: (line: string) => logs.push(JSON.parse(line) as { msg: string }) });
-    let runtime: BotRuntime = startBotRuntime({ client: botClient, principalId: 'bot-kill9', checkpoints: store, handlerFactory: registry.factory, logger });
+    let runtime: BotRuntime = startBotRuntime({
+      client: botClient,
+      principalId: 'bot-kill9',
+      checkpoints: store,
+      handlerFactory: registry.factory,
+      logger,
+    });
     cleanup.push(() => runtime.stop());
     const handler = await registry.handler(threadId);
 
@@ -84,7 +90,9 @@ describe('bot runtime across a kill -9 of the server binary', () => {
     await handler.until((h) => h.seqs.at(-1) === headSeq, 'the head after the restart', 60_000);
 
     // Every seq from the join to the head, each exactly once, in order; every tick exactly once.
-    expect(handler.seqs).toEqual(Array.from({ length: headSeq - grant.joinedSeq + 1 }, (_, index) => grant.joinedSeq + index));
+    expect(handler.seqs).toEqual(
+      Array.from({ length: headSeq - grant.joinedSeq + 1 }, (_, index) => grant.joinedSeq + index),
+    );
     const ticks = handler.events.filter((event) => event.type === 'test.tick').map((event) => event.data['i']);
     expect(ticks).toEqual(Array.from({ length: TICKS }, (_, index) => index));
     // The bot's live connection really dropped and came back.
@@ -108,7 +116,12 @@ describe('bot runtime across a kill -9 of the server binary', () => {
     const nextRegistry = new HandlerRegistry();
     const nextClient = new BubbleClient({ url: server.url, token: botToken.token, live: FAST_LIVE });
     cleanup.push(() => nextClient.close());
-    runtime = startBotRuntime({ client: nextClient, principalId: 'bot-kill9', checkpoints: reopened, handlerFactory: nextRegistry.factory });
+    runtime = startBotRuntime({
+      client: nextClient,
+      principalId: 'bot-kill9',
+      checkpoints: reopened,
+      handlerFactory: nextRegistry.factory,
+    });
     const resumed = await nextRegistry.handler(threadId);
     expect(resumed.context.checkpoint).toBe(headSeq);
     await resumed.until((h) => h.seqs.at(-1) === newHead, 'the ticks appended while the bot was down');

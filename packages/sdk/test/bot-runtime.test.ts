@@ -9,7 +9,14 @@ import type { EventEnvelope } from '@bubble/protocol';
 import { pino } from 'pino';
 import { BubbleClient } from '../src/client/bubble-client.js';
 import { DrainBuffer } from '../src/drain/drain-buffer.js';
-import { appendFiller, FAST_LIVE, HandlerRegistry, sayRun, startRuntimeWorld, type RuntimeWorld } from './support/runtime-world.js';
+import {
+  appendFiller,
+  FAST_LIVE,
+  HandlerRegistry,
+  sayRun,
+  startRuntimeWorld,
+  type RuntimeWorld,
+} from './support/runtime-world.js';
 
 let world: RuntimeWorld;
 const dirs: string[] = [];
@@ -144,7 +151,9 @@ describe('bot runtime against the real server', () => {
     await secondHandler.until((h) => h.seqs.at(-1) === headSeq, 'the head');
     expectConsecutive(secondHandler.seqs, settled + 1, headSeq);
     expect(secondHandler.seqs[0]).toBe(later[0]?.seq);
-    expect(new Set([...firstHandler.seqs, ...secondHandler.seqs]).size).toBe(firstHandler.seqs.length + secondHandler.seqs.length);
+    expect(new Set([...firstHandler.seqs, ...secondHandler.seqs]).size).toBe(
+      firstHandler.seqs.length + secondHandler.seqs.length,
+    );
   });
 
   it('resumes from the settled seq, not from what was delivered nor from the server cursor', async () => {
@@ -191,7 +200,11 @@ describe('bot runtime against the real server', () => {
     await sayRun(world.alice, threadId, 'old', 'old news');
     const { headSeq } = await world.alice.getThread(threadId);
     const registry = new HandlerRegistry();
-    start({ checkpoints: new MemoryCheckpointStore(), handlerFactory: registry.factory, backlog: { onFirstJoin: 'skip_to_head' } });
+    start({
+      checkpoints: new MemoryCheckpointStore(),
+      handlerFactory: registry.factory,
+      backlog: { onFirstJoin: 'skip_to_head' },
+    });
     const handler = await registry.handler(threadId);
     expect(handler.context.startAfterSeq).toBe(headSeq);
     const fresh = await sayRun(world.alice, threadId, 'new', 'fresh');
@@ -207,7 +220,8 @@ describe('bot runtime against the real server', () => {
     await store.settle(threadId, settled);
     await appendFiller(world.alice, threadId, 30);
     // A run that starts before the last 10 events and ends inside them.
-    const [started] = (await world.alice.appendEvents(threadId, [{ type: 'run_started', data: { runId: 'long' } }])).events;
+    const [started] = (await world.alice.appendEvents(threadId, [{ type: 'run_started', data: { runId: 'long' } }]))
+      .events;
     await appendFiller(world.alice, threadId, 5);
     await world.alice.appendEvents(threadId, [
       { type: 'message_part', data: { runId: 'long', chunk: { type: 'text-delta', id: 't', delta: 'long run' } } },
@@ -253,7 +267,7 @@ describe('bot runtime against the real server', () => {
     start({ checkpoints: new MemoryCheckpointStore(), handlerFactory: registry.factory });
     const handler = await registry.handler(threadId);
     await handler.until((h) => h.events.length > 0, 'the first event');
-    await expect(handler.context.settle(handler.seqs.at(-1) as number + 5)).rejects.toThrow(/only up to/);
+    await expect(handler.context.settle((handler.seqs.at(-1) as number) + 5)).rejects.toThrow(/only up to/);
   });
 
   it('repairs a faulty stream: a repeated event is dropped and a skipped one is read over HTTP', async () => {
@@ -272,20 +286,36 @@ describe('bot runtime against the real server', () => {
             if (event.seq === joinedSeq + 4) yield event; // repeated
           }
         }
-        return Object.assign(inject(), { endReason: undefined }) as unknown as ReturnType<BotRuntimeLive['subscribeThread']>;
+        return Object.assign(inject(), { endReason: undefined }) as unknown as ReturnType<
+          BotRuntimeLive['subscribeThread']
+        >;
       },
     };
     const registry = new HandlerRegistry();
     const logs: Array<{ msg: string }> = [];
     const logger = pino({ level: 'warn' }, { write: (line: string) => logs.push(JSON.parse(line) as { msg: string }) });
-    runtimes.push(startBotRuntime({ client, live: faulty, principalId: world.botId, checkpoints: new MemoryCheckpointStore(), handlerFactory: registry.factory, logger }));
+    runtimes.push(
+      startBotRuntime({
+        client,
+        live: faulty,
+        principalId: world.botId,
+        checkpoints: new MemoryCheckpointStore(),
+        handlerFactory: registry.factory,
+        logger,
+      }),
+    );
     const handler = await registry.handler(threadId);
     await appendFiller(world.alice, threadId, 8);
     const { headSeq } = await world.alice.getThread(threadId);
     await handler.until((h) => h.seqs.at(-1) === headSeq, 'the head');
     expectConsecutive(handler.seqs, joinedSeq, headSeq);
     // Both faults were met (and repaired), not merely absent.
-    expect(logs.map((entry) => entry.msg)).toEqual(expect.arrayContaining(['gap in the stream; reading the missing events', 'event delivered twice by the stream; dropped']));
+    expect(logs.map((entry) => entry.msg)).toEqual(
+      expect.arrayContaining([
+        'gap in the stream; reading the missing events',
+        'event delivered twice by the stream; dropped',
+      ]),
+    );
   });
 
   it('ends with an error when the bot’s credential is revoked, stopping every thread', async () => {
@@ -294,7 +324,12 @@ describe('bot runtime against the real server', () => {
     await world.alice.addParticipant(thread.threadId, 'bot-doomed', 'member');
     const client = new BubbleClient({ url: world.server.url, token: token.token, live: FAST_LIVE });
     const registry = new HandlerRegistry();
-    const runtime = startBotRuntime({ client, principalId: 'bot-doomed', checkpoints: new MemoryCheckpointStore(), handlerFactory: registry.factory });
+    const runtime = startBotRuntime({
+      client,
+      principalId: 'bot-doomed',
+      checkpoints: new MemoryCheckpointStore(),
+      handlerFactory: registry.factory,
+    });
     const handler = await registry.handler(thread.threadId);
     await handler.until((h) => h.events.length > 0, 'the first event');
     await world.alice.revokeAllTokens('bot-doomed');
@@ -324,7 +359,10 @@ describe('bot runtime against the real server', () => {
               const runId = `echo-${replies}`;
               await ctx.client.appendEvents(ctx.threadId, [
                 { type: 'run_started', data: { runId, replyTo: [...payload.replyTo] } },
-                { type: 'message_part', data: { runId, chunk: { type: 'text-delta', id: 't', delta: `echo: ${payload.text}` } } },
+                {
+                  type: 'message_part',
+                  data: { runId, chunk: { type: 'text-delta', id: 't', delta: `echo: ${payload.text}` } },
+                },
                 { type: 'run_finished', data: { runId, status: 'completed' } },
               ]);
             }
@@ -335,12 +373,17 @@ describe('bot runtime against the real server', () => {
     });
     // A run that streams in three appends: nothing is drained until it finishes.
     await world.alice.appendEvents(threadId, [{ type: 'run_started', data: { runId: 'q' } }]);
-    await world.alice.appendEvents(threadId, [{ type: 'message_part', data: { runId: 'q', chunk: { type: 'text-delta', id: 't', delta: 'ping ' } } }]);
+    await world.alice.appendEvents(threadId, [
+      { type: 'message_part', data: { runId: 'q', chunk: { type: 'text-delta', id: 't', delta: 'ping ' } } },
+    ]);
     await world.alice.appendEvents(threadId, [
       { type: 'message_part', data: { runId: 'q', chunk: { type: 'text-delta', id: 't', delta: 'pong' } } },
       { type: 'run_finished', data: { runId: 'q', status: 'completed' } },
     ]);
-    const reply = async () => (await world.alice.readEvents(threadId, { after: 0 })).events.filter((event) => event.principalId === world.botId && event.type === 'message_part');
+    const reply = async () =>
+      (await world.alice.readEvents(threadId, { after: 0 })).events.filter(
+        (event) => event.principalId === world.botId && event.type === 'message_part',
+      );
     await expect.poll(async () => (await reply()).length, { timeout: 20_000 }).toBe(1);
     expect((await reply())[0]?.data['chunk']).toMatchObject({ delta: 'echo: ping pong' });
     // The bot's own reply came back through its stream and was settled, not answered.

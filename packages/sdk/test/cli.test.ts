@@ -32,15 +32,21 @@ describe('bubble CLI against the real server', () => {
   });
 
   it('new prints the thread id and invites members; --url/--token beat the environment', async () => {
-    const result = await runBubble(['--url', server.url, '--token', aliceToken, 'new', '--title', 'Planning', '--invite', 'bob'], {
-      BUBBLE_URL: 'http://127.0.0.1:9',
-      BUBBLE_TOKEN: 'bubble_user_wrong',
-    });
+    const result = await runBubble(
+      ['--url', server.url, '--token', aliceToken, 'new', '--title', 'Planning', '--invite', 'bob'],
+      {
+        BUBBLE_URL: 'http://127.0.0.1:9',
+        BUBBLE_TOKEN: 'bubble_user_wrong',
+      },
+    );
     expect(result.code).toBe(0);
     const threadId = result.stdout.trim();
     expect(threadId).toMatch(/^th_/);
     expect((await alice.getThread(threadId)).title).toBe('Planning');
-    expect((await alice.listParticipants(threadId)).map((g) => `${g.principalId}:${g.role}`).sort()).toEqual(['alice:owner', 'bob:member']);
+    expect((await alice.listParticipants(threadId)).map((g) => `${g.principalId}:${g.role}`).sort()).toEqual([
+      'alice:owner',
+      'bob:member',
+    ]);
 
     // A failed invitation still reports the thread it created.
     const partly = await runBubble(['new', '--invite', 'nobody-known'], env);
@@ -57,7 +63,13 @@ describe('bubble CLI against the real server', () => {
     const runId = said.stdout.trim();
     expect(runId).toMatch(/^run_/);
     const log = await alice.readEvents(thread.threadId, { after: 1 });
-    expect(log.events.map((e) => [e.type, (e.data['chunk'] as { type?: string } | undefined)?.type ?? null, e.data['runId']])).toEqual([
+    expect(
+      log.events.map((e) => [
+        e.type,
+        (e.data['chunk'] as { type?: string } | undefined)?.type ?? null,
+        e.data['runId'],
+      ]),
+    ).toEqual([
       ['run_started', null, runId],
       ['message_part', 'text-start', runId],
       ['message_part', 'text-delta', runId],
@@ -65,7 +77,10 @@ describe('bubble CLI against the real server', () => {
       ['run_finished', null, runId],
     ]);
     const tail = await runBubble(['tail', thread.threadId, '--once'], env);
-    expect(tail).toMatchObject({ code: 0, stdout: '#1 * alice joined as owner (added by alice)\n#3 alice: hello there\n' });
+    expect(tail).toMatchObject({
+      code: 0,
+      stdout: '#1 * alice joined as owner (added by alice)\n#3 alice: hello there\n',
+    });
     const after = await runBubble(['tail', thread.threadId, '--once', '--after', '1'], env);
     expect(after.stdout).toBe('#3 alice: hello there\n');
   });
@@ -109,17 +124,25 @@ describe('bubble CLI against the real server', () => {
 
     const open = await runBubble(['bots', 'joinable', 'bot-joinable', 'anyone'], env);
     expect(open).toMatchObject({ code: 0, stdout: 'bot-joinable\tanyone\n' });
-    expect(open.stderr).toContain("anyone on a thread may now add bot-joinable; it acts and spends on its owners' behalf");
+    expect(open.stderr).toContain(
+      "anyone on a thread may now add bot-joinable; it acts and spends on its owners' behalf",
+    );
     expect((await bobClient.addParticipant(thread.threadId, 'bot-joinable')).created).toBe(true);
 
     const closed = await runBubble(['bots', 'joinable', 'bot-joinable', 'owners'], env);
     expect(closed).toMatchObject({ code: 0, stdout: 'bot-joinable\towners\n' });
     expect(closed.stderr).toContain("only bot-joinable's owners may add it to threads now");
     const { thread: second } = await bobClient.createThread({ title: 'second' });
-    await expect(bobClient.addParticipant(second.threadId, 'bot-joinable')).rejects.toMatchObject({ status: 403, code: 'forbidden' });
+    await expect(bobClient.addParticipant(second.threadId, 'bot-joinable')).rejects.toMatchObject({
+      status: 403,
+      code: 'forbidden',
+    });
 
     // Only an owner may switch it.
-    const asBob = await runBubble(['bots', 'joinable', 'bot-joinable', 'anyone'], { BUBBLE_URL: server.url, BUBBLE_TOKEN: bob.token.token! });
+    const asBob = await runBubble(['bots', 'joinable', 'bot-joinable', 'anyone'], {
+      BUBBLE_URL: server.url,
+      BUBBLE_TOKEN: bob.token.token!,
+    });
     expect(asBob.code).toBe(1);
     expect(asBob.stderr).toContain('only an owner of bot-joinable');
     bobClient.close();
@@ -129,16 +152,29 @@ describe('bubble CLI against the real server', () => {
     const { thread } = await alice.createThread({ title: 'live tail' });
     const { token } = await alice.createBot({ principalId: 'bot-tail' });
     await alice.addParticipant(thread.threadId, 'bot-tail');
-    const bot = new BubbleClient({ url: server.url, token: token.token, retry: { attempts: 30, baseMs: 25, capMs: 250 } });
+    const bot = new BubbleClient({
+      url: server.url,
+      token: token.token,
+      retry: { attempts: 30, baseMs: 25, capMs: 250 },
+    });
     const tail = new TailProcess(spawnBubble(['tail', thread.threadId], env));
     try {
       await tail.waitForLine((l) => l.includes('bot-tail joined as member'), 'the bot joining');
       await bot.appendEvents(thread.threadId, [
         { type: 'run_started', data: { runId: 'r1' } },
         { type: 'message_part', data: { runId: 'r1', chunk: { type: 'reasoning-start', id: 'a' } } },
-        { type: 'message_part', data: { runId: 'r1', chunk: { type: 'reasoning-delta', id: 'a', delta: 'checking the file' } } },
+        {
+          type: 'message_part',
+          data: { runId: 'r1', chunk: { type: 'reasoning-delta', id: 'a', delta: 'checking the file' } },
+        },
         { type: 'message_part', data: { runId: 'r1', chunk: { type: 'reasoning-end', id: 'a' } } },
-        { type: 'message_part', data: { runId: 'r1', chunk: { type: 'tool-input-available', toolCallId: 'tc_7', toolName: 'Read', input: { path: 'notes.md' } } } },
+        {
+          type: 'message_part',
+          data: {
+            runId: 'r1',
+            chunk: { type: 'tool-input-available', toolCallId: 'tc_7', toolName: 'Read', input: { path: 'notes.md' } },
+          },
+        },
       ]);
       await tail.waitForLine((l) => l.includes('→ tool Read [tc_7]'), 'the tool call');
       expect((await runBubble(['approve', thread.threadId, 'tc_7'], env)).code).toBe(0);
@@ -146,14 +182,20 @@ describe('bubble CLI against the real server', () => {
 
       await server.restart();
       await bot.appendEvents(thread.threadId, [
-        { type: 'message_part', data: { runId: 'r1', chunk: { type: 'tool-output-available', toolCallId: 'tc_7', output: 'three lines' } } },
+        {
+          type: 'message_part',
+          data: { runId: 'r1', chunk: { type: 'tool-output-available', toolCallId: 'tc_7', output: 'three lines' } },
+        },
         { type: 'message_part', data: { runId: 'r1', chunk: { type: 'text-start', id: 't' } } },
         { type: 'message_part', data: { runId: 'r1', chunk: { type: 'text-delta', id: 't', delta: 'The file has ' } } },
         { type: 'message_part', data: { runId: 'r1', chunk: { type: 'text-delta', id: 't', delta: 'three lines.' } } },
         { type: 'message_part', data: { runId: 'r1', chunk: { type: 'text-end', id: 't' } } },
         { type: 'run_finished', data: { runId: 'r1', status: 'completed' } },
       ]);
-      await tail.waitForLine((l) => l.endsWith('bot-tail: The file has three lines.'), 'the joined answer after the restart');
+      await tail.waitForLine(
+        (l) => l.endsWith('bot-tail: The file has three lines.'),
+        'the joined answer after the restart',
+      );
       await tail.waitForStderr('reconnected');
       tail.child.kill('SIGINT');
       expect(await tail.exited).toBe(0);
@@ -176,7 +218,9 @@ describe('bubble CLI against the real server', () => {
     const { thread } = await alice.createThread({ title: 'revoked' });
     const bobToken = (await server.createHuman('bob-tail')).token.token;
     await alice.addParticipant(thread.threadId, 'bob-tail');
-    const tail = new TailProcess(spawnBubble(['tail', thread.threadId], { BUBBLE_URL: server.url, BUBBLE_TOKEN: bobToken }));
+    const tail = new TailProcess(
+      spawnBubble(['tail', thread.threadId], { BUBBLE_URL: server.url, BUBBLE_TOKEN: bobToken }),
+    );
     await tail.waitForLine((l) => l.includes('bob-tail joined'), 'bob joining');
     await alice.removeParticipant(thread.threadId, 'bob-tail');
     expect(await tail.exited).toBe(5);
@@ -189,7 +233,10 @@ describe('bubble CLI against the real server', () => {
     expect(badToken.stderr).toMatch(/^bubble: not authorized: .+ \(check --token or BUBBLE_TOKEN\)\n$/);
     expect(badToken.stdout).toBe('');
 
-    const badTail = await runBubble(['tail', 'th_whatever'], { BUBBLE_URL: server.url, BUBBLE_TOKEN: 'bubble_user_nope' });
+    const badTail = await runBubble(['tail', 'th_whatever'], {
+      BUBBLE_URL: server.url,
+      BUBBLE_TOKEN: 'bubble_user_nope',
+    });
     expect(badTail.code).toBe(3);
 
     const noToken = await runBubble(['threads'], { BUBBLE_URL: server.url });

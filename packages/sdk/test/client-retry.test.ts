@@ -49,7 +49,10 @@ async function caught(promise: Promise<unknown>): Promise<BubbleApiError> {
 describe('append retries are safe', () => {
   it('retries an append whose answer was lost after the server stored it, without duplicating', async () => {
     const { thread } = await direct.createThread({ title: 'retry' });
-    proxy = await HttpFaultProxy.start(server.url, firstMatch('POST', `/v1/threads/${thread.threadId}/events`, { kind: 'drop-response' }));
+    proxy = await HttpFaultProxy.start(
+      server.url,
+      firstMatch('POST', `/v1/threads/${thread.threadId}/events`, { kind: 'drop-response' }),
+    );
     const client = new BubbleClient({ url: proxy.url, token, retry: FAST_RETRY });
     const result = await client.appendEvents(thread.threadId, [
       { type: 'acme.step', data: { n: 1 } },
@@ -69,7 +72,10 @@ describe('append retries are safe', () => {
 
   it('retries an append that timed out while the server stored it, without duplicating', async () => {
     const { thread } = await direct.createThread({ title: 'timeout' });
-    proxy = await HttpFaultProxy.start(server.url, firstMatch('POST', `/v1/threads/${thread.threadId}/events`, { kind: 'delay-response', ms: 1_500 }));
+    proxy = await HttpFaultProxy.start(
+      server.url,
+      firstMatch('POST', `/v1/threads/${thread.threadId}/events`, { kind: 'delay-response', ms: 1_500 }),
+    );
     const client = new BubbleClient({ url: proxy.url, token, retry: FAST_RETRY, timeoutMs: 300 });
     const envelope = await client.appendEvent(thread.threadId, { type: 'acme.once', data: {} });
     expect(envelope.seq).toBe(2);
@@ -81,23 +87,40 @@ describe('append retries are safe', () => {
 
   it('retries a 503 with a non-JSON body, rebuilt from the status', async () => {
     const { thread } = await direct.createThread({});
-    proxy = await HttpFaultProxy.start(server.url, firstMatch('POST', `/v1/threads/${thread.threadId}/events`, { kind: 'answer', status: 503, body: '<html>upstream down</html>' }));
+    proxy = await HttpFaultProxy.start(
+      server.url,
+      firstMatch('POST', `/v1/threads/${thread.threadId}/events`, {
+        kind: 'answer',
+        status: 503,
+        body: '<html>upstream down</html>',
+      }),
+    );
     const client = new BubbleClient({ url: proxy.url, token, retry: FAST_RETRY });
     await client.appendEvent(thread.threadId, { type: 'acme.after503', data: {} });
     expect(proxy.seen.filter((r) => r.method === 'POST').map((r) => r.action)).toEqual(['answer', 'forward']);
 
     // Without retries the same failure surfaces as a typed error.
     await proxy.stop();
-    proxy = await HttpFaultProxy.start(server.url, () => ({ kind: 'answer', status: 503, body: 'Service Unavailable' }));
+    proxy = await HttpFaultProxy.start(server.url, () => ({
+      kind: 'answer',
+      status: 503,
+      body: 'Service Unavailable',
+    }));
     const once = new BubbleClient({ url: proxy.url, token, retry: false });
     const error = await caught(once.appendEvent(thread.threadId, { type: 'acme.x', data: {} }));
-    expect({ code: error.code, status: error.status, retryable: error.retryable }).toEqual({ code: 'internal', status: 503, retryable: true });
+    expect({ code: error.code, status: error.status, retryable: error.retryable }).toEqual({
+      code: 'internal',
+      status: 503,
+      retryable: true,
+    });
     expect(error.message).toContain('Service Unavailable');
   });
 
   it('gives up after the bounded number of attempts', async () => {
     const { thread } = await direct.createThread({});
-    proxy = await HttpFaultProxy.start(server.url, (method) => (method === 'POST' ? { kind: 'drop-response' } : { kind: 'forward' }));
+    proxy = await HttpFaultProxy.start(server.url, (method) =>
+      method === 'POST' ? { kind: 'drop-response' } : { kind: 'forward' },
+    );
     const client = new BubbleClient({ url: proxy.url, token, retry: { attempts: 3, baseMs: 10, capMs: 20 } });
     const error = await caught(client.appendEvent(thread.threadId, { type: 'acme.lost', data: {} }));
     expect(error.code).toBe('network');
@@ -146,11 +169,15 @@ describe('non-idempotent calls are never retried blindly', () => {
     const { thread, created } = await client.createThread({ title: 'keyed once', key: 'retry-key-1' });
     expect(created).toBe(false);
     expect(proxy.count('POST', '/v1/threads')).toBe(2);
-    expect((await direct.listThreads()).filter((t) => t.title === 'keyed once').map((t) => t.threadId)).toEqual([thread.threadId]);
+    expect((await direct.listThreads()).filter((t) => t.title === 'keyed once').map((t) => t.threadId)).toEqual([
+      thread.threadId,
+    ]);
   });
 
   it('does not resend a bot creation or a token mint after a lost answer', async () => {
-    proxy = await HttpFaultProxy.start(server.url, (method) => (method === 'POST' ? { kind: 'drop-response' } : { kind: 'forward' }));
+    proxy = await HttpFaultProxy.start(server.url, (method) =>
+      method === 'POST' ? { kind: 'drop-response' } : { kind: 'forward' },
+    );
     const client = new BubbleClient({ url: proxy.url, token, retry: FAST_RETRY });
     const createError = await caught(client.createBot({ principalId: 'bot-once' }));
     expect({ code: createError.code, retryable: createError.retryable }).toEqual({ code: 'network', retryable: false });
@@ -166,9 +193,14 @@ describe('non-idempotent calls are never retried blindly', () => {
 
   it('does not resend an unconditional artifact write after a timeout', async () => {
     const { thread } = await direct.createThread({});
-    proxy = await HttpFaultProxy.start(server.url, firstMatch('PUT', `/v1/threads/${thread.threadId}/artifacts/`, { kind: 'delay-response', ms: 1_000 }));
+    proxy = await HttpFaultProxy.start(
+      server.url,
+      firstMatch('PUT', `/v1/threads/${thread.threadId}/artifacts/`, { kind: 'delay-response', ms: 1_000 }),
+    );
     const client = new BubbleClient({ url: proxy.url, token, retry: FAST_RETRY, timeoutMs: 200 });
-    const error = await caught(client.putArtifact(thread.threadId, 'notes.md', { content: 'x', mediaType: 'text/markdown' }));
+    const error = await caught(
+      client.putArtifact(thread.threadId, 'notes.md', { content: 'x', mediaType: 'text/markdown' }),
+    );
     expect({ code: error.code, retryable: error.retryable }).toEqual({ code: 'timeout', retryable: false });
     expect(proxy.count('PUT', '/v1/threads/')).toBe(1);
     expect((await direct.getArtifact(thread.threadId, 'notes.md')).version).toBe(1);
@@ -177,9 +209,16 @@ describe('non-idempotent calls are never retried blindly', () => {
   it('retries a conditional artifact write and recognises its own landed write', async () => {
     const { thread } = await direct.createThread({});
     await direct.putArtifact(thread.threadId, 'plan.md', { content: 'v1', mediaType: 'text/markdown' });
-    proxy = await HttpFaultProxy.start(server.url, firstMatch('PUT', `/v1/threads/${thread.threadId}/artifacts/`, { kind: 'drop-response' }));
+    proxy = await HttpFaultProxy.start(
+      server.url,
+      firstMatch('PUT', `/v1/threads/${thread.threadId}/artifacts/`, { kind: 'drop-response' }),
+    );
     const client = new BubbleClient({ url: proxy.url, token, retry: FAST_RETRY });
-    const summary = await client.putArtifact(thread.threadId, 'plan.md', { content: 'v2', mediaType: 'text/markdown', baseVersion: 1 });
+    const summary = await client.putArtifact(thread.threadId, 'plan.md', {
+      content: 'v2',
+      mediaType: 'text/markdown',
+      baseVersion: 1,
+    });
     expect(summary.version).toBe(2);
     expect(proxy.count('PUT', '/v1/threads/')).toBe(2);
     expect((await direct.listArtifacts(thread.threadId))[0]?.version).toBe(2);

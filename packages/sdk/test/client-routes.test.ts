@@ -111,7 +111,13 @@ describe('BubbleClient against the real server', () => {
     const { thread } = await alice.createThread({ title: 'team' });
     const added = await alice.addParticipant(thread.threadId, 'bob');
     expect(added.created).toBe(true);
-    expect(added.grant).toMatchObject({ threadId: thread.threadId, principalId: 'bob', role: 'member', grantedBy: 'alice', revokedAt: null });
+    expect(added.grant).toMatchObject({
+      threadId: thread.threadId,
+      principalId: 'bob',
+      role: 'member',
+      grantedBy: 'alice',
+      revokedAt: null,
+    });
     expect(added.grant.joinedSeq).toBe(2);
     const repeated = await alice.addParticipant(thread.threadId, 'bob');
     expect(repeated.created).toBe(false);
@@ -142,11 +148,21 @@ describe('BubbleClient against the real server', () => {
     expect(appended.events[0]?.clientEventId).toMatch(/^ce_[0-9a-f-]{36}$/);
     expect(appended.events[2]?.clientEventId).toBe('mine-1');
 
-    const replay = await alice.appendEvent(thread.threadId, { type: 'acme.note', data: { n: 1 }, clientEventId: 'mine-1' });
+    const replay = await alice.appendEvent(thread.threadId, {
+      type: 'acme.note',
+      data: { n: 1 },
+      clientEventId: 'mine-1',
+    });
     expect(replay.seq).toBe(4);
-    const replayAll = await alice.appendEvents(thread.threadId, [{ type: 'acme.note', data: { n: 1 }, clientEventId: 'mine-1' }]);
+    const replayAll = await alice.appendEvents(thread.threadId, [
+      { type: 'acme.note', data: { n: 1 }, clientEventId: 'mine-1' },
+    ]);
     expect(replayAll.replayed).toBe(true);
-    await expectApiError(alice.appendEvent(thread.threadId, { type: 'acme.note', data: { n: 2 }, clientEventId: 'mine-1' }), 'conflict', 409);
+    await expectApiError(
+      alice.appendEvent(thread.threadId, { type: 'acme.note', data: { n: 2 }, clientEventId: 'mine-1' }),
+      'conflict',
+      409,
+    );
     await expectApiError(alice.appendEvent(thread.threadId, { type: 'no_dot_type', data: {} }), 'invalid_request', 400);
 
     const after = await alice.readEvents(thread.threadId, { after: 1 });
@@ -171,11 +187,21 @@ describe('BubbleClient against the real server', () => {
     const { thread } = await alice.createThread({ title: 'docs' });
     const v1 = await alice.putArtifact(thread.threadId, 'plan.md', { content: '# plan', mediaType: 'text/markdown' });
     expect(v1).toMatchObject({ name: 'plan.md', version: 1, mediaType: 'text/markdown', updatedBy: 'alice', size: 6 });
-    const v2 = await alice.putArtifact(thread.threadId, 'plan.md', { content: '# plan v2', mediaType: 'text/markdown', baseVersion: 1 });
+    const v2 = await alice.putArtifact(thread.threadId, 'plan.md', {
+      content: '# plan v2',
+      mediaType: 'text/markdown',
+      baseVersion: 1,
+    });
     expect(v2.version).toBe(2);
-    await expectApiError(alice.putArtifact(thread.threadId, 'plan.md', { content: 'stale', mediaType: 'text/markdown', baseVersion: 1 }), 'conflict', 409);
+    await expectApiError(
+      alice.putArtifact(thread.threadId, 'plan.md', { content: 'stale', mediaType: 'text/markdown', baseVersion: 1 }),
+      'conflict',
+      409,
+    );
     const list = await alice.listArtifacts(thread.threadId);
-    expect(list).toEqual([expect.objectContaining({ name: 'plan.md', version: 2, size: Buffer.byteLength('# plan v2') })]);
+    expect(list).toEqual([
+      expect.objectContaining({ name: 'plan.md', version: 2, size: Buffer.byteLength('# plan v2') }),
+    ]);
     expect((await alice.getArtifact(thread.threadId, 'plan.md')).content).toBe('# plan v2');
     expect((await alice.getArtifact(thread.threadId, 'plan.md', { version: 1 })).content).toBe('# plan');
     const log = await alice.readEvents(thread.threadId, { after: 1 });

@@ -1,6 +1,12 @@
 import { startTestServer, type TestServer } from '@bubble/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BubbleApiError, BubbleClient, CredentialsUnavailable, type Credentials, type LiveState } from '../src/index.js';
+import {
+  BubbleApiError,
+  BubbleClient,
+  CredentialsUnavailable,
+  type Credentials,
+  type LiveState,
+} from '../src/index.js';
 import { seqs, settle, take, waitUntil } from './support/live-helpers.js';
 import { WsCloseProxy } from './support/ws-close-proxy.js';
 
@@ -15,7 +21,10 @@ let good: string;
 const STALE = 'bubble_user_stale-stale-stale-stale-stale-stale-stale';
 
 /** Hands out `first`, then `good` once asked to renew; counts the renewals. */
-function rotating(first: string, next: () => string | null = () => good): Credentials & { renewals: string[]; now: string } {
+function rotating(
+  first: string,
+  next: () => string | null = () => good,
+): Credentials & { renewals: string[]; now: string } {
   const source = {
     now: first,
     renewals: [] as string[],
@@ -52,10 +61,14 @@ describe('renewed credentials', () => {
 
   it('gives up after one renewal that does not help, and when there is nothing to renew to', async () => {
     const stuck = rotating(STALE, () => STALE);
-    await expect(new BubbleClient({ url: server.url, credentials: stuck, retry: false }).whoami()).rejects.toMatchObject({ code: 'unauthorized', status: 401 });
+    await expect(
+      new BubbleClient({ url: server.url, credentials: stuck, retry: false }).whoami(),
+    ).rejects.toMatchObject({ code: 'unauthorized', status: 401 });
     expect(stuck.renewals).toEqual([STALE]);
     const ended = rotating(STALE, () => null);
-    await expect(new BubbleClient({ url: server.url, credentials: ended }).whoami()).rejects.toMatchObject({ code: 'unauthorized' });
+    await expect(new BubbleClient({ url: server.url, credentials: ended }).whoami()).rejects.toMatchObject({
+      code: 'unauthorized',
+    });
     expect(ended.renewals).toEqual([STALE]);
   });
 
@@ -81,7 +94,11 @@ describe('renewed credentials', () => {
     expect(second).not.toBe(good);
     const credentials = rotating(good, () => (issued++ === 0 ? second : good));
     const states: LiveState[] = [];
-    const client = new BubbleClient({ url: server.url, credentials, live: { wsUrl: proxy.wsUrl, reconnectBaseMs: 10, onStateChange: (s) => states.push(s) } });
+    const client = new BubbleClient({
+      url: server.url,
+      credentials,
+      live: { wsUrl: proxy.wsUrl, reconnectBaseMs: 10, onStateChange: (s) => states.push(s) },
+    });
     try {
       const events = client.subscribeThread(thread.threadId);
       const note = (n: number) => writer.appendEvent(thread.threadId, { type: 'test.note', data: { n } });
@@ -128,7 +145,11 @@ describe('renewed credentials', () => {
       },
     };
     const states: LiveState[] = [];
-    const client = new BubbleClient({ url: server.url, credentials, live: { wsUrl: proxy.wsUrl, reconnectBaseMs: 10, random: () => 0.01, onStateChange: (s) => states.push(s) } });
+    const client = new BubbleClient({
+      url: server.url,
+      credentials,
+      live: { wsUrl: proxy.wsUrl, reconnectBaseMs: 10, random: () => 0.01, onStateChange: (s) => states.push(s) },
+    });
     try {
       const events = client.subscribeThread(thread.threadId);
       await writer.appendEvent(thread.threadId, { type: 'test.note', data: { n: 1 } });
@@ -152,9 +173,17 @@ describe('renewed credentials', () => {
     const proxy = await WsCloseProxy.start(server.server.wsUrl);
     const credentials = rotating(good);
     const states: LiveState[] = [];
-    const client = new BubbleClient({ url: server.url, credentials, live: { wsUrl: proxy.wsUrl, reconnectBaseMs: 10, random: () => 0.01, onStateChange: (s) => states.push(s) } });
+    const client = new BubbleClient({
+      url: server.url,
+      credentials,
+      live: { wsUrl: proxy.wsUrl, reconnectBaseMs: 10, random: () => 0.01, onStateChange: (s) => states.push(s) },
+    });
     try {
-      proxy.refuseAuth = { code: 4001, reason: 'the identity provider http://127.0.0.1:9/ could not be reached to check this token (fetch failed); try again shortly' };
+      proxy.refuseAuth = {
+        code: 4001,
+        reason:
+          'the identity provider http://127.0.0.1:9/ could not be reached to check this token (fetch failed); try again shortly',
+      };
       client.subscribeGrantsAsIterable();
       await waitUntil(() => proxy.authTokens.length >= 3, 'three refused connections');
       expect(states).not.toContain('failed');
@@ -178,7 +207,11 @@ describe('renewed credentials', () => {
       },
       live: { reconnectBaseMs: 10 },
     });
-    await expect(client.whoami()).rejects.toMatchObject({ code: 'unauthorized', status: 0, message: 'GET /v1/auth/whoami was not sent: no bearer (signed out)' });
+    await expect(client.whoami()).rejects.toMatchObject({
+      code: 'unauthorized',
+      status: 0,
+      message: 'GET /v1/auth/whoami was not sent: no bearer (signed out)',
+    });
     const outcome = await settle(client.subscribeGrantsAsIterable().next());
     expect((outcome.error as BubbleApiError).details['closeCode']).toBe(4001);
     expect((outcome.error as BubbleApiError).message).toContain('no bearer: signed out');
@@ -197,4 +230,3 @@ describe('renewed credentials', () => {
     client.close();
   });
 });
-

@@ -19,7 +19,11 @@ describe('reconnect across server restarts', () => {
     const running = server;
     const { token } = await running.createHuman('alice');
     // The writer rides out the restarts with retries; its client event ids keep them from duplicating.
-    const writer = new BubbleClient({ url: running.url, token: token.token, retry: { attempts: 40, baseMs: 25, capMs: 250 } });
+    const writer = new BubbleClient({
+      url: running.url,
+      token: token.token,
+      retry: { attempts: 40, baseMs: 25, capMs: 250 },
+    });
     const states: LiveState[] = [];
     const reader = new BubbleClient({
       url: running.url,

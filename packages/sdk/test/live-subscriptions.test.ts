@@ -96,7 +96,10 @@ describe('thread subscriptions', () => {
     const reader = client(bob.token.token);
     const outcome = await settle(reader.subscribeThread(thread.threadId).next());
     expect(outcome.error).toBeInstanceOf(BubbleApiError);
-    expect({ code: (outcome.error as BubbleApiError).code, status: (outcome.error as BubbleApiError).status }).toEqual({ code: 'forbidden', status: 403 });
+    expect({ code: (outcome.error as BubbleApiError).code, status: (outcome.error as BubbleApiError).status }).toEqual({
+      code: 'forbidden',
+      status: 403,
+    });
   });
 
   it('ends a subscription with a typed reason when access is revoked', async () => {
@@ -120,7 +123,12 @@ describe('heartbeat', () => {
     proxy = await TcpProxy.start(Number(new URL(server.url).port));
     const { thread } = await alice.createThread({ title: 'silent' });
     const states: LiveState[] = [];
-    const reader = client(aliceToken, { ...viaProxy(proxy), heartbeatIntervalMs: 100, heartbeatTimeoutMs: 200, onStateChange: (state) => states.push(state) });
+    const reader = client(aliceToken, {
+      ...viaProxy(proxy),
+      heartbeatIntervalMs: 100,
+      heartbeatTimeoutMs: 200,
+      onStateChange: (state) => states.push(state),
+    });
     const subscription = reader.subscribeThread(thread.threadId);
     expect(seqs(await take(subscription, 1))).toEqual([1]);
     proxy.freezeAll();
@@ -151,7 +159,12 @@ describe('terminal closes', () => {
       const outcome = await settle(iterator.next());
       expect(outcome.error).toBeInstanceOf(BubbleApiError);
       const error = outcome.error as BubbleApiError;
-      expect({ code: error.code, status: error.status, closeCode: error.details['closeCode'], reason: error.details['reason'] }).toEqual({
+      expect({
+        code: error.code,
+        status: error.status,
+        closeCode: error.details['closeCode'],
+        reason: error.details['reason'],
+      }).toEqual({
         code: 'unauthorized',
         status: 401,
         closeCode: 4003,
@@ -188,7 +201,9 @@ describe('grants stream', () => {
     const bot = client(token.token, viaProxy(proxy));
     const grants = bot.subscribeGrantsAsIterable();
     const summary = (updates: GrantUpdate[]) => updates.map((u) => `${u.change} ${u.grant.threadId}`);
-    expect(summary(await take(grants, 2)).sort()).toEqual([`added ${dropped.threadId}`, `added ${kept.threadId}`].sort());
+    expect(summary(await take(grants, 2)).sort()).toEqual(
+      [`added ${dropped.threadId}`, `added ${kept.threadId}`].sort(),
+    );
     await grants.whenSynced();
 
     await alice.addParticipant(liveAdded.threadId, 'bot-grants');
@@ -221,7 +236,11 @@ describe('backpressure', () => {
       const reader = new BubbleClient({
         url: slowServer.url,
         token: human.token.token,
-        live: { ...FAST_RECONNECT, bufferLimit: 50, onStateChange: (state, detail) => state === 'waiting' && detail.code !== undefined && codes.push(detail.code) },
+        live: {
+          ...FAST_RECONNECT,
+          bufferLimit: 50,
+          onStateChange: (state, detail) => state === 'waiting' && detail.code !== undefined && codes.push(detail.code),
+        },
       });
       clients.push(reader, writer);
       const { thread } = await writer.createThread({ title: 'flood' });
@@ -230,7 +249,10 @@ describe('backpressure', () => {
       // The consumer reads nothing while 16 000 events (about 16 MB) are appended live.
       const pad = 'x'.repeat(1000);
       for (let batch = 0; batch < 80; batch += 1) {
-        await writer.appendEvents(thread.threadId, Array.from({ length: 200 }, () => ({ type: 'test.note', data: { pad } })));
+        await writer.appendEvents(
+          thread.threadId,
+          Array.from({ length: 200 }, () => ({ type: 'test.note', data: { pad } })),
+        );
       }
       const rest = await take(subscription, 16_000);
       expect(seqs(rest)).toEqual(range(2, 16_001));

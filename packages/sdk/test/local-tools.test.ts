@@ -30,7 +30,14 @@ afterAll(async () => {
 });
 
 function context(overrides: Partial<ToolContext> = {}): ToolContext {
-  return { client: bot, threadId: shared, runId: 'run-1', toolCallId: 'toolu_1', principalId: world.botId, ...overrides };
+  return {
+    client: bot,
+    threadId: shared,
+    runId: 'run-1',
+    toolCallId: 'toolu_1',
+    principalId: world.botId,
+    ...overrides,
+  };
 }
 
 async function call(name: string, input: unknown, overrides: Partial<ToolContext> = {}): Promise<ToolOutcome> {
@@ -57,16 +64,24 @@ describe('the local tool catalog against the real server', () => {
     const info = await bot.info();
     expect(info.extensions['artifacts']).toEqual({ version: 1 });
     expect(catalog.extensions.artifacts).toBe(true);
-    expect(catalog.tools.map((tool) => tool.name).sort()).toEqual(
-      ['browse_thread', 'invite_to_thread', 'list_artifacts', 'open_subthread', 'read_artifact', 'search_principals', 'write_artifact'],
-    );
+    expect(catalog.tools.map((tool) => tool.name).sort()).toEqual([
+      'browse_thread',
+      'invite_to_thread',
+      'list_artifacts',
+      'open_subthread',
+      'read_artifact',
+      'search_principals',
+      'write_artifact',
+    ]);
   });
 
   it('leaves the artifacts tools out when the server advertises another manifest', async () => {
     const server: Server = createServer((request, response) => {
       if (request.url === '/v1/info') {
         response.writeHead(200, { 'content-type': 'application/json' });
-        response.end(JSON.stringify({ name: 'bubble', version: '9.0.0', protocol: 1, extensions: { artifacts: { version: 2 } } }));
+        response.end(
+          JSON.stringify({ name: 'bubble', version: '9.0.0', protocol: 1, extensions: { artifacts: { version: 2 } } }),
+        );
       } else {
         response.writeHead(404, { 'content-type': 'application/json' });
         response.end(JSON.stringify({ error: { code: 'not_found', message: 'no', details: {} } }));
@@ -74,10 +89,18 @@ describe('the local tool catalog against the real server', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
-      const other = new BubbleClient({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, retry: FAST_RETRY });
+      const other = new BubbleClient({
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        retry: FAST_RETRY,
+      });
       const otherCatalog = await buildToolCatalog(other);
       expect(otherCatalog.extensions.artifacts).toBe(false);
-      expect(otherCatalog.tools.map((tool) => tool.name).sort()).toEqual(['browse_thread', 'invite_to_thread', 'open_subthread', 'search_principals']);
+      expect(otherCatalog.tools.map((tool) => tool.name).sort()).toEqual([
+        'browse_thread',
+        'invite_to_thread',
+        'open_subthread',
+        'search_principals',
+      ]);
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
@@ -86,11 +109,19 @@ describe('the local tool catalog against the real server', () => {
   describe('browse_thread', () => {
     it('renders the newest events compactly and pages back', async () => {
       await sayRun(world.alice, shared, 'hello-run', 'Hello from Alice');
-      const page = result<{ transcript: string[]; fromSeq: number; toSeq: number; headSeq: number; olderAvailable: boolean }>(await call('browse_thread', { limit: 3 }));
+      const page = result<{
+        transcript: string[];
+        fromSeq: number;
+        toSeq: number;
+        headSeq: number;
+        olderAvailable: boolean;
+      }>(await call('browse_thread', { limit: 3 }));
       expect(page.toSeq).toBe(page.headSeq);
       expect(page.transcript.at(-1)).toMatch(/^#\d+ alice: Hello from Alice$/);
       expect(page.olderAvailable).toBe(true);
-      const older = result<{ transcript: string[]; toSeq: number }>(await call('browse_thread', { before: page.fromSeq, limit: 10 }));
+      const older = result<{ transcript: string[]; toSeq: number }>(
+        await call('browse_thread', { before: page.fromSeq, limit: 10 }),
+      );
       expect(older.toSeq).toBe(page.fromSeq - 1);
       expect(older.transcript.join('\n')).toContain(`${world.botId} joined as member (by alice)`);
     });
@@ -108,13 +139,19 @@ describe('the local tool catalog against the real server', () => {
 
   describe('open_subthread', () => {
     it('returns the same child for the same call, a new one for another call; the child starts with only the bot', async () => {
-      const first = result<{ threadId: string; parentThreadId: string; created: boolean }>(await call('open_subthread', { title: 'side task' }, { toolCallId: 'toolu_sub' }));
-      const retry = result<{ threadId: string; created: boolean }>(await call('open_subthread', { title: 'side task' }, { toolCallId: 'toolu_sub' }));
+      const first = result<{ threadId: string; parentThreadId: string; created: boolean }>(
+        await call('open_subthread', { title: 'side task' }, { toolCallId: 'toolu_sub' }),
+      );
+      const retry = result<{ threadId: string; created: boolean }>(
+        await call('open_subthread', { title: 'side task' }, { toolCallId: 'toolu_sub' }),
+      );
       expect(first.parentThreadId).toBe(shared);
       expect(first.created).toBe(true);
       expect(retry.threadId).toBe(first.threadId);
       expect(retry.created).toBe(false);
-      const other = result<{ threadId: string }>(await call('open_subthread', { title: 'side task' }, { toolCallId: 'toolu_other' }));
+      const other = result<{ threadId: string }>(
+        await call('open_subthread', { title: 'side task' }, { toolCallId: 'toolu_other' }),
+      );
       expect(other.threadId).not.toBe(first.threadId);
       const participants = await bot.listParticipants(first.threadId);
       expect(participants.map((grant) => [grant.principalId, grant.role])).toEqual([[world.botId, 'owner']]);
@@ -132,22 +169,30 @@ describe('the local tool catalog against the real server', () => {
       if (!withRole.ok) expect(withRole.error.code).toBe('invalid_input');
 
       // bob is not visible to the bot yet: not in a thread the bot reads.
-      expect(result<{ principals: unknown[] }>(await call('search_principals', { query: 'bob' })).principals).toEqual([]);
+      expect(result<{ principals: unknown[] }>(await call('search_principals', { query: 'bob' })).principals).toEqual(
+        [],
+      );
 
       // The bot owns its subthread, and still can only make members.
       const child = result<{ threadId: string }>(await call('open_subthread', {}, { toolCallId: 'toolu_invite' }));
       await world.alice.addParticipant(shared, 'bob', 'member');
-      const invited = result<{ role: string; invited: boolean }>(await call('invite_to_thread', { principalId: 'bob', threadId: child.threadId }));
+      const invited = result<{ role: string; invited: boolean }>(
+        await call('invite_to_thread', { principalId: 'bob', threadId: child.threadId }),
+      );
       expect(invited).toMatchObject({ role: 'member', invited: true });
       const grants = await bot.listParticipants(child.threadId);
       expect(grants.find((grant) => grant.principalId === 'bob')?.role).toBe('member');
 
-      const found = result<{ principals: Array<{ principalId: string; displayName: string }> }>(await call('search_principals', { query: 'build' }));
+      const found = result<{ principals: Array<{ principalId: string; displayName: string }> }>(
+        await call('search_principals', { query: 'build' }),
+      );
       expect(found.principals).toEqual([{ principalId: 'bob', kind: 'human', displayName: 'Bob Builder' }]);
     });
 
     it('leaves an existing participant as it is (an owner is not demoted)', async () => {
-      const outcome = result<{ role: string; invited: boolean }>(await call('invite_to_thread', { principalId: 'alice' }));
+      const outcome = result<{ role: string; invited: boolean }>(
+        await call('invite_to_thread', { principalId: 'alice' }),
+      );
       expect(outcome).toMatchObject({ role: 'owner', invited: false });
       const grants = await world.alice.listParticipants(shared);
       expect(grants.find((grant) => grant.principalId === 'alice')?.role).toBe('owner');
@@ -155,26 +200,40 @@ describe('the local tool catalog against the real server', () => {
 
     it('is refused on a thread the bot is not in, and cannot reach principals it cannot see', async () => {
       expectRefused(await call('invite_to_thread', { principalId: 'bob', threadId: privateThread }));
-      expect(result<{ principals: unknown[] }>(await call('search_principals', { query: 'carol' })).principals).toEqual([]);
+      expect(result<{ principals: unknown[] }>(await call('search_principals', { query: 'carol' })).principals).toEqual(
+        [],
+      );
     });
   });
 
   describe('artifacts tools', () => {
     it('write, read, list, and a stale baseVersion is a conflict', async () => {
-      const written = result<{ version: number }>(await call('write_artifact', { name: 'plan.md', content: '# Plan\n', baseVersion: 0 }));
+      const written = result<{ version: number }>(
+        await call('write_artifact', { name: 'plan.md', content: '# Plan\n', baseVersion: 0 }),
+      );
       expect(written.version).toBe(1);
-      const second = result<{ version: number }>(await call('write_artifact', { name: 'plan.md', content: '# Plan v2\n', baseVersion: 1 }));
+      const second = result<{ version: number }>(
+        await call('write_artifact', { name: 'plan.md', content: '# Plan v2\n', baseVersion: 1 }),
+      );
       expect(second.version).toBe(2);
       const stale = await call('write_artifact', { name: 'plan.md', content: 'lost update', baseVersion: 1 });
       expect(stale.ok).toBe(false);
       if (!stale.ok) expect(stale.error).toMatchObject({ code: 'conflict', status: 409 });
 
-      const read = result<{ artifact: { content: string; version: number; mediaType: string } }>(await call('read_artifact', { name: 'plan.md' }));
+      const read = result<{ artifact: { content: string; version: number; mediaType: string } }>(
+        await call('read_artifact', { name: 'plan.md' }),
+      );
       expect(read.artifact).toMatchObject({ content: '# Plan v2\n', version: 2, mediaType: 'text/markdown' });
-      const first = result<{ artifact: { content: string } }>(await call('read_artifact', { name: 'plan.md', version: 1 }));
+      const first = result<{ artifact: { content: string } }>(
+        await call('read_artifact', { name: 'plan.md', version: 1 }),
+      );
       expect(first.artifact.content).toBe('# Plan\n');
-      const list = result<{ artifacts: Array<{ name: string; version: number; updatedBy: string }> }>(await call('list_artifacts', {}));
-      expect(list.artifacts).toEqual([expect.objectContaining({ name: 'plan.md', version: 2, updatedBy: world.botId })]);
+      const list = result<{ artifacts: Array<{ name: string; version: number; updatedBy: string }> }>(
+        await call('list_artifacts', {}),
+      );
+      expect(list.artifacts).toEqual([
+        expect.objectContaining({ name: 'plan.md', version: 2, updatedBy: world.botId }),
+      ]);
     });
 
     it('is refused on a thread the bot cannot read', async () => {

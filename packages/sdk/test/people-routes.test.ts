@@ -23,7 +23,11 @@ beforeAll(async () => {
   server = await startTestServer();
   aliceToken = (await server.createHuman('alice', 'Alice')).token.token;
   alice = new BubbleClient({ url: server.url, token: aliceToken, retry: false });
-  bob = new BubbleClient({ url: server.url, token: (await server.createHuman('bob', 'Bob')).token.token, retry: false });
+  bob = new BubbleClient({
+    url: server.url,
+    token: (await server.createHuman('bob', 'Bob')).token.token,
+    retry: false,
+  });
   clients.push(alice, bob);
 });
 
@@ -86,7 +90,13 @@ describe('invites', () => {
   it('creates one with defaults, lists it without its token, and a second person joins by it', async () => {
     const { thread } = await alice.createThread({ title: 'invited' });
     const invite = await alice.createInvite(thread.threadId);
-    expect(invite).toMatchObject({ threadId: thread.threadId, role: 'member', createdBy: 'alice', maxUses: 1, uses: 0 });
+    expect(invite).toMatchObject({
+      threadId: thread.threadId,
+      role: 'member',
+      createdBy: 'alice',
+      maxUses: 1,
+      uses: 0,
+    });
     expect(invite.token).toMatch(/^bubble_invite_/);
     const days = (Date.parse(invite.expiresAt) - Date.now()) / 86_400_000;
     expect(days).toBeGreaterThan(6.9);
@@ -105,13 +115,19 @@ describe('invites', () => {
     expect(grant).toMatchObject({ threadId: thread.threadId, principalId: 'bob', role: 'member', grantedBy: 'alice' });
     expect((await take(grants, 1))[0]).toMatchObject({ change: 'added', grant: { threadId: thread.threadId } });
     expect((await bob.getThread(thread.threadId)).title).toBe('invited');
-    const joined = (await alice.readEvents(thread.threadId)).events.find((e) => e.type === 'participant_added' && e.data['principalId'] === 'bob');
+    const joined = (await alice.readEvents(thread.threadId)).events.find(
+      (e) => e.type === 'participant_added' && e.data['principalId'] === 'bob',
+    );
     expect(joined?.data['by']).toBe('alice');
     // Used up (1 of 1): no longer among the open invites.
     expect((await alice.listInvites(thread.threadId)).find((i) => i.inviteId === invite.inviteId)).toBeUndefined();
     // A use is counted: an invite for two, used once, is listed with one use.
     const twice = await alice.createInvite(thread.threadId, { maxUses: 2 });
-    const dora = new BubbleClient({ url: server.url, token: (await server.createHuman('dora', 'Dora')).token.token, retry: false });
+    const dora = new BubbleClient({
+      url: server.url,
+      token: (await server.createHuman('dora', 'Dora')).token.token,
+      retry: false,
+    });
     clients.push(dora);
     await dora.acceptInvite(twice.token);
     const counted = (await alice.listInvites(thread.threadId)).find((i) => i.inviteId === twice.inviteId);
@@ -121,7 +137,11 @@ describe('invites', () => {
 
   it('answers not_found for a used-up, revoked or expired invite', async () => {
     const { thread } = await alice.createThread({ title: 'closed invites' });
-    const carol = new BubbleClient({ url: server.url, token: (await server.createHuman('carol', 'Carol')).token.token, retry: false });
+    const carol = new BubbleClient({
+      url: server.url,
+      token: (await server.createHuman('carol', 'Carol')).token.token,
+      retry: false,
+    });
     clients.push(carol);
 
     const once = await alice.createInvite(thread.threadId, { maxUses: 1 });
@@ -136,7 +156,9 @@ describe('invites', () => {
     const short = await alice.createInvite(thread.threadId, { expiresInSeconds: 1 });
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     expect((await apiError(carol.acceptInvite(short.token))).code).toBe('not_found');
-    expect((await apiError(carol.acceptInvite('bubble_invite_not-a-real-one-not-a-real-one-not-a-real'))).code).toBe('not_found');
+    expect((await apiError(carol.acceptInvite('bubble_invite_not-a-real-one-not-a-real-one-not-a-real'))).code).toBe(
+      'not_found',
+    );
     await expect(carol.listThreads()).resolves.toEqual([]);
   });
 

@@ -2,14 +2,24 @@
 // Used by limits-instructions.sh; plain Node, no dependencies.
 import http from 'node:http';
 
-const [url, token, threadId, total, connections] = [process.argv[2], process.argv[3], process.argv[4], Number(process.argv[5]), Number(process.argv[6])];
+const [url, token, threadId, total, connections] = [
+  process.argv[2],
+  process.argv[3],
+  process.argv[4],
+  Number(process.argv[5]),
+  Number(process.argv[6]),
+];
 const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
 let sent = 0;
 let created = 0;
 const appendOne = (i) =>
   new Promise((resolve, reject) => {
     const body = JSON.stringify({ type: 'bench.tick', data: { i } });
-    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
+    const headers = {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+    };
     const req = http.request(`${url}/v1/threads/${threadId}/events`, { method: 'POST', agent, headers }, (res) => {
       res.resume();
       res.on('end', () => {

@@ -15,7 +15,12 @@ describe('createBubbleServer', () => {
     const bot = await w.bot('alice', 'bot-a');
     const t = await w.thread('alice', { title: 'kept', key: 'k' });
     await w.grant('alice', t, 'bob');
-    await w.as['alice']!.post(`/v1/threads/${t}/events`, { events: [{ type: 'acme.note', data: { n: 1 }, clientEventId: 'c-1' }, { type: 'run_started', data: { runId: 'r1' } }] });
+    await w.as['alice']!.post(`/v1/threads/${t}/events`, {
+      events: [
+        { type: 'acme.note', data: { n: 1 }, clientEventId: 'c-1' },
+        { type: 'run_started', data: { runId: 'r1' } },
+      ],
+    });
     await w.as['bob']!.put(`/v1/threads/${t}/cursor`, { seq: 3 });
     await w.as['alice']!.put(`/v1/threads/${t}/artifacts/doc`, { content: 'v1', mediaType: 'text/plain' });
     const before = (await w.as['alice']!.get(`/v1/threads/${t}/events`)).body;
@@ -30,8 +35,18 @@ describe('createBubbleServer', () => {
     expect((await w.as['bob']!.get('/v1/grants')).body.grants.map((g: any) => g.threadId)).toEqual([t]);
     expect((await w.as['alice']!.get(`/v1/threads/${t}/artifacts/doc`)).body.artifact.content).toBe('v1');
     expect((await w.as['alice']!.post('/v1/threads', { key: 'k' })).status).toBe(200);
-    expect((await w.as['alice']!.post(`/v1/threads/${t}/events`, { type: 'acme.note', data: { n: 1 }, clientEventId: 'c-1' })).status).toBe(200);
-    expect((await w.as['alice']!.post(`/v1/threads/${t}/events`, { type: 'run_started', data: { runId: 'r1' } })).status).toBe(409);
+    expect(
+      (
+        await w.as['alice']!.post(`/v1/threads/${t}/events`, {
+          type: 'acme.note',
+          data: { n: 1 },
+          clientEventId: 'c-1',
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (await w.as['alice']!.post(`/v1/threads/${t}/events`, { type: 'run_started', data: { runId: 'r1' } })).status,
+    ).toBe(409);
     const next = await w.as['alice']!.post(`/v1/threads/${t}/events`, { type: 'acme.note', data: { n: 2 } });
     expect(next.body.events[0].seq).toBe(before.headSeq + 1);
   });
@@ -43,14 +58,22 @@ describe('createBubbleServer', () => {
     // A request whose body arrives in two parts; the server is told to close between them.
     let closing: Promise<void> | undefined;
     const answer = new Promise<{ status: number; body: any }>((resolve, reject) => {
-      const req = request(`${server.url}/v1/threads/${t}/events`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${w!.tokens['alice']}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
-      }, (res) => {
-        let text = '';
-        res.on('data', (c) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
-      });
+      const req = request(
+        `${server.url}/v1/threads/${t}/events`,
+        {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${w!.tokens['alice']}`,
+            'content-type': 'application/json',
+            'transfer-encoding': 'chunked',
+          },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (c) => (text += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+        },
+      );
       req.on('error', reject);
       server.httpServer.once('request', () => {
         closing = server.close();

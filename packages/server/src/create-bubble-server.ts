@@ -94,17 +94,21 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
   });
 
   const oidc = options.oidc === undefined ? undefined : Object.freeze({ ...options.oidc });
-  const oidcAuthenticator = oidc === undefined ? undefined : createOidcAuthenticator(store, oidc, logger.child({ component: 'oidc' }));
+  const oidcAuthenticator =
+    oidc === undefined ? undefined : createOidcAuthenticator(store, oidc, logger.child({ component: 'oidc' }));
   // The provider's metadata is fetched now, without waiting: it names the token endpoint the web page's CSP must allow.
   // A provider that is down never stops the server from starting; the first JWT asks again.
   void oidcAuthenticator?.prefetch().then((ok) => {
-    if (!ok) logger.warn({ issuer: oidc?.issuer }, 'the identity provider could not be reached yet; sign-ins will retry');
+    if (!ok)
+      logger.warn({ issuer: oidc?.issuer }, 'the identity provider could not be reached yet; sign-ins will retry');
   });
   const authenticator = createAuthenticator(store, bus, oidcAuthenticator);
   const revocationWatch = await watchTokenRevocations(store, bus, options.revocationPollMs ?? 1_000, logger);
   const limiters = createRateLimiters({
     ...options.rateLimits,
-    ...(options.rateLimits?.requests === undefined && options.rateLimit !== undefined ? { requests: options.rateLimit } : {}),
+    ...(options.rateLimits?.requests === undefined && options.rateLimit !== undefined
+      ? { requests: options.rateLimit }
+      : {}),
   });
   const authenticate = createAuthAttempts(authenticator, limiters.failedAuth);
   const frames = limiters.frames;
@@ -136,7 +140,10 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
   const webRoot =
     options.webRoot === undefined
       ? undefined
-      : createStaticWebRoot(options.webRoot, oidcAuthenticator === undefined ? {} : { connectOrigins: () => oidcAuthenticator.browserOrigins() });
+      : createStaticWebRoot(
+          options.webRoot,
+          oidcAuthenticator === undefined ? {} : { connectOrigins: () => oidcAuthenticator.browserOrigins() },
+        );
   const serve = (req: IncomingMessage, res: ServerResponse): void => {
     inFlight += 1;
     res.once('close', requestDone);
@@ -218,12 +225,15 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
       const stopped = new Promise<void>((r) => httpServer.close(() => r()));
       httpServer.closeIdleConnections();
       await ws.close(1001, 'server shutting down');
-      const grace = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), options.shutdownGraceMs ?? 10_000).unref());
+      const grace = new Promise<'timeout'>((r) =>
+        setTimeout(() => r('timeout'), options.shutdownGraceMs ?? 10_000).unref(),
+      );
       const drained = new Promise<'drained'>((r) => {
         if (inFlight === 0) r('drained');
         else onDrained = () => r('drained');
       });
-      if ((await Promise.race([drained, grace])) === 'timeout') logger.warn('shutdown grace period over; cutting connections');
+      if ((await Promise.race([drained, grace])) === 'timeout')
+        logger.warn('shutdown grace period over; cutting connections');
       httpServer.closeAllConnections();
       await stopped;
       revocationWatch.stop();

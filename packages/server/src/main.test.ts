@@ -19,13 +19,34 @@ afterEach(async () => {
 
 describe('bubble-server CLI', () => {
   it('principal create-human prints the principal and a bubble_user_ token once, usable by serve', async () => {
-    const { stdout } = await run(process.execPath, [BIN, 'principal', 'create-human', 'alice', '--display-name', 'Alice', '--data', dataDir]);
+    const { stdout } = await run(process.execPath, [
+      BIN,
+      'principal',
+      'create-human',
+      'alice',
+      '--display-name',
+      'Alice',
+      '--data',
+      dataDir,
+    ]);
     const created = JSON.parse(stdout);
     expect(created).toEqual({
-      principal: { principalId: 'alice', kind: 'human', displayName: 'Alice', ownerPrincipalIds: [], createdAt: expect.any(String) },
-      token: { tokenId: expect.stringMatching(/^tok_/), token: expect.stringMatching(/^bubble_user_[A-Za-z0-9_-]{43,}$/), createdAt: expect.any(String) },
+      principal: {
+        principalId: 'alice',
+        kind: 'human',
+        displayName: 'Alice',
+        ownerPrincipalIds: [],
+        createdAt: expect.any(String),
+      },
+      token: {
+        tokenId: expect.stringMatching(/^tok_/),
+        token: expect.stringMatching(/^bubble_user_[A-Za-z0-9_-]{43,}$/),
+        createdAt: expect.any(String),
+      },
     });
-    const again = await run(process.execPath, [BIN, 'principal', 'create-human', 'alice', '--data', dataDir]).catch((e) => e);
+    const again = await run(process.execPath, [BIN, 'principal', 'create-human', 'alice', '--data', dataDir]).catch(
+      (e) => e,
+    );
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('principal alice already exists');
     expect(again.stdout).toBe('');
@@ -40,14 +61,20 @@ describe('bubble-server CLI', () => {
     const tokens = await httpCall(url, 'GET', '/v1/principals/alice', { token: created.token.token });
     expect(tokens.text).not.toContain(created.token.token);
     // the operator adds a human while the server runs: the token works at once
-    const bob = JSON.parse((await run(process.execPath, [BIN, 'principal', 'create-human', 'bob', '--data', dataDir])).stdout);
-    expect((await httpCall(url, 'GET', '/v1/auth/whoami', { token: bob.token.token })).body.principal.principalId).toBe('bob');
+    const bob = JSON.parse(
+      (await run(process.execPath, [BIN, 'principal', 'create-human', 'bob', '--data', dataDir])).stdout,
+    );
+    expect((await httpCall(url, 'GET', '/v1/auth/whoami', { token: bob.token.token })).body.principal.principalId).toBe(
+      'bob',
+    );
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);
   });
 
   it('serve exits 0 on SIGTERM, and the data survives', async () => {
-    await run(process.execPath, [BIN, 'principal', 'create-human', 'bob', '--data', dataDir]).then((r) => JSON.parse(r.stdout));
+    await run(process.execPath, [BIN, 'principal', 'create-human', 'bob', '--data', dataDir]).then((r) =>
+      JSON.parse(r.stdout),
+    );
     const first = serve(['--port', '0', '--data', dataDir, '--log-level', 'silent']);
     const url = await first.listening;
     expect((await httpCall(url, 'GET', '/healthz')).status).toBe(200);
@@ -61,7 +88,9 @@ describe('bubble-server CLI', () => {
   });
 
   it('runs from the repo root with npx', async () => {
-    const { stdout } = await run('npx', ['bubble-server', 'principal', 'create-human', 'carol', '--data', dataDir], { cwd: REPO_ROOT });
+    const { stdout } = await run('npx', ['bubble-server', 'principal', 'create-human', 'carol', '--data', dataDir], {
+      cwd: REPO_ROOT,
+    });
     expect(JSON.parse(stdout).principal.principalId).toBe('carol');
   });
 
@@ -89,7 +118,11 @@ describe('bubble-server CLI', () => {
     [['frobnicate'], 2, 'unknown command'],
     [['principal', 'create-human', 'Not Valid'], 2, '<id> must match'],
   ])('refuses %j with exit %i and a clear message', async (args, code, message) => {
-    const result = await run(process.execPath, [BIN, ...args, ...(args.includes('--database') ? [] : ['--data', dataDir])]).catch((e) => e);
+    const result = await run(process.execPath, [
+      BIN,
+      ...args,
+      ...(args.includes('--database') ? [] : ['--data', dataDir]),
+    ]).catch((e) => e);
     expect(result.code).toBe(code);
     expect(result.stderr).toContain(message);
   });
@@ -97,7 +130,9 @@ describe('bubble-server CLI', () => {
   it('reports a port in use and exits 1', async () => {
     const first = serve(['--port', '0', '--data', dataDir, '--log-level', 'silent']);
     const port = new URL(await first.listening).port;
-    const result = await run(process.execPath, [BIN, 'serve', '--port', port, '--data', join(dataDir, 'other')]).catch((e) => e);
+    const result = await run(process.execPath, [BIN, 'serve', '--port', port, '--data', join(dataDir, 'other')]).catch(
+      (e) => e,
+    );
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('cannot listen');
     first.child.kill('SIGTERM');

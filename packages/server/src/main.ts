@@ -29,7 +29,9 @@ function readConfigFile(path: string | undefined): string | undefined {
   try {
     return readFileSync(path, 'utf8');
   } catch (error) {
-    throw new UsageError(`cannot read --config ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new UsageError(
+      `cannot read --config ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
   }
 }
 

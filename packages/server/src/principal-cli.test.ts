@@ -34,8 +34,20 @@ describe('bubble-server principal list, mint-token, revoke-tokens', () => {
     await cli('principal', 'create-human', 'alice', '--display-name', 'Alice');
     const list = await cli('principal', 'list');
     expect(list).toEqual([
-      { principalId: 'alice', kind: 'human', displayName: 'Alice', ownerPrincipalIds: [], createdAt: expect.any(String) },
-      { principalId: 'carol', kind: 'human', displayName: 'carol', ownerPrincipalIds: [], createdAt: expect.any(String) },
+      {
+        principalId: 'alice',
+        kind: 'human',
+        displayName: 'Alice',
+        ownerPrincipalIds: [],
+        createdAt: expect.any(String),
+      },
+      {
+        principalId: 'carol',
+        kind: 'human',
+        displayName: 'carol',
+        ownerPrincipalIds: [],
+        createdAt: expect.any(String),
+      },
     ]);
   });
 
@@ -44,28 +56,41 @@ describe('bubble-server principal list, mint-token, revoke-tokens', () => {
     const minted = await cli('principal', 'mint-token', 'alice');
     expect(minted).toEqual({
       principal: created.principal,
-      token: { tokenId: expect.stringMatching(/^tok_/), token: expect.stringMatching(/^bubble_user_[A-Za-z0-9_-]{43,}$/), createdAt: expect.any(String) },
+      token: {
+        tokenId: expect.stringMatching(/^tok_/),
+        token: expect.stringMatching(/^bubble_user_[A-Za-z0-9_-]{43,}$/),
+        createdAt: expect.any(String),
+      },
     });
     expect(minted.token.tokenId).not.toBe(created.token.tokenId);
     const url = await serve().listening;
-    expect((await httpCall(url, 'GET', '/v1/auth/whoami', { token: minted.token.token })).body.principal.principalId).toBe('alice');
-    const bot = await httpCall(url, 'POST', '/v1/principals', { token: minted.token.token, body: { principalId: 'bot-a', kind: 'bot' } });
+    expect(
+      (await httpCall(url, 'GET', '/v1/auth/whoami', { token: minted.token.token })).body.principal.principalId,
+    ).toBe('alice');
+    const bot = await httpCall(url, 'POST', '/v1/principals', {
+      token: minted.token.token,
+      body: { principalId: 'bot-a', kind: 'bot' },
+    });
     const botToken = await cli('principal', 'mint-token', 'bot-a');
     expect(botToken.token.token).toMatch(/^bubble_agent_/);
-    expect((await httpCall(url, 'GET', '/v1/auth/whoami', { token: botToken.token.token })).body.principal.principalId).toBe(bot.body.principal.principalId);
+    expect(
+      (await httpCall(url, 'GET', '/v1/auth/whoami', { token: botToken.token.token })).body.principal.principalId,
+    ).toBe(bot.body.principal.principalId);
 
     const unknown = await runCli(['principal', 'mint-token', 'nobody', '--data', dataDir]).catch((e) => e);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('principal nobody not found');
   });
 
-  it("revokes every token of a principal; a running server refuses them and closes their sockets with 4003", async () => {
+  it('revokes every token of a principal; a running server refuses them and closes their sockets with 4003', async () => {
     const alice = await cli('principal', 'create-human', 'alice');
     const second = await cli('principal', 'mint-token', 'alice');
     const bob = await cli('principal', 'create-human', 'bob');
     const url = await serve().listening;
     const wsUrl = `${url.replace('http', 'ws')}/v1/ws`;
-    const sockets = await Promise.all([alice.token.token, second.token.token].map((t) => TestSocket.authenticated(wsUrl, t)));
+    const sockets = await Promise.all(
+      [alice.token.token, second.token.token].map((t) => TestSocket.authenticated(wsUrl, t)),
+    );
     const bystander = await TestSocket.authenticated(wsUrl, bob.token.token);
     // The token is in the server's cache of good tokens: the revocation must reach that too.
     expect((await httpCall(url, 'GET', '/v1/auth/whoami', { token: alice.token.token })).status).toBe(200);
@@ -86,7 +111,11 @@ describe('bubble-server principal list, mint-token, revoke-tokens', () => {
     expect((await httpCall(url, 'GET', '/v1/auth/whoami', { token: second.token.token })).status).toBe(401);
     expect(await bystander.socket.roundTrip()).toEqual([]);
     bystander.socket.close();
-    expect(await cli('principal', 'revoke-tokens', 'alice')).toEqual({ principalId: 'alice', revokedTokenIds: [], jwtsIssuedBefore: null });
+    expect(await cli('principal', 'revoke-tokens', 'alice')).toEqual({
+      principalId: 'alice',
+      revokedTokenIds: [],
+      jwtsIssuedBefore: null,
+    });
     const unknown = await runCli(['principal', 'revoke-tokens', 'nobody', '--data', dataDir]).catch((e) => e);
     expect(unknown.code).toBe(1);
   });
@@ -102,15 +131,34 @@ describe('bubble-server serve with an identity provider', () => {
   });
 
   it('takes the issuer from flags, advertises it, and accepts its JWTs', async () => {
-    const url = await serve('--oidc-issuer', idp.issuer, '--oidc-audience', idp.audience, '--oidc-client-id', idp.clientId).listening;
-    expect((await httpCall(url, 'GET', '/v1/info')).body.auth).toEqual({ oidc: { issuer: idp.issuer, clientId: idp.clientId, audience: idp.audience } });
+    const url = await serve(
+      '--oidc-issuer',
+      idp.issuer,
+      '--oidc-audience',
+      idp.audience,
+      '--oidc-client-id',
+      idp.clientId,
+    ).listening;
+    expect((await httpCall(url, 'GET', '/v1/info')).body.auth).toEqual({
+      oidc: { issuer: idp.issuer, clientId: idp.clientId, audience: idp.audience },
+    });
     const jwt = (await idp.login('zoe')).accessToken;
-    expect((await httpCall(url, 'GET', '/v1/auth/whoami', { token: jwt })).body.principal).toMatchObject({ principalId: 'zoe', displayName: 'Zoe' });
+    expect((await httpCall(url, 'GET', '/v1/auth/whoami', { token: jwt })).body.principal).toMatchObject({
+      principalId: 'zoe',
+      displayName: 'Zoe',
+    });
     expect((await cli('principal', 'list')).map((p: { principalId: string }) => p.principalId)).toEqual(['zoe']);
   });
 
   it("revoke-tokens ends a person's JWTs too: the server refuses them and closes their sockets with 4003; a new sign-in works", async () => {
-    const url = await serve('--oidc-issuer', idp.issuer, '--oidc-audience', idp.audience, '--oidc-client-id', idp.clientId).listening;
+    const url = await serve(
+      '--oidc-issuer',
+      idp.issuer,
+      '--oidc-audience',
+      idp.audience,
+      '--oidc-client-id',
+      idp.clientId,
+    ).listening;
     const wsUrl = `${url.replace('http', 'ws')}/v1/ws`;
     const jwt = (await idp.login('zoe')).accessToken;
     const whoami = (token: string) => httpCall(url, 'GET', '/v1/auth/whoami', { token });
@@ -126,14 +174,21 @@ describe('bubble-server serve with an identity provider', () => {
 
     const started = Date.now();
     const revoked = await cli('principal', 'revoke-tokens', 'zoe');
-    const closed = await Promise.race([socket.closed, new Promise((resolve) => setTimeout(() => resolve('still open after 5 s'), 5_000))]);
+    const closed = await Promise.race([
+      socket.closed,
+      new Promise((resolve) => setTimeout(() => resolve('still open after 5 s'), 5_000)),
+    ]);
     expect(closed).toEqual({ code: 4003, reason: 'credential revoked' });
     expect((await localSocket.socket.closed).code).toBe(4003);
     expect(Date.now() - started).toBeLessThan(3_000);
     const refused = await whoami(jwt);
     expect(refused.status).toBe(401);
     expect(refused.body.error.message).toContain('revoked');
-    expect(revoked).toEqual({ principalId: 'zoe', revokedTokenIds: [local.body.token.tokenId], jwtsIssuedBefore: expect.any(String) });
+    expect(revoked).toEqual({
+      principalId: 'zoe',
+      revokedTokenIds: [local.body.token.tokenId],
+      jwtsIssuedBefore: expect.any(String),
+    });
     // Nobody else is touched.
     expect(await bystander.socket.roundTrip()).toEqual([]);
     bystander.socket.close();
@@ -151,9 +206,16 @@ describe('bubble-server serve with an identity provider', () => {
 
   it('reads a --config file, a flag winning over it', async () => {
     const file = join(dataDir, 'bubble.json');
-    await writeFile(file, JSON.stringify({ oidc: { issuer: idp.issuer, audience: idp.audience, clientId: 'from-file' } }));
+    await writeFile(
+      file,
+      JSON.stringify({ oidc: { issuer: idp.issuer, audience: idp.audience, clientId: 'from-file' } }),
+    );
     const url = await serve('--config', file, '--oidc-client-id', 'from-flag').listening;
-    expect((await httpCall(url, 'GET', '/v1/info')).body.auth.oidc).toEqual({ issuer: idp.issuer, clientId: 'from-flag', audience: idp.audience });
+    expect((await httpCall(url, 'GET', '/v1/info')).body.auth.oidc).toEqual({
+      issuer: idp.issuer,
+      clientId: 'from-flag',
+      audience: idp.audience,
+    });
   });
 
   it.each([

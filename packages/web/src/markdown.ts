@@ -46,7 +46,8 @@ const marked = new Marked({
     },
     code({ text, lang }) {
       const language = (lang ?? '').trim().split(/\s+/)[0] ?? '';
-      const body = language !== '' && hljs.getLanguage(language) ? hljs.highlight(text, { language }).value : escapeHtml(text);
+      const body =
+        language !== '' && hljs.getLanguage(language) ? hljs.highlight(text, { language }).value : escapeHtml(text);
       const cls = language !== '' ? ` class="hljs language-${escapeHtml(language)}"` : ' class="hljs"';
       return `<pre><code${cls}>${body}</code></pre>\n`;
     },
@@ -61,7 +62,31 @@ const marked = new Marked({
  */
 const PURIFY = {
   USE_PROFILES: { html: true },
-  FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'option', 'label', 'fieldset', 'iframe', 'frame', 'frameset', 'object', 'embed', 'img', 'picture', 'source', 'video', 'audio', 'svg', 'math', 'dialog', 'template'],
+  FORBID_TAGS: [
+    'style',
+    'form',
+    'input',
+    'button',
+    'textarea',
+    'select',
+    'option',
+    'label',
+    'fieldset',
+    'iframe',
+    'frame',
+    'frameset',
+    'object',
+    'embed',
+    'img',
+    'picture',
+    'source',
+    'video',
+    'audio',
+    'svg',
+    'math',
+    'dialog',
+    'template',
+  ],
   FORBID_ATTR: ['style', 'id', 'name', 'srcset', 'action', 'formaction', 'background', 'poster'],
   ALLOW_DATA_ATTR: false,
 };
@@ -75,7 +100,9 @@ function hookLinks(): void {
     // Classes only from highlight.js; any other could dress a message up as the app's own UI.
     const classes = node.getAttribute('class');
     if (classes !== null) {
-      const kept = (node.tagName === 'CODE' || node.tagName === 'SPAN' ? classes.split(/\s+/) : []).filter((c) => /^(hljs(-[a-z0-9_-]+)?|language-[a-z0-9_+-]+)$/i.test(c));
+      const kept = (node.tagName === 'CODE' || node.tagName === 'SPAN' ? classes.split(/\s+/) : []).filter((c) =>
+        /^(hljs(-[a-z0-9_-]+)?|language-[a-z0-9_+-]+)$/i.test(c),
+      );
       if (kept.length > 0) node.setAttribute('class', kept.join(' '));
       else node.removeAttribute('class');
     }

@@ -31,7 +31,12 @@ const IDLE_THREADS = Number(process.env.BENCH_IDLE_THREADS ?? 100);
 const ESSAY_WORDS = 2_000;
 
 const script: Script = [
-  { name: 'essay', match: { text: 'write the essay' }, reply: [{ type: 'text', text: Array.from({ length: ESSAY_WORDS }, (_, i) => `word${i}`).join(' ') }], times: 'always' },
+  {
+    name: 'essay',
+    match: { text: 'write the essay' },
+    reply: [{ type: 'text', text: Array.from({ length: ESSAY_WORDS }, (_, i) => `word${i}`).join(' ') }],
+    times: 'always',
+  },
   { name: 'short', reply: [{ type: 'text', text: 'Short answer here.' }], times: 'always' },
 ];
 
@@ -53,12 +58,25 @@ async function rawSampler(doubleUrl: string, dir: string) {
     { env: { ANTHROPIC_API_KEY: 'sk-bench' }, baseDir: dir, readFile: () => '' },
   );
   if (!config.ok) throw new Error(config.problems.join('; '));
-  const env = buildChildEnv({ path: process.env.PATH ?? '/usr/bin:/bin', configDir: join(dir, 'raw-claude'), credential: { kind: 'api_key', key: 'sk-bench' }, baseUrl: doubleUrl, maxRetries: 0 });
+  const env = buildChildEnv({
+    path: process.env.PATH ?? '/usr/bin:/bin',
+    configDir: join(dir, 'raw-claude'),
+    credential: { kind: 'api_key', key: 'sk-bench' },
+    baseUrl: doubleUrl,
+    maxRetries: 0,
+  });
   let n = 0;
   const open = () => {
     const cwd = join(dir, 'raw-ws', String(n++));
     mkdirSync(cwd, { recursive: true });
-    const options = buildQueryOptions({ config: config.config, threadId: `raw-${n}`, cwd, env, canUseTool: async () => ({ behavior: 'allow' }), isolation: { kind: 'sandbox', privatePaths: [join(dir, 'raw-claude')] } });
+    const options = buildQueryOptions({
+      config: config.config,
+      threadId: `raw-${n}`,
+      cwd,
+      env,
+      canUseTool: async () => ({ behavior: 'allow' }),
+      isolation: { kind: 'sandbox', privatePaths: [join(dir, 'raw-claude')] },
+    });
     const query = startLiveQuery({ options });
     const messages = query.messages[Symbol.asyncIterator]();
     const until = async (done: (m: { type: string }) => boolean): Promise<void> => {
@@ -164,13 +182,18 @@ function follow(client: BubbleClient, threadId: string, botId: string) {
   const parts = new Map<string, number>();
   const controller = new AbortController();
   void (async () => {
-    for await (const event of client.subscribeThread(threadId, { afterSeq: 0, signal: controller.signal }) as AsyncIterable<EventEnvelope>) {
+    for await (const event of client.subscribeThread(threadId, {
+      afterSeq: 0,
+      signal: controller.signal,
+    }) as AsyncIterable<EventEnvelope>) {
       if (event.principalId !== botId) continue;
       const runId = String(event.data.runId);
-      if (event.type === 'run_started') for (const seq of (event.data.replyTo as number[] | undefined) ?? []) replyTo.set(seq, runId);
+      if (event.type === 'run_started')
+        for (const seq of (event.data.replyTo as number[] | undefined) ?? []) replyTo.set(seq, runId);
       if (event.type === 'message_part') {
         parts.set(runId, (parts.get(runId) ?? 0) + 1);
-        if ((event.data.chunk as { type: string }).type === 'text-delta' && !firstDelta.has(runId)) firstDelta.set(runId, performance.now());
+        if ((event.data.chunk as { type: string }).type === 'text-delta' && !firstDelta.has(runId))
+          firstDelta.set(runId, performance.now());
       }
       if (event.type === 'run_finished') finished.add(runId);
     }
@@ -215,15 +238,23 @@ async function main(): Promise<void> {
     for (const id of bots) tokens[id] = (await alice.createBot({ principalId: id })).token.token!;
     const configFor = (id: string) => {
       const path = join(dir, `${id}.json`);
-      writeFileSync(path, JSON.stringify({
-        bubble: { url: server.url, principalId: id, token: { env: 'BOT_TOKEN' } },
-        claude: { workspaceRoot: `./${id}-ws`, configDir: `./${id}-claude`, tools: ['Bash'], maxRetries: 0 },
-        store: { path: `./${id}.db` },
-        logger: { level: 'info' },
-      }));
+      writeFileSync(
+        path,
+        JSON.stringify({
+          bubble: { url: server.url, principalId: id, token: { env: 'BOT_TOKEN' } },
+          claude: { workspaceRoot: `./${id}-ws`, configDir: `./${id}-claude`, tools: ['Bash'], maxRetries: 0 },
+          store: { path: `./${id}.db` },
+          logger: { level: 'info' },
+        }),
+      );
       return path;
     };
-    const envFor = (id: string) => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', BOT_TOKEN: tokens[id]!, ANTHROPIC_API_KEY: 'sk-bench', ANTHROPIC_BASE_URL: double.url });
+    const envFor = (id: string) => ({
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      BOT_TOKEN: tokens[id]!,
+      ANTHROPIC_API_KEY: 'sk-bench',
+      ANTHROPIC_BASE_URL: double.url,
+    });
 
     // Turn latency and appends.
     const bot = startBotProcess(configFor('bot-bench'), envFor('bot-bench'));
@@ -274,7 +305,10 @@ async function main(): Promise<void> {
       const controller = new AbortController();
       let echoes = 0;
       void (async () => {
-        for await (const event of echo.subscribeThread(thread.threadId, { afterSeq: 0, signal: controller.signal }) as AsyncIterable<EventEnvelope>) {
+        for await (const event of echo.subscribeThread(thread.threadId, {
+          afterSeq: 0,
+          signal: controller.signal,
+        }) as AsyncIterable<EventEnvelope>) {
           if (event.principalId !== 'alice' || event.type !== 'run_finished') continue;
           const runId = `echo-${echoes++}`;
           await echo.appendEvents(thread.threadId, [
@@ -324,11 +358,46 @@ async function main(): Promise<void> {
     results.push(
       '| figure | claude-scuba | raw SDK, same run | difference | target | |',
       '|---|---:|---:|---:|---|---|',
-      row(`warm turn: append → first delta on the thread (median of ${warm.length})`, ms(median(warm)), ms(median(raw.warm)), `${warmDiff >= 0 ? '+' : ''}${ms(warmDiff)} (${(median(warm) / median(raw.warm)).toFixed(2)}x)`, 'within 30 ms of raw', warmDiff <= 30),
-      row(`floor: an echo bot's append → its delta on the thread, no Claude (median of ${echoFloor.length})`, ms(median(echoFloor)), '', '', 'for reading the warm figure', true),
-      row(`cold first turn: append → first delta (median of ${cold.length})`, ms(median(cold)), ms(median(raw.cold)), `${coldDiff >= 0 ? '+' : ''}${ms(coldDiff)} (${(median(cold) / median(raw.cold)).toFixed(2)}x)`, 'within 150 ms of raw', coldDiff <= 150),
-      row(`appends for a ${ESSAY_WORDS.toLocaleString('en-US')}-word reply`, `${appends} appends (${parts} message parts)`, `${ESSAY_WORDS} deltas from the SDK`, '', 'under 30', appends < 30),
-      row(`resident memory per joined idle thread (${joined} threads)`, `${perThreadKiB.toFixed(0)} KiB`, `${(rss0 / 1024).toFixed(1)} MiB with no thread`, `${((rss100 - rss0) / 1024).toFixed(1)} MiB for all`, 'under 1 MiB', perThreadKiB < 1024),
+      row(
+        `warm turn: append → first delta on the thread (median of ${warm.length})`,
+        ms(median(warm)),
+        ms(median(raw.warm)),
+        `${warmDiff >= 0 ? '+' : ''}${ms(warmDiff)} (${(median(warm) / median(raw.warm)).toFixed(2)}x)`,
+        'within 30 ms of raw',
+        warmDiff <= 30,
+      ),
+      row(
+        `floor: an echo bot's append → its delta on the thread, no Claude (median of ${echoFloor.length})`,
+        ms(median(echoFloor)),
+        '',
+        '',
+        'for reading the warm figure',
+        true,
+      ),
+      row(
+        `cold first turn: append → first delta (median of ${cold.length})`,
+        ms(median(cold)),
+        ms(median(raw.cold)),
+        `${coldDiff >= 0 ? '+' : ''}${ms(coldDiff)} (${(median(cold) / median(raw.cold)).toFixed(2)}x)`,
+        'within 150 ms of raw',
+        coldDiff <= 150,
+      ),
+      row(
+        `appends for a ${ESSAY_WORDS.toLocaleString('en-US')}-word reply`,
+        `${appends} appends (${parts} message parts)`,
+        `${ESSAY_WORDS} deltas from the SDK`,
+        '',
+        'under 30',
+        appends < 30,
+      ),
+      row(
+        `resident memory per joined idle thread (${joined} threads)`,
+        `${perThreadKiB.toFixed(0)} KiB`,
+        `${(rss0 / 1024).toFixed(1)} MiB with no thread`,
+        `${((rss100 - rss0) / 1024).toFixed(1)} MiB for all`,
+        'under 1 MiB',
+        perThreadKiB < 1024,
+      ),
       '',
       `Warm turn minus the raw SDK minus the floor (what claude-scuba itself adds): ${ms(median(warm) - median(raw.warm) - median(echoFloor))}.`,
       '',
@@ -345,7 +414,7 @@ async function main(): Promise<void> {
     '',
     `Written by \`npm run bench:scuba\` (packages/claude-scuba/src/bench/scuba-bench.ts) on ${new Date().toISOString()}, ${cpus().length} CPUs, Node ${process.version}.`,
     'The bot is the real `claude-scuba` process with the real CLI; the raw SDK baseline runs the same query options in the bench process,',
-    'its samples interleaved with the bot\'s (one raw, then one bot) so both see the same load;',
+    "its samples interleaved with the bot's (one raw, then one bot) so both see the same load;",
     'both talk to the same model double on loopback in the same run. Bot latency is measured by a WebSocket subscriber from the HTTP append',
     "of a human's message to the arrival of the bot's first text-delta event; raw latency from push (cold: from query()) to the first",
     'text_delta stream event.',
@@ -361,14 +430,19 @@ async function main(): Promise<void> {
   const marked = `${begin}\n${section}${end}\n`;
   const current = existsSync(root) ? readFileSync(root, 'utf8') : '# Benchmarks\n\n';
   const at = current.indexOf(begin);
-  const next = at === -1 ? `${current.trimEnd()}\n\n${marked}` : `${current.slice(0, at)}${marked}${current.slice(current.indexOf(end) + end.length + 1)}`;
+  const next =
+    at === -1
+      ? `${current.trimEnd()}\n\n${marked}`
+      : `${current.slice(0, at)}${marked}${current.slice(current.indexOf(end) + end.length + 1)}`;
   writeFileSync(root, next);
 }
 
 main().then(
   () => process.exit(0),
   (error: unknown) => {
-    process.stderr.write(`bench:scuba failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `bench:scuba failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     process.exit(1);
   },
 );

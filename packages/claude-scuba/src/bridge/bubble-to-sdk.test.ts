@@ -12,15 +12,23 @@ const ev = (principalId: string, type: string, data: Record<string, unknown>): E
   data,
   createdAt: '2026-11-29T20:00:00Z',
 });
-const part = (who: string, runId: string, delta: string) => ev(who, 'message_part', { runId, chunk: { type: 'text-delta', id: 't', delta } });
+const part = (who: string, runId: string, delta: string) =>
+  ev(who, 'message_part', { runId, chunk: { type: 'text-delta', id: 't', delta } });
 
 describe('BubbleToSdkDrain', () => {
   it('drops the bot’s own events, reports interrupts, buffers foreign runs until they are final', () => {
     seq = 0;
     const drain = new BubbleToSdkDrain({ selfId: 'bot', displayNames: new Map([['alice', 'Alice']]) });
     expect(drain.observe(ev('bot', 'run_started', { runId: 'b1' }))).toEqual({ kind: 'own' });
-    expect(drain.observe(ev('alice', 'run_interrupt_requested', { runId: 'b1', reason: 'stop' }))).toEqual({ kind: 'interrupt', runId: 'b1', by: 'alice', reason: 'stop' });
-    expect(drain.observe(ev('alice', 'tool_call_approval', { toolCallId: 'x', decision: 'allow' }))).toEqual({ kind: 'other' });
+    expect(drain.observe(ev('alice', 'run_interrupt_requested', { runId: 'b1', reason: 'stop' }))).toEqual({
+      kind: 'interrupt',
+      runId: 'b1',
+      by: 'alice',
+      reason: 'stop',
+    });
+    expect(drain.observe(ev('alice', 'tool_call_approval', { toolCallId: 'x', decision: 'allow' }))).toEqual({
+      kind: 'other',
+    });
     expect(drain.observe(ev('alice', 'run_started', { runId: 'a1' }))).toEqual({ kind: 'buffered' });
     drain.observe(part('alice', 'a1', 'hello'));
     expect(drain.drain()).toBeUndefined();

@@ -70,13 +70,25 @@ export class BubbleToSdkDrain {
    */
   drain(now: number = Date.now()): (DrainPayload & { stale: string[] }) | undefined {
     if (this.#buffer.length === 0) return undefined;
-    const staleRuns = new Set([...this.#lastActivity].filter(([, at]) => at + this.#staleMs <= now).map(([key]) => key));
-    const payload = extractDrainPayload(this.#buffer, { selfPrincipalId: this.#selfId, displayNames: this.#displayNames, staleRuns });
+    const staleRuns = new Set(
+      [...this.#lastActivity].filter(([, at]) => at + this.#staleMs <= now).map(([key]) => key),
+    );
+    const payload = extractDrainPayload(this.#buffer, {
+      selfPrincipalId: this.#selfId,
+      displayNames: this.#displayNames,
+      staleRuns,
+    });
     if (payload.consumedSeqs.length === 0) return undefined;
     this.#buffer = [...payload.remaining];
-    const left = new Set(this.#buffer.map((event) => (typeof event.data['runId'] === 'string' ? runKey(event.principalId, event.data['runId']) : '')));
+    const left = new Set(
+      this.#buffer.map((event) =>
+        typeof event.data['runId'] === 'string' ? runKey(event.principalId, event.data['runId']) : '',
+      ),
+    );
     for (const key of [...this.#lastActivity.keys()]) if (!left.has(key)) this.#lastActivity.delete(key);
-    const stale = payload.parts.filter((part) => staleRuns.has(runKey(part.principalId, part.runId))).map((part) => part.runId);
+    const stale = payload.parts
+      .filter((part) => staleRuns.has(runKey(part.principalId, part.runId)))
+      .map((part) => part.runId);
     return { ...payload, stale };
   }
 }

@@ -11,23 +11,30 @@ import { SecretRefSchema } from '@bubble/engine';
 
 const principalId = z
   .string({ error: 'must be a principal id (a string)' })
-  .regex(PRINCIPAL_ID_PATTERN, 'must be a principal id: 2 to 64 characters of lowercase letters, digits, ".", "_" or "-", starting with a letter or digit');
+  .regex(
+    PRINCIPAL_ID_PATTERN,
+    'must be a principal id: 2 to 64 characters of lowercase letters, digits, ".", "_" or "-", starting with a letter or digit',
+  );
 
-const httpUrl = z
-  .string({ error: 'must be an http(s) URL (a string)' })
-  .refine((value) => {
-    try {
-      const url = new URL(value);
-      return url.protocol === 'http:' || url.protocol === 'https:';
-    } catch {
-      return false;
-    }
-  }, 'must be an http(s) URL such as "http://127.0.0.1:7777"');
+const httpUrl = z.string({ error: 'must be an http(s) URL (a string)' }).refine((value) => {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}, 'must be an http(s) URL such as "http://127.0.0.1:7777"');
 
 const positiveInt = (what: string) =>
-  z.number({ error: `must be a number (${what})` }).int('must be a whole number').positive('must be at least 1');
+  z
+    .number({ error: `must be a number (${what})` })
+    .int('must be a whole number')
+    .positive('must be at least 1');
 const nonNegativeInt = (what: string) =>
-  z.number({ error: `must be a number (${what})` }).int('must be a whole number').nonnegative('must be 0 or more');
+  z
+    .number({ error: `must be a number (${what})` })
+    .int('must be a whole number')
+    .nonnegative('must be 0 or more');
 const path = z.string({ error: 'must be a path (a string)' }).min(1, 'must not be empty');
 
 export const PERMISSION_MODES = ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'] as const;
@@ -48,41 +55,51 @@ export const BubbleSectionSchema = z.object(
   { error: 'must be an object with url, principalId and token' },
 );
 
-export const ClaudeSectionSchema = z.object({
-  /** Omitted: the engine's own default model. */
-  model: z.string({ error: 'must be a model name (a string)' }).min(1, 'must not be empty').optional(),
-  /** Each thread works in `<workspaceRoot>/<threadId>`, fixed once per thread. */
-  workspaceRoot: path.default('./.scuba/workspaces'),
-  /** The CLI's private config home (CLAUDE_CONFIG_DIR): transcripts live here, so persist it. */
-  configDir: path.default('./.scuba/claude'),
-  /** Claude Code's own system prompt, with this text appended. */
-  systemPrompt: z
-    .object({ append: z.string({ error: 'must be a string' }).optional() }, { error: 'must be an object like {"append": "…"}' })
-    .default({}),
-  /** The base tool set. Omitted: the CLI's default set. `[]`: no built-in tools. */
-  tools: z.array(z.string({ error: 'must be a tool name (a string)' }).min(1, 'must not be empty'), { error: 'must be a list of tool names' }).optional(),
-  permissionMode: oneOf(PERMISSION_MODES).default('default'),
-  maxTurns: positiveInt('model round-trips per turn').default(40),
-  /** CLAUDE_CODE_MAX_RETRIES for the CLI (its own default of 10 means minutes of silent retries). */
-  maxRetries: nonNegativeInt('API retries').default(2),
-  /** The engine's credential; omitted: CLAUDE_CODE_OAUTH_TOKEN or ANTHROPIC_API_KEY from the environment. */
-  oauthToken: SecretRefSchema.optional(),
-  apiKey: SecretRefSchema.optional(),
-  /** The Messages API endpoint; omitted: ANTHROPIC_BASE_URL from the environment, else Anthropic's. */
-  baseUrl: httpUrl.optional(),
-  /**
-   * Claude Code's own sandbox (bubblewrap on Linux) around every command its tools run.
-   * On by default; where it cannot start, the bot runs no tools at all. `false` is an
-   * explicit opt-out: commands then run as the bot's own user, with its files in reach.
-   */
-  sandbox: z.boolean({ error: 'must be true or false' }).default(true),
-  /**
-   * More paths no tool may read or change, beside the bot's own files (the
-   * config's folder, the state database, the CLI's home, every workspace but
-   * the thread's, the user's home): a server's data folder on the same machine, say.
-   */
-  privatePaths: z.array(path, { error: 'must be a list of paths' }).default([]),
-}, { error: 'must be an object' });
+export const ClaudeSectionSchema = z.object(
+  {
+    /** Omitted: the engine's own default model. */
+    model: z.string({ error: 'must be a model name (a string)' }).min(1, 'must not be empty').optional(),
+    /** Each thread works in `<workspaceRoot>/<threadId>`, fixed once per thread. */
+    workspaceRoot: path.default('./.scuba/workspaces'),
+    /** The CLI's private config home (CLAUDE_CONFIG_DIR): transcripts live here, so persist it. */
+    configDir: path.default('./.scuba/claude'),
+    /** Claude Code's own system prompt, with this text appended. */
+    systemPrompt: z
+      .object(
+        { append: z.string({ error: 'must be a string' }).optional() },
+        { error: 'must be an object like {"append": "…"}' },
+      )
+      .default({}),
+    /** The base tool set. Omitted: the CLI's default set. `[]`: no built-in tools. */
+    tools: z
+      .array(z.string({ error: 'must be a tool name (a string)' }).min(1, 'must not be empty'), {
+        error: 'must be a list of tool names',
+      })
+      .optional(),
+    permissionMode: oneOf(PERMISSION_MODES).default('default'),
+    maxTurns: positiveInt('model round-trips per turn').default(40),
+    /** CLAUDE_CODE_MAX_RETRIES for the CLI (its own default of 10 means minutes of silent retries). */
+    maxRetries: nonNegativeInt('API retries').default(2),
+    /** The engine's credential; omitted: CLAUDE_CODE_OAUTH_TOKEN or ANTHROPIC_API_KEY from the environment. */
+    oauthToken: SecretRefSchema.optional(),
+    apiKey: SecretRefSchema.optional(),
+    /** The Messages API endpoint; omitted: ANTHROPIC_BASE_URL from the environment, else Anthropic's. */
+    baseUrl: httpUrl.optional(),
+    /**
+     * Claude Code's own sandbox (bubblewrap on Linux) around every command its tools run.
+     * On by default; where it cannot start, the bot runs no tools at all. `false` is an
+     * explicit opt-out: commands then run as the bot's own user, with its files in reach.
+     */
+    sandbox: z.boolean({ error: 'must be true or false' }).default(true),
+    /**
+     * More paths no tool may read or change, beside the bot's own files (the
+     * config's folder, the state database, the CLI's home, every workspace but
+     * the thread's, the user's home): a server's data folder on the same machine, say.
+     */
+    privatePaths: z.array(path, { error: 'must be a list of paths' }).default([]),
+  },
+  { error: 'must be an object' },
+);
 
 /**
  * Who may answer the bot's parked tool calls, among the people on the thread:
@@ -93,53 +110,74 @@ export const ClaudeSectionSchema = z.object({
  */
 export const APPROVER_POLICIES = ['bot_owners', 'thread_owners', 'participants'] as const;
 
-export const ApprovalsSectionSchema = z.object({
-  approvers: z
-    .union([z.enum([...APPROVER_POLICIES, 'owners']), z.array(principalId).min(1, 'must name at least one principal')], {
-      error: 'must be "bot_owners", "thread_owners", "participants" or a list of principal ids',
-    })
-    .default('bot_owners'),
-  timeoutSeconds: positiveInt('seconds').default(600),
-}, { error: 'must be an object' });
+export const ApprovalsSectionSchema = z.object(
+  {
+    approvers: z
+      .union(
+        [z.enum([...APPROVER_POLICIES, 'owners']), z.array(principalId).min(1, 'must name at least one principal')],
+        {
+          error: 'must be "bot_owners", "thread_owners", "participants" or a list of principal ids',
+        },
+      )
+      .default('bot_owners'),
+    timeoutSeconds: positiveInt('seconds').default(600),
+  },
+  { error: 'must be an object' },
+);
 
 /** An approver policy as the bot runs it (`owners` already read as `bot_owners`). */
 export type ApproverPolicy = (typeof APPROVER_POLICIES)[number] | readonly string[];
 
-export const TurnsSectionSchema = z.object({
-  steer: z.boolean({ error: 'must be true or false' }).default(true),
-  respondTo: oneOf(RESPOND_TO).default('all'),
-  /** Bot turns in a row that answer only bots, counted on the thread whichever bots take them. */
-  maxBotOnlyTurns: nonNegativeInt('turns').default(3),
-  /**
-   * A foreign run (someone's message) that has had no event for this long is
-   * taken as it stands, as if finished: a browser closed mid-message must not
-   * keep the bot from answering, or from settling what came after it.
-   */
-  staleRunSeconds: positiveInt('seconds').default(300),
-}, { error: 'must be an object' });
+export const TurnsSectionSchema = z.object(
+  {
+    steer: z.boolean({ error: 'must be true or false' }).default(true),
+    respondTo: oneOf(RESPOND_TO).default('all'),
+    /** Bot turns in a row that answer only bots, counted on the thread whichever bots take them. */
+    maxBotOnlyTurns: nonNegativeInt('turns').default(3),
+    /**
+     * A foreign run (someone's message) that has had no event for this long is
+     * taken as it stands, as if finished: a browser closed mid-message must not
+     * keep the bot from answering, or from settling what came after it.
+     */
+    staleRunSeconds: positiveInt('seconds').default(300),
+  },
+  { error: 'must be an object' },
+);
 
-export const BacklogSectionSchema = z.object({
-  onFirstJoin: oneOf(ON_FIRST_JOIN).default('since_joined'),
-  onResume: oneOf(ON_RESUME).default('catch_up'),
-  maxReplay: nonNegativeInt('events').default(50),
-}, { error: 'must be an object' });
+export const BacklogSectionSchema = z.object(
+  {
+    onFirstJoin: oneOf(ON_FIRST_JOIN).default('since_joined'),
+    onResume: oneOf(ON_RESUME).default('catch_up'),
+    maxReplay: nonNegativeInt('events').default(50),
+  },
+  { error: 'must be an object' },
+);
 
-export const LimitsSectionSchema = z.object({
-  maxActiveQueries: positiveInt('CLI processes').default(8),
-  idleQueryTimeoutSeconds: positiveInt('seconds').default(900),
-  /** After Claude fails to start or dies, the next start waits 1 s, then 2 s, 4 s, … up to this. */
-  restartBackoffMaxSeconds: positiveInt('seconds').default(60),
-}, { error: 'must be an object' });
+export const LimitsSectionSchema = z.object(
+  {
+    maxActiveQueries: positiveInt('CLI processes').default(8),
+    idleQueryTimeoutSeconds: positiveInt('seconds').default(900),
+    /** After Claude fails to start or dies, the next start waits 1 s, then 2 s, 4 s, … up to this. */
+    restartBackoffMaxSeconds: positiveInt('seconds').default(60),
+  },
+  { error: 'must be an object' },
+);
 
-export const StoreSectionSchema = z.object({
-  /** A SQLite file, or ":memory:" (then a restart forgets every checkpoint). */
-  path: path.default('./.scuba/state.db'),
-}, { error: 'must be an object' });
+export const StoreSectionSchema = z.object(
+  {
+    /** A SQLite file, or ":memory:" (then a restart forgets every checkpoint). */
+    path: path.default('./.scuba/state.db'),
+  },
+  { error: 'must be an object' },
+);
 
-export const LoggerSectionSchema = z.object({
-  level: oneOf(LOG_LEVELS).default('info'),
-  pretty: z.boolean({ error: 'must be true or false' }).default(false),
-}, { error: 'must be an object' });
+export const LoggerSectionSchema = z.object(
+  {
+    level: oneOf(LOG_LEVELS).default('info'),
+    pretty: z.boolean({ error: 'must be true or false' }).default(false),
+  },
+  { error: 'must be an object' },
+);
 
 export const ScubaConfigFileSchema = z.object(
   {

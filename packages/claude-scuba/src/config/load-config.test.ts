@@ -36,7 +36,10 @@ describe('loadConfigFile', () => {
     write('token', 'bubble_agent_fromfile\n');
     const path = write(
       'scuba.json',
-      JSON.stringify({ bubble: { url: 'http://127.0.0.1:1', principalId: 'bot-a', token: { file: 'token' } }, store: { path: 'state/db.sqlite' } }),
+      JSON.stringify({
+        bubble: { url: 'http://127.0.0.1:1', principalId: 'bot-a', token: { file: 'token' } },
+        store: { path: 'state/db.sqlite' },
+      }),
     );
     const loaded = loadConfigFile(path, { env });
     expect(loaded.path).toBe(path);
@@ -56,7 +59,9 @@ describe('loadConfigFile', () => {
 
   it('says when the path is a directory', () => {
     mkdirSync(join(dir, 'd'));
-    expect(failure(() => loadConfigFile(join(dir, 'd'), { env })).message).toBe(`the config file ${join(dir, 'd')} is a directory`);
+    expect(failure(() => loadConfigFile(join(dir, 'd'), { env })).message).toBe(
+      `the config file ${join(dir, 'd')} is a directory`,
+    );
   });
 
   it('says when the file is not JSON', () => {
@@ -67,7 +72,10 @@ describe('loadConfigFile', () => {
   });
 
   it('lists every problem in the message', () => {
-    const path = write('scuba.json', JSON.stringify({ bubble: { url: 'nope', principalId: 'bot-a' }, turns: { steer: 1 } }));
+    const path = write(
+      'scuba.json',
+      JSON.stringify({ bubble: { url: 'nope', principalId: 'bot-a' }, turns: { steer: 1 } }),
+    );
     expect(failure(() => loadConfigFile(path, { env }))).toEqual({
       code: 'config_invalid',
       message: [

@@ -29,7 +29,8 @@ export interface LoadedConfig {
 export function loadConfigFile(file: string, options: LoadConfigOptions): LoadedConfig {
   const readFile = options.readFile ?? ((p: string) => readFileSync(p, 'utf8'));
   const read = readConfigJson(file, readFile);
-  if (!read.ok) throw new ScubaError('config_unreadable', read.problem, { cause: read.cause, problems: [read.problem] });
+  if (!read.ok)
+    throw new ScubaError('config_unreadable', read.problem, { cause: read.cause, problems: [read.problem] });
   const { path, json } = read;
   const resolved = resolveConfig(json, {
     env: options.env,
@@ -37,6 +38,9 @@ export function loadConfigFile(file: string, options: LoadConfigOptions): Loaded
     readFile,
     ...(options.isRoot === undefined ? {} : { isRoot: options.isRoot }),
   });
-  if (!resolved.ok) throw new ScubaError('config_invalid', describeConfigProblems(path, resolved.problems), { problems: resolved.problems });
+  if (!resolved.ok)
+    throw new ScubaError('config_invalid', describeConfigProblems(path, resolved.problems), {
+      problems: resolved.problems,
+    });
   return { config: resolved.config, warnings: resolved.warnings, path };
 }

@@ -89,7 +89,10 @@ describe('resolveConfig: good configs', () => {
   it('takes claude.sandbox false as the explicit opt-out, and refuses a non-boolean', () => {
     const off = resolveConfig({ bubble, claude: { sandbox: false } }, ctx());
     expect(off.ok && off.config.claude.sandbox).toBe(false);
-    expect(resolveConfig({ bubble, claude: { sandbox: 'no' } }, ctx())).toEqual({ ok: false, problems: ['claude.sandbox must be true or false (got "no")'] });
+    expect(resolveConfig({ bubble, claude: { sandbox: 'no' } }, ctx())).toEqual({
+      ok: false,
+      problems: ['claude.sandbox must be true or false (got "no")'],
+    });
   });
 
   it.each([
@@ -107,7 +110,13 @@ describe('resolveConfig: good configs', () => {
   it.each([
     ['OAuth token from the env wins over an API key', { CLAUDE_CODE_OAUTH_TOKEN: 'oat' }, {}, 'oauth', 'oat'],
     ['API key from the env', {}, {}, 'api_key', 'sk-env'],
-    ['claude.apiKey from a file overrides the env', { CLAUDE_CODE_OAUTH_TOKEN: 'oat' }, { apiKey: { file: '/abs/key.txt' } }, 'api_key', 'sk-from-file'],
+    [
+      'claude.apiKey from a file overrides the env',
+      { CLAUDE_CODE_OAUTH_TOKEN: 'oat' },
+      { apiKey: { file: '/abs/key.txt' } },
+      'api_key',
+      'sk-from-file',
+    ],
     ['claude.oauthToken from another env var', {}, { oauthToken: { env: 'MY_OAT' } }, 'oauth', 'oat-2'],
   ])('credential: %s', (_name, env, claude, kind, value) => {
     const result = resolveConfig({ bubble, claude }, ctx({ ...env, MY_OAT: 'oat-2' }));
@@ -120,14 +129,22 @@ describe('resolveConfig: good configs', () => {
 
   it('takes the base URL from the config, else ANTHROPIC_BASE_URL', () => {
     const fromEnv = resolveConfig({ bubble }, ctx({ ANTHROPIC_BASE_URL: 'http://127.0.0.1:8787' }));
-    const fromConfig = resolveConfig({ bubble, claude: { baseUrl: 'http://10.0.0.1:1' } }, ctx({ ANTHROPIC_BASE_URL: 'http://127.0.0.1:8787' }));
+    const fromConfig = resolveConfig(
+      { bubble, claude: { baseUrl: 'http://10.0.0.1:1' } },
+      ctx({ ANTHROPIC_BASE_URL: 'http://127.0.0.1:8787' }),
+    );
     expect(fromEnv.ok && fromEnv.config.claude.baseUrl).toBe('http://127.0.0.1:8787');
     expect(fromConfig.ok && fromConfig.config.claude.baseUrl).toBe('http://10.0.0.1:1');
   });
 
   it('accepts a list of approvers, absolute paths and an in-memory store', () => {
     const result = resolveConfig(
-      { bubble, approvals: { approvers: ['alice', 'bob'] }, claude: { workspaceRoot: '/srv/ws' }, store: { path: ':memory:' } },
+      {
+        bubble,
+        approvals: { approvers: ['alice', 'bob'] },
+        claude: { workspaceRoot: '/srv/ws' },
+        store: { path: ':memory:' },
+      },
       ctx(),
     );
     expect(result.ok).toBe(true);
@@ -175,12 +192,19 @@ describe('resolveConfig: mistakes, each listed in plain words', () => {
       {},
       ['bubble.url is missing', 'bubble.token is missing'],
     ],
-    ['a non-http url', { bubble: { ...bubble, url: 'ftp://x' } }, {}, ['bubble.url must be an http(s) URL such as "http://127.0.0.1:7777" (got "ftp://x")']],
+    [
+      'a non-http url',
+      { bubble: { ...bubble, url: 'ftp://x' } },
+      {},
+      ['bubble.url must be an http(s) URL such as "http://127.0.0.1:7777" (got "ftp://x")'],
+    ],
     [
       'a bad principal id',
       { bubble: { ...bubble, principalId: 'Bot!' } },
       {},
-      ['bubble.principalId must be a principal id: 2 to 64 characters of lowercase letters, digits, ".", "_" or "-", starting with a letter or digit (got "Bot!")'],
+      [
+        'bubble.principalId must be a principal id: 2 to 64 characters of lowercase letters, digits, ".", "_" or "-", starting with a letter or digit (got "Bot!")',
+      ],
     ],
     [
       'a token with both env and file',
@@ -188,39 +212,115 @@ describe('resolveConfig: mistakes, each listed in plain words', () => {
       {},
       ['bubble.token must be {"env": "NAME"} or {"file": "path"} (or the secret itself as a non-empty string)'],
     ],
-    ['a token env var that is not set', { bubble: { ...bubble, token: { env: 'NOPE' } } }, {}, ['bubble.token: the environment variable NOPE is not set']],
-    ['a token env var that is empty', { bubble: { ...bubble, token: { env: 'EMPTY' } } }, { EMPTY: ' ' }, ['bubble.token: the environment variable EMPTY is empty']],
-    ['a token file that does not exist', { bubble: { ...bubble, token: { file: 'missing.txt' } } }, {}, ['bubble.token: the file /cfg/missing.txt does not exist']],
-    ['a token file that is empty', { bubble: { ...bubble, token: { file: 'empty.txt' } } }, {}, ['bubble.token: the file /cfg/empty.txt is empty']],
+    [
+      'a token env var that is not set',
+      { bubble: { ...bubble, token: { env: 'NOPE' } } },
+      {},
+      ['bubble.token: the environment variable NOPE is not set'],
+    ],
+    [
+      'a token env var that is empty',
+      { bubble: { ...bubble, token: { env: 'EMPTY' } } },
+      { EMPTY: ' ' },
+      ['bubble.token: the environment variable EMPTY is empty'],
+    ],
+    [
+      'a token file that does not exist',
+      { bubble: { ...bubble, token: { file: 'missing.txt' } } },
+      {},
+      ['bubble.token: the file /cfg/missing.txt does not exist'],
+    ],
+    [
+      'a token file that is empty',
+      { bubble: { ...bubble, token: { file: 'empty.txt' } } },
+      {},
+      ['bubble.token: the file /cfg/empty.txt is empty'],
+    ],
     [
       'a wrong permission mode',
       { bubble, claude: { permissionMode: 'yolo' } },
       {},
-      ['claude.permissionMode must be one of "default", "acceptEdits", "plan", "dontAsk", "bypassPermissions" (got "yolo")'],
+      [
+        'claude.permissionMode must be one of "default", "acceptEdits", "plan", "dontAsk", "bypassPermissions" (got "yolo")',
+      ],
     ],
-    ['a fractional maxTurns', { bubble, claude: { maxTurns: 2.5 } }, {}, ['claude.maxTurns must be a whole number (got 2.5)']],
-    ['maxTurns as a string', { bubble, claude: { maxTurns: '40' } }, {}, ['claude.maxTurns must be a number (model round-trips per turn) (got "40")']],
-    ['tools not a list', { bubble, claude: { tools: 'Read' } }, {}, ['claude.tools must be a list of tool names (got "Read")']],
-    ['an empty approver list', { bubble, approvals: { approvers: [] } }, {}, ['approvals.approvers must name at least one principal (got an empty list)']],
+    [
+      'a fractional maxTurns',
+      { bubble, claude: { maxTurns: 2.5 } },
+      {},
+      ['claude.maxTurns must be a whole number (got 2.5)'],
+    ],
+    [
+      'maxTurns as a string',
+      { bubble, claude: { maxTurns: '40' } },
+      {},
+      ['claude.maxTurns must be a number (model round-trips per turn) (got "40")'],
+    ],
+    [
+      'tools not a list',
+      { bubble, claude: { tools: 'Read' } },
+      {},
+      ['claude.tools must be a list of tool names (got "Read")'],
+    ],
+    [
+      'an empty approver list',
+      { bubble, approvals: { approvers: [] } },
+      {},
+      ['approvals.approvers must name at least one principal (got an empty list)'],
+    ],
     [
       'a wrong approver keyword',
       { bubble, approvals: { approvers: 'everyone' } },
       {},
-      ['approvals.approvers must be "bot_owners", "thread_owners", "participants" or a list of principal ids (got "everyone")'],
+      [
+        'approvals.approvers must be "bot_owners", "thread_owners", "participants" or a list of principal ids (got "everyone")',
+      ],
     ],
-    ['a zero timeout', { bubble, approvals: { timeoutSeconds: 0 } }, {}, ['approvals.timeoutSeconds must be at least 1 (got 0)']],
+    [
+      'a zero timeout',
+      { bubble, approvals: { timeoutSeconds: 0 } },
+      {},
+      ['approvals.timeoutSeconds must be at least 1 (got 0)'],
+    ],
     ['steer as a string', { bubble, turns: { steer: 'yes' } }, {}, ['turns.steer must be true or false (got "yes")']],
-    ['a wrong respondTo', { bubble, turns: { respondTo: 'everyone' } }, {}, ['turns.respondTo must be one of "all", "mentions", "humans" (got "everyone")']],
-    ['a negative maxBotOnlyTurns', { bubble, turns: { maxBotOnlyTurns: -1 } }, {}, ['turns.maxBotOnlyTurns must be 0 or more (got -1)']],
-    ['a wrong backlog policy', { bubble, backlog: { onResume: 'since_joined' } }, {}, ['backlog.onResume must be one of "catch_up", "skip_to_head" (got "since_joined")']],
-    ['zero maxActiveQueries', { bubble, limits: { maxActiveQueries: 0 } }, {}, ['limits.maxActiveQueries must be at least 1 (got 0)']],
+    [
+      'a wrong respondTo',
+      { bubble, turns: { respondTo: 'everyone' } },
+      {},
+      ['turns.respondTo must be one of "all", "mentions", "humans" (got "everyone")'],
+    ],
+    [
+      'a negative maxBotOnlyTurns',
+      { bubble, turns: { maxBotOnlyTurns: -1 } },
+      {},
+      ['turns.maxBotOnlyTurns must be 0 or more (got -1)'],
+    ],
+    [
+      'a wrong backlog policy',
+      { bubble, backlog: { onResume: 'since_joined' } },
+      {},
+      ['backlog.onResume must be one of "catch_up", "skip_to_head" (got "since_joined")'],
+    ],
+    [
+      'zero maxActiveQueries',
+      { bubble, limits: { maxActiveQueries: 0 } },
+      {},
+      ['limits.maxActiveQueries must be at least 1 (got 0)'],
+    ],
     ['an empty store path', { bubble, store: { path: '' } }, {}, ['store.path must not be empty (got "")']],
-    ['a wrong log level', { bubble, logger: { level: 'loud' } }, {}, ['logger.level must be one of "fatal", "error", "warn", "info", "debug", "trace", "silent" (got "loud")']],
+    [
+      'a wrong log level',
+      { bubble, logger: { level: 'loud' } },
+      {},
+      ['logger.level must be one of "fatal", "error", "warn", "info", "debug", "trace", "silent" (got "loud")'],
+    ],
     [
       'no Claude credential anywhere',
       { bubble },
       { ANTHROPIC_API_KEY: '' },
-      ['no Claude credential: set CLAUDE_CODE_OAUTH_TOKEN or ANTHROPIC_API_KEY, or name one as claude.oauthToken or claude.apiKey'],
+      [
+        'no Claude credential: set CLAUDE_CODE_OAUTH_TOKEN or ANTHROPIC_API_KEY, or name one as claude.oauthToken or claude.apiKey',
+      ],
     ],
     [
       'both credentials named',
@@ -228,7 +328,12 @@ describe('resolveConfig: mistakes, each listed in plain words', () => {
       { A: 'a', B: 'b' },
       ['claude.oauthToken and claude.apiKey are both set; name one credential'],
     ],
-    ['a bad ANTHROPIC_BASE_URL', { bubble }, { ANTHROPIC_BASE_URL: 'localhost:8787' }, ['the environment variable ANTHROPIC_BASE_URL must be an http(s) URL (got "localhost:8787")']],
+    [
+      'a bad ANTHROPIC_BASE_URL',
+      { bubble },
+      { ANTHROPIC_BASE_URL: 'localhost:8787' },
+      ['the environment variable ANTHROPIC_BASE_URL must be an http(s) URL (got "localhost:8787")'],
+    ],
   ])('%s', (_name, input, env, problems) => {
     expect(resolveConfig(input, ctx(env))).toEqual({ ok: false, problems });
   });
@@ -265,12 +370,19 @@ describe('resolveConfig: mistakes, each listed in plain words', () => {
 
   it('never puts a secret value in a problem, a warning or the printed config', () => {
     const secretValue = 'bubble_agent_TOPSECRET';
-    const bad = resolveConfig({ bubble: { ...bubble, token: 12345, url: secretValue } }, ctx({ BOT_TOKEN: secretValue }));
+    const bad = resolveConfig(
+      { bubble: { ...bubble, token: 12345, url: secretValue } },
+      ctx({ BOT_TOKEN: secretValue }),
+    );
     expect(bad.ok).toBe(false);
     if (!bad.ok) expect(bad.problems.join('\n')).not.toContain('12345');
     const good = resolveConfig({ bubble: { ...bubble, token: secretValue } }, ctx());
     if (!good.ok) throw new Error('expected ok');
-    const printed = [JSON.stringify(good.config), inspect(good.config, { depth: 10 }), String(good.config.bubble.token)].join('\n');
+    const printed = [
+      JSON.stringify(good.config),
+      inspect(good.config, { depth: 10 }),
+      String(good.config.bubble.token),
+    ].join('\n');
     expect(printed).not.toContain('TOPSECRET');
     expect(printed).not.toContain('sk-env');
   });

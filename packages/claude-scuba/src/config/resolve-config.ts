@@ -32,9 +32,7 @@ export interface ResolveContext {
   isRoot?: boolean;
 }
 
-export type ResolveResult =
-  | { ok: true; config: ScubaConfig; warnings: string[] }
-  | { ok: false; problems: string[] };
+export type ResolveResult = { ok: true; config: ScubaConfig; warnings: string[] } | { ok: false; problems: string[] };
 
 /**
  * Validates a parsed JSON value as a config, resolving secrets and paths in
@@ -52,20 +50,28 @@ export function resolveConfig(input: unknown, context: ResolveContext): ResolveR
   const credential = resolveCredential(file.claude, context.env, secret, problems);
   const baseUrl = file.claude.baseUrl ?? nonEmpty(context.env.ANTHROPIC_BASE_URL);
   if (file.claude.baseUrl === undefined && baseUrl !== undefined && !/^https?:\/\/\S+$/.test(baseUrl)) {
-    problems.push(`the environment variable ANTHROPIC_BASE_URL must be an http(s) URL (got ${JSON.stringify(baseUrl)})`);
+    problems.push(
+      `the environment variable ANTHROPIC_BASE_URL must be an http(s) URL (got ${JSON.stringify(baseUrl)})`,
+    );
   }
   if (file.claude.permissionMode === 'bypassPermissions' && context.env.IS_SANDBOX !== '1' && context.isRoot === true) {
     problems.push('claude.permissionMode "bypassPermissions" does not work as root unless IS_SANDBOX=1 is set');
   }
-  if (problems.length > 0 || token === undefined || credential === undefined) return { ok: false, problems: [...problems, ...warnings] };
+  if (problems.length > 0 || token === undefined || credential === undefined)
+    return { ok: false, problems: [...problems, ...warnings] };
   if (file.approvals.approvers === 'owners') {
-    warnings.push('approvals.approvers "owners" is read as "bot_owners" (the bot\'s own owners on the thread); write "thread_owners" to let the thread\'s owners approve');
+    warnings.push(
+      'approvals.approvers "owners" is read as "bot_owners" (the bot\'s own owners on the thread); write "thread_owners" to let the thread\'s owners approve',
+    );
   }
 
   const { oauthToken: _o, apiKey: _a, baseUrl: _b, tools, ...claude } = file.claude;
   const config: ScubaConfig = {
     ...file,
-    approvals: { ...file.approvals, approvers: file.approvals.approvers === 'owners' ? 'bot_owners' : file.approvals.approvers },
+    approvals: {
+      ...file.approvals,
+      approvers: file.approvals.approvers === 'owners' ? 'bot_owners' : file.approvals.approvers,
+    },
     bubble: { url: file.bubble.url.replace(/\/+$/, ''), principalId: file.bubble.principalId, token },
     claude: {
       ...claude,
@@ -100,9 +106,13 @@ function resolveCredential(
     return key && { kind: 'api_key', key };
   }
   // Seed 004: the OAuth token (a subscription) is the intended credential, so it wins over an API key.
-  if (nonEmpty(env.CLAUDE_CODE_OAUTH_TOKEN) !== undefined) return { kind: 'oauth', token: secret({ env: 'CLAUDE_CODE_OAUTH_TOKEN' }, 'claude credential')! };
-  if (nonEmpty(env.ANTHROPIC_API_KEY) !== undefined) return { kind: 'api_key', key: secret({ env: 'ANTHROPIC_API_KEY' }, 'claude credential')! };
-  problems.push('no Claude credential: set CLAUDE_CODE_OAUTH_TOKEN or ANTHROPIC_API_KEY, or name one as claude.oauthToken or claude.apiKey');
+  if (nonEmpty(env.CLAUDE_CODE_OAUTH_TOKEN) !== undefined)
+    return { kind: 'oauth', token: secret({ env: 'CLAUDE_CODE_OAUTH_TOKEN' }, 'claude credential')! };
+  if (nonEmpty(env.ANTHROPIC_API_KEY) !== undefined)
+    return { kind: 'api_key', key: secret({ env: 'ANTHROPIC_API_KEY' }, 'claude credential')! };
+  problems.push(
+    'no Claude credential: set CLAUDE_CODE_OAUTH_TOKEN or ANTHROPIC_API_KEY, or name one as claude.oauthToken or claude.apiKey',
+  );
   return undefined;
 }
 

@@ -43,7 +43,13 @@ export class ApprovalAnnouncer {
     const { output, isParked, clock } = this.#options;
     const parked = () => isParked(request.toolCallId);
     let where = output.locateToolCall(request.toolCallId);
-    for (let waited = 0; waited < LOCATE_WAIT_MS && parked() && (where === undefined || (where.subagent !== undefined && where.childThreadId === undefined)); waited += LOCATE_STEP_MS) {
+    for (
+      let waited = 0;
+      waited < LOCATE_WAIT_MS &&
+      parked() &&
+      (where === undefined || (where.subagent !== undefined && where.childThreadId === undefined));
+      waited += LOCATE_STEP_MS
+    ) {
       await new Promise<void>((resolve) => clock.setTimeout(resolve, LOCATE_STEP_MS));
       where = output.locateToolCall(request.toolCallId);
     }
@@ -68,7 +74,15 @@ export class ApprovalAnnouncer {
     }
     events.push({
       type: 'message_part',
-      data: { runId, chunk: { type: 'tool-approval-request', approvalId: request.toolCallId, toolCallId: request.toolCallId, providerMetadata: { bubble } } },
+      data: {
+        runId,
+        chunk: {
+          type: 'tool-approval-request',
+          approvalId: request.toolCallId,
+          toolCallId: request.toolCallId,
+          providerMetadata: { bubble },
+        },
+      },
       clientEventId: `${runId}:approval-request:${request.toolCallId}`,
     });
     this.#options.send(this.#options.threadId, events);
@@ -96,7 +110,12 @@ export class ApprovalAnnouncer {
     const data =
       stop === undefined
         ? { runId, status: 'completed' as const }
-        : { runId, status: 'interrupted' as const, interruptedBy: stop.by, ...(stop.reason !== undefined ? { interruptReason: stop.reason } : {}) };
+        : {
+            runId,
+            status: 'interrupted' as const,
+            interruptedBy: stop.by,
+            ...(stop.reason !== undefined ? { interruptReason: stop.reason } : {}),
+          };
     this.#options.send(this.#options.threadId, [{ type: 'run_finished', data, clientEventId: `${runId}:finish` }]);
   }
 }

@@ -2,7 +2,15 @@ import type { Role } from '@bubble/protocol';
 import { describe, expect, it } from 'vitest';
 import { isScubaError } from '../errors.js';
 import { FakeClock } from '../testing/fake-clock.js';
-import { ApprovalRegistry, approversOnThread, isAllowedApprover, noApproverMessage, type ApprovalDecision, type ApproverPolicy, type ParkedCall } from './approval-registry.js';
+import {
+  ApprovalRegistry,
+  approversOnThread,
+  isAllowedApprover,
+  noApproverMessage,
+  type ApprovalDecision,
+  type ApproverPolicy,
+  type ParkedCall,
+} from './approval-registry.js';
 
 const roles = new Map<string, Role>([
   ['alice', 'owner'],
@@ -37,7 +45,10 @@ describe('isAllowedApprover', () => {
   });
 
   it('a thread owner is no approver of a bot she does not own (the Mallory case)', () => {
-    const mallorys = new Map<string, Role>([['mallory', 'owner'], ['bot-research', 'member']]);
+    const mallorys = new Map<string, Role>([
+      ['mallory', 'owner'],
+      ['bot-research', 'member'],
+    ]);
     expect(isAllowedApprover('bot_owners', 'mallory', { ...context, roles: mallorys })).toBe(false);
     expect(approversOnThread('bot_owners', { ...context, roles: mallorys })).toEqual([]);
   });
@@ -55,14 +66,40 @@ describe('approversOnThread and noApproverMessage', () => {
 
   const nameOf = (id: string) => ({ bob: 'Bob', dave: 'Dave' })[id] ?? id;
   it.each<[ApproverPolicy, ReadonlySet<string>, string]>([
-    ['bot_owners', new Set(['bob', 'dave']), 'Denied at once: Bash needs an approval, but only an owner of this bot may approve its tools: Bob (bob) or Dave (dave), and none of them is on this thread; ask one of them to join it.'],
-    ['bot_owners', new Set(['dave']), 'Denied at once: Bash needs an approval, but only an owner of this bot may approve its tools: Dave (dave), and none of them is on this thread; ask one of them to join it.'],
-    ['bot_owners', new Set(), 'Denied at once: Bash needs an approval, but this bot has no owners, so nobody can approve its tools.'],
-    ['thread_owners', new Set(), 'Denied at once: Bash needs an approval, but only an owner of this thread may approve tools, and none is on it.'],
-    ['participants', new Set(), 'Denied at once: Bash needs an approval, but nobody else is on this thread to approve it.'],
-    [['carol'], new Set(), 'Denied at once: Bash needs an approval, but only carol may approve tools here, and none of them is on this thread; ask one of them to join it.'],
+    [
+      'bot_owners',
+      new Set(['bob', 'dave']),
+      'Denied at once: Bash needs an approval, but only an owner of this bot may approve its tools: Bob (bob) or Dave (dave), and none of them is on this thread; ask one of them to join it.',
+    ],
+    [
+      'bot_owners',
+      new Set(['dave']),
+      'Denied at once: Bash needs an approval, but only an owner of this bot may approve its tools: Dave (dave), and none of them is on this thread; ask one of them to join it.',
+    ],
+    [
+      'bot_owners',
+      new Set(),
+      'Denied at once: Bash needs an approval, but this bot has no owners, so nobody can approve its tools.',
+    ],
+    [
+      'thread_owners',
+      new Set(),
+      'Denied at once: Bash needs an approval, but only an owner of this thread may approve tools, and none is on it.',
+    ],
+    [
+      'participants',
+      new Set(),
+      'Denied at once: Bash needs an approval, but nobody else is on this thread to approve it.',
+    ],
+    [
+      ['carol'],
+      new Set(),
+      'Denied at once: Bash needs an approval, but only carol may approve tools here, and none of them is on this thread; ask one of them to join it.',
+    ],
   ])('%j', (policy, owners, message) => {
-    expect(noApproverMessage('Bash', policy, { selfId: 'bot-research', roles: new Map(), botOwners: owners, nameOf })).toBe(message);
+    expect(
+      noApproverMessage('Bash', policy, { selfId: 'bot-research', roles: new Map(), botOwners: owners, nameOf }),
+    ).toBe(message);
   });
 });
 
@@ -84,7 +121,11 @@ const request = (toolCallId = 'toolu_1', signal?: AbortSignal) => ({
   input: { command: 'touch probe.txt' },
   ...(signal ? { signal } : {}),
 });
-const approval = (principalId: string, data: Record<string, unknown>) => ({ type: 'tool_call_approval', principalId, data: { toolCallId: 'toolu_1', ...data } });
+const approval = (principalId: string, data: Record<string, unknown>) => ({
+  type: 'tool_call_approval',
+  principalId,
+  data: { toolCallId: 'toolu_1', ...data },
+});
 
 /** Whether a promise has settled yet, without waiting for it. */
 async function peek<T>(promise: Promise<T>): Promise<T | 'pending'> {
@@ -108,7 +149,10 @@ describe('ApprovalRegistry', () => {
     const decision = registry.park(request());
     expect(await peek(decision)).toBe('pending');
     expect(registry.pending.map((c) => c.toolCallId)).toEqual(['toolu_1']);
-    expect(registry.observe(approval('alice', { decision: 'allow' }))).toMatchObject({ kind: 'resolved', toolCallId: 'toolu_1' });
+    expect(registry.observe(approval('alice', { decision: 'allow' }))).toMatchObject({
+      kind: 'resolved',
+      toolCallId: 'toolu_1',
+    });
     expect(await decision).toEqual({ behavior: 'allow', by: 'alice', source: 'approval' });
     expect(registry.size).toBe(0);
   });
@@ -117,7 +161,12 @@ describe('ApprovalRegistry', () => {
     const { registry } = setup();
     const decision = registry.park(request());
     registry.observe(approval('alice', { decision: 'allow', updatedInput: { command: 'touch safe.txt' } }));
-    expect(await decision).toEqual({ behavior: 'allow', by: 'alice', source: 'approval', updatedInput: { command: 'touch safe.txt' } });
+    expect(await decision).toEqual({
+      behavior: 'allow',
+      by: 'alice',
+      source: 'approval',
+      updatedInput: { command: 'touch safe.txt' },
+    });
   });
 
   it.each([
@@ -135,8 +184,16 @@ describe('ApprovalRegistry', () => {
     const { registry } = setup();
     const ok = registry.park(request('toolu_1'));
     const failed = registry.park(request('toolu_2'));
-    registry.observe({ type: 'tool_call_result', principalId: 'alice', data: { toolCallId: 'toolu_1', output: { files: 3 } } });
-    registry.observe({ type: 'tool_call_result', principalId: 'alice', data: { toolCallId: 'toolu_2', output: 'disk full', isError: true } });
+    registry.observe({
+      type: 'tool_call_result',
+      principalId: 'alice',
+      data: { toolCallId: 'toolu_1', output: { files: 3 } },
+    });
+    registry.observe({
+      type: 'tool_call_result',
+      principalId: 'alice',
+      data: { toolCallId: 'toolu_2', output: 'disk full', isError: true },
+    });
     expect(await ok).toEqual({
       behavior: 'deny',
       by: 'alice',
@@ -144,13 +201,20 @@ describe('ApprovalRegistry', () => {
       message: 'The tool was not run: alice supplied its result instead:\n{"files":3}',
       result: { output: { files: 3 }, isError: false },
     });
-    expect(await failed).toMatchObject({ source: 'result', message: 'The tool was not run: alice answered in its place with an error:\ndisk full' });
+    expect(await failed).toMatchObject({
+      source: 'result',
+      message: 'The tool was not run: alice answered in its place with an error:\ndisk full',
+    });
   });
 
   it('ignores answers from principals who are not allowed, and keeps the call parked', async () => {
     const { registry } = setup();
     const decision = registry.park(request());
-    expect(registry.observe(approval('bob', { decision: 'allow' }))).toEqual({ kind: 'not_allowed', toolCallId: 'toolu_1', principalId: 'bob' });
+    expect(registry.observe(approval('bob', { decision: 'allow' }))).toEqual({
+      kind: 'not_allowed',
+      toolCallId: 'toolu_1',
+      principalId: 'bob',
+    });
     expect(registry.observe(approval('bot-research', { decision: 'allow' }))).toEqual({
       kind: 'not_allowed',
       toolCallId: 'toolu_1',
@@ -163,9 +227,18 @@ describe('ApprovalRegistry', () => {
 
   it.each([
     [{ type: 'message_part', principalId: 'alice', data: {} }, { kind: 'not_an_answer' }],
-    [approval('alice', { decision: 'maybe' }), { kind: 'invalid', reason: 'tool_call_approval data does not match its schema' }],
-    [{ type: 'tool_call_result', principalId: 'alice', data: { output: 1 } }, { kind: 'invalid', reason: 'tool_call_result data does not match its schema' }],
-    [{ type: 'tool_call_approval', principalId: 'alice', data: { toolCallId: 'toolu_other', decision: 'allow' } }, { kind: 'unknown_call', toolCallId: 'toolu_other', kept: true }],
+    [
+      approval('alice', { decision: 'maybe' }),
+      { kind: 'invalid', reason: 'tool_call_approval data does not match its schema' },
+    ],
+    [
+      { type: 'tool_call_result', principalId: 'alice', data: { output: 1 } },
+      { kind: 'invalid', reason: 'tool_call_result data does not match its schema' },
+    ],
+    [
+      { type: 'tool_call_approval', principalId: 'alice', data: { toolCallId: 'toolu_other', decision: 'allow' } },
+      { kind: 'unknown_call', toolCallId: 'toolu_other', kept: true },
+    ],
   ])('reports what it did not act on: %j', async (event, expected) => {
     const { registry } = setup();
     const decision = registry.park(request());
@@ -177,7 +250,10 @@ describe('ApprovalRegistry', () => {
     const { registry, settled } = setup();
     const decision = registry.park(request());
     registry.observe(approval('alice', { decision: 'allow' }));
-    expect(registry.observe(approval('alice', { decision: 'deny' }))).toEqual({ kind: 'unknown_call', toolCallId: 'toolu_1' });
+    expect(registry.observe(approval('alice', { decision: 'deny' }))).toEqual({
+      kind: 'unknown_call',
+      toolCallId: 'toolu_1',
+    });
     expect(await decision).toMatchObject({ behavior: 'allow' });
     expect(settled).toHaveLength(1);
   });
@@ -188,10 +264,18 @@ describe('ApprovalRegistry', () => {
     clock.advance(599_999);
     expect(await peek(decision)).toBe('pending');
     clock.advance(1);
-    const expected = { behavior: 'deny', by: null, source: 'timeout', message: 'Denied: nobody allowed to approve Bash answered within 600 s.' };
+    const expected = {
+      behavior: 'deny',
+      by: null,
+      source: 'timeout',
+      message: 'Denied: nobody allowed to approve Bash answered within 600 s.',
+    };
     expect(await decision).toEqual(expected);
     expect(settled).toEqual([['toolu_1', expected]]);
-    expect(registry.observe(approval('alice', { decision: 'allow' }))).toEqual({ kind: 'unknown_call', toolCallId: 'toolu_1' });
+    expect(registry.observe(approval('alice', { decision: 'allow' }))).toEqual({
+      kind: 'unknown_call',
+      toolCallId: 'toolu_1',
+    });
   });
 
   it('an answer stops the timeout', async () => {
@@ -229,9 +313,18 @@ describe('ApprovalRegistry', () => {
 
   it('an answer that arrives before the call is parked settles it when it is parked', async () => {
     const { registry, clock } = setup();
-    expect(registry.observe(approval('alice', { decision: 'allow', updatedInput: { command: 'ls' } }))).toEqual({ kind: 'unknown_call', toolCallId: 'toolu_1', kept: true });
+    expect(registry.observe(approval('alice', { decision: 'allow', updatedInput: { command: 'ls' } }))).toEqual({
+      kind: 'unknown_call',
+      toolCallId: 'toolu_1',
+      kept: true,
+    });
     clock.advance(1_000);
-    expect(await registry.park(request())).toEqual({ behavior: 'allow', by: 'alice', source: 'approval', updatedInput: { command: 'ls' } });
+    expect(await registry.park(request())).toEqual({
+      behavior: 'allow',
+      by: 'alice',
+      source: 'approval',
+      updatedInput: { command: 'ls' },
+    });
     expect(registry.size).toBe(0);
   });
 

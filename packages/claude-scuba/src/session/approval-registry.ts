@@ -41,12 +41,21 @@ export function approversOnThread(policy: ApproverPolicy, context: ApproverConte
  * Pure: the words for a call denied because nobody who may approve it is on
  * the thread: who could, and what to do about it.
  */
-export function noApproverMessage(toolName: string, policy: ApproverPolicy, context: ApproverContext & { nameOf: (id: string) => string }): string {
-  const named = (ids: Iterable<string>) => [...ids].filter((id) => id !== context.selfId).sort().map((id) => {
-    const name = context.nameOf(id);
-    return name !== id ? `${name} (${id})` : id;
-  });
-  const list = (ids: string[]) => (ids.length <= 1 ? (ids[0] ?? '') : `${ids.slice(0, -1).join(', ')} or ${ids.at(-1)}`);
+export function noApproverMessage(
+  toolName: string,
+  policy: ApproverPolicy,
+  context: ApproverContext & { nameOf: (id: string) => string },
+): string {
+  const named = (ids: Iterable<string>) =>
+    [...ids]
+      .filter((id) => id !== context.selfId)
+      .sort()
+      .map((id) => {
+        const name = context.nameOf(id);
+        return name !== id ? `${name} (${id})` : id;
+      });
+  const list = (ids: string[]) =>
+    ids.length <= 1 ? (ids[0] ?? '') : `${ids.slice(0, -1).join(', ')} or ${ids.at(-1)}`;
   const who =
     policy === 'bot_owners'
       ? context.botOwners.size === 0
@@ -74,7 +83,13 @@ export type DecisionSource =
 
 export type ApprovalDecision =
   | { behavior: 'allow'; updatedInput?: Record<string, unknown>; by: string; source: 'approval' }
-  | { behavior: 'deny'; message: string; by: string | null; source: DecisionSource; result?: { output: unknown; isError: boolean } };
+  | {
+      behavior: 'deny';
+      message: string;
+      by: string | null;
+      source: DecisionSource;
+      result?: { output: unknown; isError: boolean };
+    };
 
 export interface ParkRequest {
   toolCallId: string;
@@ -157,7 +172,12 @@ export class ApprovalRegistry {
     if (this.#entries.has(request.toolCallId)) {
       throw new ScubaError('approval_duplicate', `tool call ${request.toolCallId} is already waiting for approval`);
     }
-    const call: ParkedCall = { toolCallId: request.toolCallId, toolName: request.toolName, input: request.input, parkedAt: this.#clock.now() };
+    const call: ParkedCall = {
+      toolCallId: request.toolCallId,
+      toolName: request.toolName,
+      input: request.input,
+      parkedAt: this.#clock.now(),
+    };
     if (request.signal?.aborted) {
       const decision = this.#auto(call, 'interrupt');
       this.#options.onSettled?.(call, decision);
@@ -165,7 +185,10 @@ export class ApprovalRegistry {
     }
     const promise = new Promise<ApprovalDecision>((resolve) => {
       const entry: Entry = { call, resolve, timer: undefined };
-      entry.timer = this.#clock.setTimeout(() => this.#settle(request.toolCallId, this.#auto(call, 'timeout')), this.#options.timeoutMs);
+      entry.timer = this.#clock.setTimeout(
+        () => this.#settle(request.toolCallId, this.#auto(call, 'timeout')),
+        this.#options.timeoutMs,
+      );
       if (request.signal) {
         const signal = request.signal;
         entry.signal = signal;
@@ -185,7 +208,10 @@ export class ApprovalRegistry {
   /** Feeds one thread event; resolves a parked call when it is an allowed answer to it. */
   observe(event: { type: string; principalId: string; data: unknown }): ObserveResult {
     if (event.type !== 'tool_call_approval' && event.type !== 'tool_call_result') return { kind: 'not_an_answer' };
-    const parsed = event.type === 'tool_call_approval' ? ToolCallApprovalDataSchema.safeParse(event.data) : ToolCallResultDataSchema.safeParse(event.data);
+    const parsed =
+      event.type === 'tool_call_approval'
+        ? ToolCallApprovalDataSchema.safeParse(event.data)
+        : ToolCallResultDataSchema.safeParse(event.data);
     if (!parsed.success) return { kind: 'invalid', reason: `${event.type} data does not match its schema` };
     const toolCallId = parsed.data.toolCallId;
     if (!this.#entries.has(toolCallId)) {
@@ -193,7 +219,8 @@ export class ApprovalRegistry {
       this.#keepEarly(toolCallId, event);
       return { kind: 'unknown_call', toolCallId, kept: true };
     }
-    if (!this.#options.isApprover(event.principalId)) return { kind: 'not_allowed', toolCallId, principalId: event.principalId };
+    if (!this.#options.isApprover(event.principalId))
+      return { kind: 'not_allowed', toolCallId, principalId: event.principalId };
 
     let decision: ApprovalDecision;
     if (event.type === 'tool_call_approval') {
@@ -236,7 +263,10 @@ export class ApprovalRegistry {
     const entry = this.#entries.get(toolCallId);
     if (!entry) return false;
     const decision = this.#auto(entry.call, 'interrupt');
-    this.#settle(toolCallId, message !== undefined && decision.behavior === 'deny' ? { ...decision, message } : decision);
+    this.#settle(
+      toolCallId,
+      message !== undefined && decision.behavior === 'deny' ? { ...decision, message } : decision,
+    );
     return true;
   }
 

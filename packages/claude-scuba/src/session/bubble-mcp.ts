@@ -65,7 +65,10 @@ export function buildBubbleMcpServer(options: BubbleMcpOptions): McpSdkServerCon
       const approved = options.broker.take(toolUseId);
       if (approved === undefined) {
         // Every call is approved through canUseTool first; one that was not (or cannot be matched) does not run.
-        return { content: [{ type: 'text' as const, text: 'not_approved: this call has no approval record; it did not run' }], isError: true };
+        return {
+          content: [{ type: 'text' as const, text: 'not_approved: this call has no approval record; it did not run' }],
+          isError: true,
+        };
       }
       const { supplied, ...context } = approved;
       if (supplied) {
@@ -82,7 +85,10 @@ export function buildBubbleMcpServer(options: BubbleMcpOptions): McpSdkServerCon
       });
       return outcome.ok
         ? { content: [{ type: 'text' as const, text: JSON.stringify(outcome.result) }] }
-        : { content: [{ type: 'text' as const, text: `${outcome.error.code}: ${outcome.error.message}` }], isError: true };
+        : {
+            content: [{ type: 'text' as const, text: `${outcome.error.code}: ${outcome.error.message}` }],
+            isError: true,
+          };
     }),
   );
   return createSdkMcpServer({ name: BUBBLE_MCP_NAME, version: '1.0.0', tools, alwaysLoad: true });

@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { narrowSdkMessage, type LiveQuery, type LiveQueryOptions, type Release, type RunQueue, type ToolIsolation } from '@bubble/engine';
+import {
+  narrowSdkMessage,
+  type LiveQuery,
+  type LiveQueryOptions,
+  type Release,
+  type RunQueue,
+  type ToolIsolation,
+} from '@bubble/engine';
 import type { EventEnvelope, JoinableBy, Role, Thread } from '@bubble/protocol';
 import { formatDrainText, isBubbleApiError, type DrainPayload, type ToolCatalog, type ToolClient } from '@bubble/sdk';
 import type { Logger } from 'pino';
@@ -34,8 +41,13 @@ const HELD_TURN_MAX_MS = 5_000;
 export interface SessionClient {
   appendEvents: AppendFn;
   listParticipants(threadId: string): Promise<Array<{ principalId: string; role: Role }>>;
-  getPrincipal(principalId: string): Promise<{ principalId: string; kind: string; displayName?: string | null | undefined }>;
-  createSubthread(parentThreadId: string, input: { title?: string | null; key?: string }): Promise<{ thread: { threadId: string } }>;
+  getPrincipal(
+    principalId: string,
+  ): Promise<{ principalId: string; kind: string; displayName?: string | null | undefined }>;
+  createSubthread(
+    parentThreadId: string,
+    input: { title?: string | null; key?: string },
+  ): Promise<{ thread: { threadId: string } }>;
   getThread(threadId: string): Promise<Pick<Thread, 'threadId' | 'parentThreadId'>>;
   readEvents(threadId: string, input: { after: number; limit: number }): Promise<{ events: EventEnvelope[] }>;
 }
@@ -144,11 +156,24 @@ export class ClaudeSdkSession {
     this.#o = options;
     this.#clock = options.clock ?? systemClock;
     this.#log = options.logger.child({ threadId: options.threadId, principalId: options.selfId });
-    this.#people = new ThreadPeople({ threadId: options.threadId, selfId: options.selfId, client: options.client, logger: this.#log });
-    this.#drain = new BubbleToSdkDrain({ selfId: options.selfId, displayNames: this.#people.names, staleMs: options.config.turns.staleRunSeconds * 1000 });
+    this.#people = new ThreadPeople({
+      threadId: options.threadId,
+      selfId: options.selfId,
+      client: options.client,
+      logger: this.#log,
+    });
+    this.#drain = new BubbleToSdkDrain({
+      selfId: options.selfId,
+      displayNames: this.#people.names,
+      staleMs: options.config.turns.staleRunSeconds * 1000,
+    });
     this.#ledger = new ThreadLedger({ selfId: options.selfId, isBot: (p) => this.#people.isBot(p) });
     this.#liveRuns = options.liveRuns ?? new Set();
-    this.#output = new ThreadOutput({ threadId: options.threadId, newRunId: () => `run-${randomUUID()}`, now: () => new Date(this.#clock.now()) });
+    this.#output = new ThreadOutput({
+      threadId: options.threadId,
+      newRunId: () => `run-${randomUUID()}`,
+      now: () => new Date(this.#clock.now()),
+    });
     this.#checkpoints = new CheckpointWriter({
       settle: options.settle,
       waiting: () => ({ seqs: [...this.#drain.bufferedSeqs, ...this.#turnSeqs], lastSeq: this.#lastSeq }),
@@ -238,14 +263,19 @@ export class ClaudeSdkSession {
       for (const event of events) this.#ledger.observe(event);
       if (events.length < 1000) break;
       after = events.at(-1)!.seq;
-      if (page === SCAN_MAX_PAGES - 1) this.#log.warn({ after }, 'the thread is long: read what the bot answered in its last 20,000 events only');
+      if (page === SCAN_MAX_PAGES - 1)
+        this.#log.warn({ after }, 'the thread is long: read what the bot answered in its last 20,000 events only');
     }
     const leftOpen = this.#ledger.ownOpenRuns.filter((runId) => !this.#liveRuns.has(runId));
     if (leftOpen.length === 0) return;
     this.#log.warn({ runs: leftOpen }, 'closing my runs that a restart left open');
     const events = leftOpen.map((runId) => ({
       type: 'run_finished',
-      data: { runId, status: 'error', error: { code: 'bot_restarted', message: 'The bot restarted before this reply was finished.' } },
+      data: {
+        runId,
+        status: 'error',
+        error: { code: 'bot_restarted', message: 'The bot restarted before this reply was finished.' },
+      },
       clientEventId: `${runId}:bot-restarted`,
     }));
     for (const event of events) {
@@ -253,7 +283,8 @@ export class ClaudeSdkSession {
         await this.#o.client.appendEvents(this.threadId, [event]);
       } catch (error) {
         // 409: the run was closed meanwhile (another start of this bot did it). Anything else is logged.
-        if (!(isBubbleApiError(error) && error.code === 'conflict')) this.#log.warn({ err: error, runId: event.data.runId }, 'could not close a run left open');
+        if (!(isBubbleApiError(error) && error.code === 'conflict'))
+          this.#log.warn({ err: error, runId: event.data.runId }, 'could not close a run left open');
       }
     }
   }
@@ -272,7 +303,13 @@ export class ClaudeSdkSession {
     this.#lastSeq = event.seq;
     this.#people.observe(event);
     this.#ledger.observe(event);
-    if (this.#held && event.principalId === this.#o.selfId && event.type === 'run_started' && event.data['runId'] === this.#held.runId) this.#releaseHeld(this.#held.runId);
+    if (
+      this.#held &&
+      event.principalId === this.#o.selfId &&
+      event.type === 'run_started' &&
+      event.data['runId'] === this.#held.runId
+    )
+      this.#releaseHeld(this.#held.runId);
     this.#tools.observe(event);
     const seen = this.#drain.observe(event, this.#clock.now());
     if (seen.kind === 'interrupt') this.#interrupt(seen.runId, seen.by, seen.reason, event.seq);
@@ -296,7 +333,12 @@ export class ClaudeSdkSession {
       query.close();
       this.#slots.get(query)?.();
     }
-    this.#emit(this.#output.closeAll({ status: 'interrupted', error: { code: 'bot_stopped', message: `The bot stopped (${reason}).` } }));
+    this.#emit(
+      this.#output.closeAll({
+        status: 'interrupted',
+        error: { code: 'bot_stopped', message: `The bot stopped (${reason}).` },
+      }),
+    );
     this.#checkpoints.now();
     // A server that is away gets a few seconds to take the last events, then the batches are given up.
     const grace = this.#clock.setTimeout(() => this.#outbound.stopRetrying(), 5_000);
@@ -320,7 +362,10 @@ export class ClaudeSdkSession {
     if (!payload) return;
     if (!this.admitted) {
       if (!this.#refusalLogged) {
-        this.#log.warn({ seqs: payload.consumedSeqs }, 'none of my owners is on this thread and only they may add me here: ignoring its messages');
+        this.#log.warn(
+          { seqs: payload.consumedSeqs },
+          'none of my owners is on this thread and only they may add me here: ignoring its messages',
+        );
         this.#refusalLogged = true;
       }
       return;
@@ -328,7 +373,8 @@ export class ClaudeSdkSession {
     this.#refusalLogged = false;
     const decision = this.#decide(payload);
     if (!decision.answer) {
-      if (payload.text !== '') this.#log.info({ seqs: payload.consumedSeqs, reason: decision.reason }, 'turn not answered');
+      if (payload.text !== '')
+        this.#log.info({ seqs: payload.consumedSeqs, reason: decision.reason }, 'turn not answered');
       return;
     }
     this.#tellToolsOff();
@@ -367,15 +413,31 @@ export class ClaudeSdkSession {
     // Back from the server, the streak counts this run too; not back in time, it counts the turns seen so far.
     const over = timedOut ? this.#ledger.botOnlyStreak >= max : this.#ledger.botOnlyStreak > max;
     if (over) {
-      this.#log.info({ runId, seqs: held.payload.consumedSeqs, reason: 'bot_only_limit', streak: this.#ledger.botOnlyStreak }, 'turn not answered');
-      this.#outbound.send(this.threadId, this.#output.finishRun(runId, { status: 'interrupted', interruptReason: `loop guard: ${max} bot-only turns in a row on this thread` }));
+      this.#log.info(
+        { runId, seqs: held.payload.consumedSeqs, reason: 'bot_only_limit', streak: this.#ledger.botOnlyStreak },
+        'turn not answered',
+      );
+      this.#outbound.send(
+        this.threadId,
+        this.#output.finishRun(runId, {
+          status: 'interrupted',
+          interruptReason: `loop guard: ${max} bot-only turns in a row on this thread`,
+        }),
+      );
       this.#whenIdle();
       return;
     }
     const interrupted = this.#pendingInterrupt?.runId === runId ? this.#pendingInterrupt : undefined;
     if (interrupted) {
       this.#pendingInterrupt = undefined;
-      this.#outbound.send(this.threadId, this.#output.finishRun(runId, { status: 'interrupted', interruptedBy: interrupted.by, ...(interrupted.reason !== undefined ? { interruptReason: interrupted.reason } : {}) }));
+      this.#outbound.send(
+        this.threadId,
+        this.#output.finishRun(runId, {
+          status: 'interrupted',
+          interruptedBy: interrupted.by,
+          ...(interrupted.reason !== undefined ? { interruptReason: interrupted.reason } : {}),
+        }),
+      );
       this.#whenIdle();
       return;
     }
@@ -412,13 +474,22 @@ export class ClaudeSdkSession {
         // Interrupted before it started: Claude still gets the words as context, without a turn.
         this.#output.noteSteer(uuid);
         query.push(this.#people.promptText(payload.parts), { uuid, shouldQuery: false });
-        const outcome = { status: 'interrupted' as const, interruptedBy: interrupted.by, ...(interrupted.reason !== undefined ? { interruptReason: interrupted.reason } : {}) };
+        const outcome = {
+          status: 'interrupted' as const,
+          interruptedBy: interrupted.by,
+          ...(interrupted.reason !== undefined ? { interruptReason: interrupted.reason } : {}),
+        };
         this.#outbound.send(this.threadId, this.#output.finishRun(runId, outcome));
         this.#log.info({ runId, by: interrupted.by }, 'turn interrupted before it started');
       })
       .catch((error: unknown) => {
         this.#log.error({ err: error, runId }, 'could not start the Claude query');
-        this.#emit(this.#output.closeAll({ status: 'error', error: { code: 'engine_start_failed', message: 'Claude could not be started.' } }));
+        this.#emit(
+          this.#output.closeAll({
+            status: 'error',
+            error: { code: 'engine_start_failed', message: 'Claude could not be started.' },
+          }),
+        );
         this.#turnSeqs = [];
         this.#noteFailure(error instanceof Error ? error.message : String(error));
       })
@@ -441,7 +512,10 @@ export class ClaudeSdkSession {
     const payload = this.#take();
     if (!payload) return;
     if (!this.admitted) {
-      this.#log.warn({ seqs: payload.consumedSeqs }, 'none of my owners is on this thread any more: not steering its messages into the turn');
+      this.#log.warn(
+        { seqs: payload.consumedSeqs },
+        'none of my owners is on this thread any more: not steering its messages into the turn',
+      );
       return;
     }
     this.#turnSeqs.push(...payload.consumedSeqs);
@@ -452,12 +526,18 @@ export class ClaudeSdkSession {
     // first (#releaseHeld), which a turn the CLI runs by itself after this one does not allow.
     if (!decision.answer || decision.botOnly) {
       const reason = decision.answer ? 'bot_only_aside' : decision.reason;
-      this.#log.info({ runId: this.#output.currentRunId, seqs: payload.consumedSeqs, reason }, 'steering the running turn (as context, not to be answered)');
+      this.#log.info(
+        { runId: this.#output.currentRunId, seqs: payload.consumedSeqs, reason },
+        'steering the running turn (as context, not to be answered)',
+      );
       this.#output.noteSteer(uuid);
       this.#query!.push(this.#people.promptText(payload.parts), { uuid, shouldQuery: false });
       return;
     }
-    this.#log.info({ runId: this.#output.currentRunId, seqs: payload.consumedSeqs, replyTo: payload.replyTo }, 'steering the running turn');
+    this.#log.info(
+      { runId: this.#output.currentRunId, seqs: payload.consumedSeqs, replyTo: payload.replyTo },
+      'steering the running turn',
+    );
     this.#output.noteAside(uuid, payload.replyTo);
     this.#query!.push(this.#people.promptText(payload.parts), { uuid });
   }
@@ -483,12 +563,18 @@ export class ClaudeSdkSession {
     const raw = this.#drain.drain(this.#clock.now());
     if (!raw) return undefined;
     if (raw.stale.length > 0) {
-      this.#log.info({ runs: raw.stale, staleRunSeconds: this.#o.config.turns.staleRunSeconds }, 'a message never finished and its author went quiet: taking it as it stands');
+      this.#log.info(
+        { runs: raw.stale, staleRunSeconds: this.#o.config.turns.staleRunSeconds },
+        'a message never finished and its author went quiet: taking it as it stands',
+      );
     }
     const parts = raw.parts.filter((part) => !this.#ledger.answered(part.seqs));
     const replyTo = raw.replyTo.filter((seq) => !this.#ledger.answered([seq]));
     if (parts.length === raw.parts.length && replyTo.length === raw.replyTo.length) return raw;
-    this.#log.info({ seqs: raw.replyTo.filter((seq) => !replyTo.includes(seq)) }, 'already answered (the thread says so): not answering again');
+    this.#log.info(
+      { seqs: raw.replyTo.filter((seq) => !replyTo.includes(seq)) },
+      'already answered (the thread says so): not answering again',
+    );
     return { ...raw, parts, replyTo, text: formatDrainText(parts) };
   }
 
@@ -502,18 +588,24 @@ export class ClaudeSdkSession {
     this.#staleTimer = undefined;
     const at = this.#drain.nextStaleAt;
     if (at === undefined || this.#stopped) return;
-    this.#staleTimer = this.#clock.setTimeout(() => {
-      this.#staleTimer = undefined;
-      this.#tryStartTurn();
-      this.#armStale(1_000);
-      this.#checkpoints.soon();
-    }, Math.max(minDelayMs, at - this.#clock.now() + 10));
+    this.#staleTimer = this.#clock.setTimeout(
+      () => {
+        this.#staleTimer = undefined;
+        this.#tryStartTurn();
+        this.#armStale(1_000);
+        this.#checkpoints.soon();
+      },
+      Math.max(minDelayMs, at - this.#clock.now() + 10),
+    );
   }
 
   /** Claude failed to start or died: the next start waits, doubling each time, and the thread hears once when it keeps failing. */
   #noteFailure(reason: string): void {
     this.#failures += 1;
-    const delayMs = Math.min(this.#o.config.limits.restartBackoffMaxSeconds * 1000, RESTART_BASE_MS * 2 ** (this.#failures - 1));
+    const delayMs = Math.min(
+      this.#o.config.limits.restartBackoffMaxSeconds * 1000,
+      RESTART_BASE_MS * 2 ** (this.#failures - 1),
+    );
     this.#retryAt = this.#clock.now() + delayMs;
     this.#log.warn({ failures: this.#failures, delayMs }, 'Claude failed; waiting before starting it again');
     if (this.#failures >= CRASH_LOOP_TELL_AFTER && !this.#crashLoopTold) {
@@ -527,11 +619,14 @@ export class ClaudeSdkSession {
 
   #armRetry(): void {
     if (this.#retryTimer !== undefined || this.#stopped) return;
-    this.#retryTimer = this.#clock.setTimeout(() => {
-      this.#retryTimer = undefined;
-      this.#tryStartTurn();
-      this.#armStale();
-    }, Math.max(0, this.#retryAt - this.#clock.now()));
+    this.#retryTimer = this.#clock.setTimeout(
+      () => {
+        this.#retryTimer = undefined;
+        this.#tryStartTurn();
+        this.#armStale();
+      },
+      Math.max(0, this.#retryAt - this.#clock.now()),
+    );
   }
 
   /** Interrupts a sub-agent run of this session's query; false when the run is not one of them. */
@@ -545,10 +640,16 @@ export class ClaudeSdkSession {
     const child = this.#output.childRun(runId);
     if (child && this.#query) {
       // A sub-agent's run: a background agent is stopped alone; a foreground one only with the turn it runs in.
-      this.#log.info({ runId, by, seq, toolCallId: child.toolCallId, background: child.background }, 'sub-agent interrupt requested');
+      this.#log.info(
+        { runId, by, seq, toolCallId: child.toolCallId, background: child.background },
+        'sub-agent interrupt requested',
+      );
       this.#output.noteChildInterrupt(child.toolCallId, { by, ...(reason !== undefined ? { reason } : {}) });
-      const stop = child.background && child.taskId ? this.#query.sdkQuery.stopTask(child.taskId) : this.#query.interrupt();
-      Promise.resolve(stop).catch((error: unknown) => this.#log.warn({ err: error, runId }, 'sub-agent interrupt failed'));
+      const stop =
+        child.background && child.taskId ? this.#query.sdkQuery.stopTask(child.taskId) : this.#query.interrupt();
+      Promise.resolve(stop).catch((error: unknown) =>
+        this.#log.warn({ err: error, runId }, 'sub-agent interrupt failed'),
+      );
       return;
     }
     const carried = this.#announcer.callOfRun(runId);
@@ -606,7 +707,10 @@ export class ClaudeSdkSession {
     if (!this.yieldable) return;
     const query = this.#query!;
     const parked = this.#tools.approvals.detachAll();
-    this.#log.info({ reason, parked: parked.map((call) => call.toolCallId), runId: this.#output.currentRunId }, 'waiting on a person: yielded my CLI slot');
+    this.#log.info(
+      { reason, parked: parked.map((call) => call.toolCallId), runId: this.#output.currentRunId },
+      'waiting on a person: yielded my CLI slot',
+    );
     if (!this.#sessionStored && query.sessionId) {
       this.#o.store.setClaudeSession(this.threadId, query.sessionId);
       this.#sessionStored = true;
@@ -623,11 +727,16 @@ export class ClaudeSdkSession {
    * session id with one message that tells Claude each answer (an allowed call is to be made again:
    * the answer stands for it, in this run). An interrupt of the run ends it without a CLI.
    */
-  #answeredWhileAway(toolCallId: string, toolName: string, decision: { behavior: string; by: string | null; source: string; message?: string }): void {
+  #answeredWhileAway(
+    toolCallId: string,
+    toolName: string,
+    decision: { behavior: string; by: string | null; source: string; message?: string },
+  ): void {
     if (this.#stopped) return;
     const runId = this.#output.currentRunId;
     if (runId === undefined) return;
-    const interrupted = decision.source === 'closed' || (decision.source === 'interrupt' && this.#interrupted?.runId === runId);
+    const interrupted =
+      decision.source === 'closed' || (decision.source === 'interrupt' && this.#interrupted?.runId === runId);
     // The first call will get no result from the CLI that asked it: end it on the thread.
     const aside = `This call waited for approval while its Claude process was closed to free a slot for another thread; ${interrupted ? 'the run was stopped.' : 'Claude was told the answer.'}`;
     this.#outbound.send(this.threadId, [this.#output.callSetAside(runId, toolCallId, aside)]);
@@ -666,7 +775,12 @@ export class ClaudeSdkSession {
       .catch((error: unknown) => {
         this.#log.error({ err: error, runId }, 'could not resume the Claude query');
         this.#tools.forgetAnswered();
-        this.#emit(this.#output.closeAll({ status: 'error', error: { code: 'engine_start_failed', message: 'Claude could not be started again.' } }));
+        this.#emit(
+          this.#output.closeAll({
+            status: 'error',
+            error: { code: 'engine_start_failed', message: 'Claude could not be started again.' },
+          }),
+        );
         this.#noteFailure(error instanceof Error ? error.message : String(error));
       })
       .finally(() => {
@@ -679,18 +793,37 @@ export class ClaudeSdkSession {
   #finishInterrupted(runId: string): void {
     const by = this.#interrupted?.runId === runId ? this.#interrupted : undefined;
     this.#tools.forgetAnswered();
-    this.#outbound.send(this.threadId, this.#output.finishRun(runId, { status: 'interrupted', ...(by ? { interruptedBy: by.by, ...(by.reason !== undefined ? { interruptReason: by.reason } : {}) } : {}) }));
+    this.#outbound.send(
+      this.threadId,
+      this.#output.finishRun(runId, {
+        status: 'interrupted',
+        ...(by ? { interruptedBy: by.by, ...(by.reason !== undefined ? { interruptReason: by.reason } : {}) } : {}),
+      }),
+    );
     this.#whenIdle();
   }
 
   /** Nothing under way: no query, no turn, nothing buffered that is final (a subthread's session may end). */
   get quiet(): boolean {
-    return (!this.#query || this.#query.isEnded) && this.#output.isIdle && !this.#turnStarting && this.#held === undefined && this.#tools.approvals.size === 0;
+    return (
+      (!this.#query || this.#query.isEnded) &&
+      this.#output.isIdle &&
+      !this.#turnStarting &&
+      this.#held === undefined &&
+      this.#tools.approvals.size === 0
+    );
   }
 
   /** Whether another thread may take this session's CLI slot now. */
   get evictable(): boolean {
-    return !!this.#query && !this.#query.isEnded && this.#output.isIdle && !this.#turnStarting && this.#tools.approvals.size === 0 && this.#output.activeSubagents.length === 0;
+    return (
+      !!this.#query &&
+      !this.#query.isEnded &&
+      this.#output.isIdle &&
+      !this.#turnStarting &&
+      this.#tools.approvals.size === 0 &&
+      this.#output.activeSubagents.length === 0
+    );
   }
 
   /** Closes the idle query (it resumes by session id on the next turn). */
@@ -723,11 +856,17 @@ export class ClaudeSdkSession {
       // Every CLI slot is busy (threads mid-turn, or waiting on a person): say so, in the log and on the thread.
       const runId = this.#output.currentRunId;
       this.#log.info({ position, slots: runQueue.size, runId }, 'turn waits for a CLI slot');
-      if (runId !== undefined) this.#outbound.send(this.threadId, [this.#output.status(runId, { waitingForSlot: position, slots: runQueue.size })]);
+      if (runId !== undefined)
+        this.#outbound.send(this.threadId, [
+          this.#output.status(runId, { waitingForSlot: position, slots: runQueue.size }),
+        ]);
     }
     const release = await ticket.acquired;
     const { config } = this.#o;
-    const record = this.#o.store.fixWorkspace(this.threadId, join(config.claude.workspaceRoot, safeDirName(this.threadId)));
+    const record = this.#o.store.fixWorkspace(
+      this.threadId,
+      join(config.claude.workspaceRoot, safeDirName(this.threadId)),
+    );
     mkdirSync(record.workspace, { recursive: true });
     this.#workspace = record.workspace;
     // Each thread's CLI has temp files of its own (sub-agent outputs live there), so no thread's commands see another's.
@@ -769,8 +908,13 @@ export class ClaudeSdkSession {
       for (const signal of step.signals) {
         if (signal.kind === 'run_finished') this.#onRunFinished(query, signal.runId, signal.outcome.status);
         else if (signal.kind === 'skipped') this.#log.debug({ reason: signal.reason }, 'SDK message skipped');
-        else if (signal.kind === 'run_opened' && signal.followUp) this.#log.info({ runId: signal.runId, replyTo: signal.followUp }, 'follow-up turn for what was written during the last one');
-        else if (signal.kind === 'api_retry') this.#log.warn({ attempt: signal.attempt, status: signal.errorStatus }, 'Claude API retry');
+        else if (signal.kind === 'run_opened' && signal.followUp)
+          this.#log.info(
+            { runId: signal.runId, replyTo: signal.followUp },
+            'follow-up turn for what was written during the last one',
+          );
+        else if (signal.kind === 'api_retry')
+          this.#log.warn({ attempt: signal.attempt, status: signal.errorStatus }, 'Claude API retry');
       }
     }
     const end = await query.ended;
@@ -779,7 +923,9 @@ export class ClaudeSdkSession {
     if (end.reason !== 'closed') {
       this.#log.error({ reason: end.reason, err: end.error, kind: end.classified?.kind }, 'the Claude query ended');
       const message = end.classified?.message ?? 'The Claude process stopped unexpectedly.';
-      this.#emit(this.#output.closeAll({ status: 'error', error: { code: end.classified?.kind ?? 'cli_exit', message } }));
+      this.#emit(
+        this.#output.closeAll({ status: 'error', error: { code: end.classified?.kind ?? 'cli_exit', message } }),
+      );
       // A bot-only turn held for its place was closed with the rest.
       if (this.#held) this.#dropHeld();
       if (end.classified?.kind === 'session_not_found') this.#o.store.setClaudeSession(this.threadId, null);
@@ -791,9 +937,14 @@ export class ClaudeSdkSession {
 
   /** Trace lines for latency work: when the CLI starts a turn and when the first words come. */
   #trace(raw: { type: string; subtype?: string }, step: ThreadOutputStep): void {
-    const firstDelta = step.deliveries.some((d) => d.events.some((e) => e.type === 'message_part' && e.data.chunk.type === 'text-delta' && e.clientEventId.endsWith(':2')));
+    const firstDelta = step.deliveries.some((d) =>
+      d.events.some(
+        (e) => e.type === 'message_part' && e.data.chunk.type === 'text-delta' && e.clientEventId.endsWith(':2'),
+      ),
+    );
     if (raw.type === 'system' && raw.subtype === 'init') this.#log.trace('sdk: system/init');
-    else if (raw.type === 'stream_event' && (raw as { event?: { type?: string } }).event?.type === 'message_start') this.#log.trace('sdk: message_start');
+    else if (raw.type === 'stream_event' && (raw as { event?: { type?: string } }).event?.type === 'message_start')
+      this.#log.trace('sdk: message_start');
     if (firstDelta) this.#log.trace({ runId: this.#output.currentRunId }, 'sdk: first text delta');
   }
 
@@ -832,8 +983,14 @@ export class ClaudeSdkSession {
     for (const request of step.open) {
       let next: ThreadOutputStep;
       try {
-        const { thread } = await this.#o.client.createSubthread(request.parentThreadId, { key: request.key, ...(request.title ? { title: request.title } : {}) });
-        this.#log.info({ toolCallId: request.toolCallId, childThreadId: thread.threadId }, 'sub-agent subthread opened');
+        const { thread } = await this.#o.client.createSubthread(request.parentThreadId, {
+          key: request.key,
+          ...(request.title ? { title: request.title } : {}),
+        });
+        this.#log.info(
+          { toolCallId: request.toolCallId, childThreadId: thread.threadId },
+          'sub-agent subthread opened',
+        );
         next = this.#output.attached(request.toolCallId, thread.threadId);
       } catch (error) {
         this.#log.error({ err: error, toolCallId: request.toolCallId }, 'sub-agent subthread could not be created');
@@ -842,7 +999,6 @@ export class ClaudeSdkSession {
       await this.#apply(next);
     }
     if (step.dropped > 0) this.#log.warn({ dropped: step.dropped }, 'sub-agent messages dropped');
-
   }
 
   /** Where the sandbox cannot start, the first turn of each thread says that tools are off, and why. */
@@ -860,9 +1016,21 @@ export class ClaudeSdkSession {
     const runId = `notice-${randomUUID()}`;
     this.#outbound.send(this.threadId, [
       { type: 'run_started', data: { runId }, clientEventId: `${runId}:start` },
-      { type: 'message_part', data: { runId, chunk: { type: 'text-start', id: `${runId}:t0` } }, clientEventId: `${runId}:1` },
-      { type: 'message_part', data: { runId, chunk: { type: 'text-delta', id: `${runId}:t0`, delta: text } }, clientEventId: `${runId}:2` },
-      { type: 'message_part', data: { runId, chunk: { type: 'text-end', id: `${runId}:t0` } }, clientEventId: `${runId}:3` },
+      {
+        type: 'message_part',
+        data: { runId, chunk: { type: 'text-start', id: `${runId}:t0` } },
+        clientEventId: `${runId}:1`,
+      },
+      {
+        type: 'message_part',
+        data: { runId, chunk: { type: 'text-delta', id: `${runId}:t0`, delta: text } },
+        clientEventId: `${runId}:2`,
+      },
+      {
+        type: 'message_part',
+        data: { runId, chunk: { type: 'text-end', id: `${runId}:t0` } },
+        clientEventId: `${runId}:3`,
+      },
       { type: 'run_finished', data: { runId, status: 'completed' }, clientEventId: `${runId}:finish` },
     ]);
   }

@@ -6,12 +6,27 @@ import { FakeClock } from '../testing/fake-clock.js';
 import { mergeDeltas, ThreadAppender } from './outbound.js';
 
 const d = (id: string, delta: string, n: number, type = 'text-delta'): BubbleEventDraft =>
-  ({ type: 'message_part', data: { runId: 'r', chunk: { type, id, delta } }, clientEventId: `r:${n}` }) as BubbleEventDraft;
-const end = (n: number): BubbleEventDraft => ({ type: 'message_part', data: { runId: 'r', chunk: { type: 'text-end', id: 'a' } }, clientEventId: `r:${n}` });
+  ({
+    type: 'message_part',
+    data: { runId: 'r', chunk: { type, id, delta } },
+    clientEventId: `r:${n}`,
+  }) as BubbleEventDraft;
+const end = (n: number): BubbleEventDraft => ({
+  type: 'message_part',
+  data: { runId: 'r', chunk: { type: 'text-end', id: 'a' } },
+  clientEventId: `r:${n}`,
+});
 
 describe('mergeDeltas', () => {
   it('merges adjacent deltas of one block into the first, keeping its id, and nothing else', () => {
-    const input = [d('a', 'x', 1), d('a', 'y', 2), d('b', 'z', 3), d('b', 'w', 4, 'reasoning-delta'), end(5), d('a', 'q', 6)];
+    const input = [
+      d('a', 'x', 1),
+      d('a', 'y', 2),
+      d('b', 'z', 3),
+      d('b', 'w', 4, 'reasoning-delta'),
+      end(5),
+      d('a', 'q', 6),
+    ];
     const out = mergeDeltas(input);
     expect(out.map((e) => [e.clientEventId, (e.data as { chunk: { delta?: string } }).chunk.delta ?? null])).toEqual([
       ['r:1', 'xy'],
@@ -65,7 +80,8 @@ describe('ThreadAppender', () => {
 });
 
 describe('ThreadAppender retries', () => {
-  const down = () => new BubbleApiError({ code: 'network', status: 0, retryable: true, message: 'connect ECONNREFUSED' });
+  const down = () =>
+    new BubbleApiError({ code: 'network', status: 0, retryable: true, message: 'connect ECONNREFUSED' });
 
   it('keeps a batch while the server is away and sends it, in order, when it is back', async () => {
     const clock = new FakeClock();
@@ -96,7 +112,8 @@ describe('ThreadAppender retries', () => {
     const appender = new ThreadAppender(
       'th',
       async (_thread, events) => {
-        if (events[0]!.clientEventId === 'r:1') throw new BubbleApiError({ code: 'conflict', status: 409, retryable: false, message: 'run finished' });
+        if (events[0]!.clientEventId === 'r:1')
+          throw new BubbleApiError({ code: 'conflict', status: 409, retryable: false, message: 'run finished' });
         sent.push(events[0]!.clientEventId!);
       },
       pino({ level: 'silent' }),
@@ -110,7 +127,12 @@ describe('ThreadAppender retries', () => {
   });
 
   it('stops retrying when told (the session is stopping)', async () => {
-    const appender = new ThreadAppender('th', async () => Promise.reject(down()), pino({ level: 'silent' }), new FakeClock());
+    const appender = new ThreadAppender(
+      'th',
+      async () => Promise.reject(down()),
+      pino({ level: 'silent' }),
+      new FakeClock(),
+    );
     appender.enqueue([d('a', '1', 1)]);
     await new Promise((resolve) => setImmediate(resolve));
     appender.stopRetrying();

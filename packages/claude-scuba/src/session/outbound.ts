@@ -94,7 +94,8 @@ export class ThreadAppender {
     while (this.#pending.length > 0) {
       const batch = mergeDeltas(this.#pending.splice(0, MAX_BATCH));
       this.#appends += 1;
-      for (const runId of new Set(batch.map((draft) => draft.data.runId))) this.#perRun.set(runId, (this.#perRun.get(runId) ?? 0) + 1);
+      for (const runId of new Set(batch.map((draft) => draft.data.runId)))
+        this.#perRun.set(runId, (this.#perRun.get(runId) ?? 0) + 1);
       const events = batch.map((draft) => ({ type: draft.type, data: draft.data, clientEventId: draft.clientEventId }));
       for (let attempt = 0; ; attempt += 1) {
         try {
@@ -104,20 +105,29 @@ export class ThreadAppender {
           if (mayRetryAppend(error) && !this.#stopping) {
             // The server is away: keep the batch (same ids, so no duplicate) and try again, in order.
             const delay = Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** attempt);
-            this.#logger.warn({ err: error, threadId: this.threadId, attempt, delayMs: delay }, 'append failed; retrying');
+            this.#logger.warn(
+              { err: error, threadId: this.threadId, attempt, delayMs: delay },
+              'append failed; retrying',
+            );
             await this.#sleep(delay);
             continue;
           }
           // A refusal (a closed run, a revoked grant), or the session is stopping.
           this.#failed += 1;
-          this.#logger.error({ err: error, threadId: this.threadId, events: batch.length, first: batch[0]?.clientEventId }, 'append failed; batch dropped');
+          this.#logger.error(
+            { err: error, threadId: this.threadId, events: batch.length, first: batch[0]?.clientEventId },
+            'append failed; batch dropped',
+          );
           break;
         }
       }
       for (const draft of batch) {
         if (draft.type !== 'run_finished') continue;
         // One line per run: how many HTTP appends its events took (the figure the benchmark reads).
-        this.#logger.info({ threadId: this.threadId, runId: draft.data.runId, appends: this.#perRun.get(draft.data.runId) ?? 0 }, 'run appended');
+        this.#logger.info(
+          { threadId: this.threadId, runId: draft.data.runId, appends: this.#perRun.get(draft.data.runId) ?? 0 },
+          'run appended',
+        );
         this.#perRun.delete(draft.data.runId);
       }
     }
@@ -129,8 +139,17 @@ export function mergeDeltas(drafts: readonly BubbleEventDraft[]): BubbleEventDra
   const out: BubbleEventDraft[] = [];
   for (const draft of drafts) {
     const last = out.at(-1);
-    if (last && isDeltaDraft(last) && isDeltaDraft(draft) && last.data.chunk.id === draft.data.chunk.id && last.data.chunk.type === draft.data.chunk.type) {
-      out[out.length - 1] = { ...last, data: { ...last.data, chunk: { ...last.data.chunk, delta: last.data.chunk.delta + draft.data.chunk.delta } } };
+    if (
+      last &&
+      isDeltaDraft(last) &&
+      isDeltaDraft(draft) &&
+      last.data.chunk.id === draft.data.chunk.id &&
+      last.data.chunk.type === draft.data.chunk.type
+    ) {
+      out[out.length - 1] = {
+        ...last,
+        data: { ...last.data, chunk: { ...last.data.chunk, delta: last.data.chunk.delta + draft.data.chunk.delta } },
+      };
     } else {
       out.push(draft);
     }
@@ -147,7 +166,12 @@ export class Outbound {
   readonly #observe: ((drafts: readonly BubbleEventDraft[]) => void) | undefined;
 
   /** `observe` sees every draft as it is sent, on every thread (the bot's record of the runs it has open). */
-  constructor(options: { append: AppendFn; logger: Logger; clock?: Clock; observe?: (drafts: readonly BubbleEventDraft[]) => void }) {
+  constructor(options: {
+    append: AppendFn;
+    logger: Logger;
+    clock?: Clock;
+    observe?: (drafts: readonly BubbleEventDraft[]) => void;
+  }) {
     this.#append = options.append;
     this.#logger = options.logger;
     this.#clock = options.clock;
@@ -183,7 +207,10 @@ export class Outbound {
     let lane = this.#lanes.get(threadId);
     if (!lane) {
       const appender = new ThreadAppender(threadId, this.#append, this.#logger, this.#clock);
-      const coalescer = new DeltaCoalescer({ emit: (batch) => appender.enqueue(batch), ...(this.#clock ? { clock: this.#clock } : {}) });
+      const coalescer = new DeltaCoalescer({
+        emit: (batch) => appender.enqueue(batch),
+        ...(this.#clock ? { clock: this.#clock } : {}),
+      });
       lane = { coalescer, appender };
       this.#lanes.set(threadId, lane);
     }

@@ -41,7 +41,9 @@ export function buildQueryOptions(input: QueryOptionsInput): Options {
       : input.isolation.kind === 'unavailable'
         ? 'You have no tools on this machine: its sandbox cannot start.'
         : '',
-  ].filter((line) => line !== '').join(' ');
+  ]
+    .filter((line) => line !== '')
+    .join(' ');
   const append = config.claude.systemPrompt.append ? `${context}\n\n${config.claude.systemPrompt.append}` : context;
   const options: Options = {
     cwd: input.cwd,

@@ -19,7 +19,11 @@ describe('SqliteSessionStore', () => {
     const path = tempPath();
     const store = new SqliteSessionStore({ path, scope: 'bot-a' });
     expect(store.get('th_1')).toBeUndefined();
-    expect(store.fixWorkspace('th_1', '/ws/th_1')).toEqual({ threadId: 'th_1', workspace: '/ws/th_1', claudeSessionId: null });
+    expect(store.fixWorkspace('th_1', '/ws/th_1')).toEqual({
+      threadId: 'th_1',
+      workspace: '/ws/th_1',
+      claudeSessionId: null,
+    });
     expect(store.fixWorkspace('th_1', '/elsewhere/th_1').workspace).toBe('/ws/th_1');
     store.setClaudeSession('th_1', 'sess-1');
     store.close();

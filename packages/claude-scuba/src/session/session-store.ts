@@ -54,12 +54,18 @@ export class SqliteSessionStore implements SessionStore {
 
   markReleased(threadId: string): void {
     this.#db
-      .prepare('INSERT INTO scuba_released_threads (scope, thread_id, released_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING')
+      .prepare(
+        'INSERT INTO scuba_released_threads (scope, thread_id, released_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+      )
       .run(this.#scope, threadId, new Date().toISOString());
   }
 
   isReleased(threadId: string): boolean {
-    return this.#db.prepare('SELECT 1 FROM scuba_released_threads WHERE scope = ? AND thread_id = ?').get(this.#scope, threadId) !== undefined;
+    return (
+      this.#db
+        .prepare('SELECT 1 FROM scuba_released_threads WHERE scope = ? AND thread_id = ?')
+        .get(this.#scope, threadId) !== undefined
+    );
   }
 
   get(threadId: string): ThreadSessionRecord | undefined {
@@ -73,14 +79,18 @@ export class SqliteSessionStore implements SessionStore {
 
   fixWorkspace(threadId: string, workspace: string): ThreadSessionRecord {
     this.#db
-      .prepare('INSERT INTO scuba_thread_sessions (scope, thread_id, workspace, claude_session_id, updated_at) VALUES (?, ?, ?, NULL, ?) ON CONFLICT DO NOTHING')
+      .prepare(
+        'INSERT INTO scuba_thread_sessions (scope, thread_id, workspace, claude_session_id, updated_at) VALUES (?, ?, ?, NULL, ?) ON CONFLICT DO NOTHING',
+      )
       .run(this.#scope, threadId, workspace, new Date().toISOString());
     return this.get(threadId)!;
   }
 
   setClaudeSession(threadId: string, claudeSessionId: string | null): void {
     this.#db
-      .prepare('UPDATE scuba_thread_sessions SET claude_session_id = ?, updated_at = ? WHERE scope = ? AND thread_id = ?')
+      .prepare(
+        'UPDATE scuba_thread_sessions SET claude_session_id = ?, updated_at = ? WHERE scope = ? AND thread_id = ?',
+      )
       .run(claudeSessionId, new Date().toISOString(), this.#scope, threadId);
   }
 

@@ -11,7 +11,9 @@ import { SdkToBubble, type TranslatorSignal } from '../translate/sdk-to-bubble.j
  * thread, run and tool-call ids, so a retried create returns the same child.
  */
 export function subagentKey(ids: { threadId: string; runId: string; toolCallId: string }): string {
-  const digest = createHash('sha256').update(JSON.stringify([ids.threadId, ids.runId, ids.toolCallId])).digest('base64url');
+  const digest = createHash('sha256')
+    .update(JSON.stringify([ids.threadId, ids.runId, ids.toolCallId]))
+    .digest('base64url');
   return `subagent-${digest.slice(0, 43)}`;
 }
 
@@ -101,7 +103,9 @@ export class SubagentRegistry {
 
   /** Sub-agents whose child run is still open (or not yet created). */
   get active(): string[] {
-    return [...this.#entries.values()].filter((e) => e.state === 'opening' || e.state === 'open').map((e) => e.toolCallId);
+    return [...this.#entries.values()]
+      .filter((e) => e.state === 'opening' || e.state === 'open')
+      .map((e) => e.toolCallId);
   }
 
   has(toolCallId: string): boolean {
@@ -119,11 +123,21 @@ export class SubagentRegistry {
   }
 
   /** Registers an Agent tool use seen on `parentThreadId` in run `parentRunId`. */
-  open(params: { parentThreadId: string; parentRunId: string; toolCallId: string; toolName: string; input: unknown }): OpenRequest {
+  open(params: {
+    parentThreadId: string;
+    parentRunId: string;
+    toolCallId: string;
+    toolName: string;
+    input: unknown;
+  }): OpenRequest {
     if (this.#entries.has(params.toolCallId)) {
       throw new ScubaError('subagent_duplicate', `sub-agent ${params.toolCallId} is already open`);
     }
-    const key = subagentKey({ threadId: params.parentThreadId, runId: params.parentRunId, toolCallId: params.toolCallId });
+    const key = subagentKey({
+      threadId: params.parentThreadId,
+      runId: params.parentRunId,
+      toolCallId: params.toolCallId,
+    });
     const entry: Entry = {
       ...params,
       key,
@@ -138,8 +152,16 @@ export class SubagentRegistry {
       buffer: [],
     };
     this.#entries.set(params.toolCallId, entry);
-    const description = typeof params.input === 'object' && params.input !== null ? (params.input as { description?: unknown }).description : undefined;
-    return { toolCallId: params.toolCallId, parentThreadId: params.parentThreadId, key, title: typeof description === 'string' ? description : undefined };
+    const description =
+      typeof params.input === 'object' && params.input !== null
+        ? (params.input as { description?: unknown }).description
+        : undefined;
+    return {
+      toolCallId: params.toolCallId,
+      parentThreadId: params.parentThreadId,
+      key,
+      title: typeof description === 'string' ? description : undefined,
+    };
   }
 
   /** The subthread exists: announce it on the parent, open the child run, and deliver what was waiting. */
@@ -191,8 +213,12 @@ export class SubagentRegistry {
   toolResult(signal: Extract<TranslatorSignal, { kind: 'subagent_tool_result' }>): RegistryStep {
     const entry = this.#entries.get(signal.toolCallId);
     if (!entry || signal.background) return EMPTY();
-    if (signal.isError && entry.interrupt) return this.#requestClose(entry, this.#withInterrupt(entry, { status: 'interrupted' }));
-    return this.#requestClose(entry, signal.isError ? errorOutcome('the sub-agent failed') : { status: 'completed', ...agentUsage(signal.result) });
+    if (signal.isError && entry.interrupt)
+      return this.#requestClose(entry, this.#withInterrupt(entry, { status: 'interrupted' }));
+    return this.#requestClose(
+      entry,
+      signal.isError ? errorOutcome('the sub-agent failed') : { status: 'completed', ...agentUsage(signal.result) },
+    );
   }
 
   /** A `task_notification`: the sub-agent (foreground or background) has finished. */
@@ -200,8 +226,10 @@ export class SubagentRegistry {
     const entry = this.#entries.get(toolUseId);
     if (!entry) return EMPTY();
     const stopped = status === 'stopped' || status === 'killed' || entry.interrupt !== undefined;
-    const mapped: RunStatus = status === 'completed' && !entry.interrupt ? 'completed' : stopped ? 'interrupted' : 'error';
-    if (mapped === 'error') return this.#requestClose(entry, errorOutcome(`the sub-agent ended with status ${status ?? 'unknown'}`));
+    const mapped: RunStatus =
+      status === 'completed' && !entry.interrupt ? 'completed' : stopped ? 'interrupted' : 'error';
+    if (mapped === 'error')
+      return this.#requestClose(entry, errorOutcome(`the sub-agent ended with status ${status ?? 'unknown'}`));
     return this.#requestClose(entry, this.#withInterrupt(entry, { status: mapped }));
   }
 
@@ -231,7 +259,12 @@ export class SubagentRegistry {
 
   #withInterrupt(entry: Entry, outcome: RunOutcome): RunOutcome {
     if (!entry.interrupt) return outcome;
-    return { ...outcome, status: 'interrupted', interruptedBy: entry.interrupt.by, ...(entry.interrupt.reason !== undefined ? { interruptReason: entry.interrupt.reason } : {}) };
+    return {
+      ...outcome,
+      status: 'interrupted',
+      interruptedBy: entry.interrupt.by,
+      ...(entry.interrupt.reason !== undefined ? { interruptReason: entry.interrupt.reason } : {}),
+    };
   }
 
   /** Ends every open child run (the query ended). */
@@ -265,7 +298,13 @@ export class SubagentRegistry {
     for (const signal of out.signals) {
       if (signal.kind === 'subagent_started') {
         step.open.push(
-          this.open({ parentThreadId: entry.childThreadId!, parentRunId: signal.runId, toolCallId: signal.toolCallId, toolName: signal.toolName, input: signal.input }),
+          this.open({
+            parentThreadId: entry.childThreadId!,
+            parentRunId: signal.runId,
+            toolCallId: signal.toolCallId,
+            toolName: signal.toolName,
+            input: signal.input,
+          }),
         );
       } else if (signal.kind === 'subagent_tool_result') {
         const nested = this.toolResult(signal);
@@ -275,11 +314,19 @@ export class SubagentRegistry {
   }
 
   #parentChunk(entry: Entry): BubbleEventDraft {
-    const chunk: Record<string, unknown> = { type: 'tool-input-available', toolCallId: entry.toolCallId, toolName: entry.toolName, input: entry.input ?? {} };
+    const chunk: Record<string, unknown> = {
+      type: 'tool-input-available',
+      toolCallId: entry.toolCallId,
+      toolName: entry.toolName,
+      input: entry.input ?? {},
+    };
     if (entry.childThreadId !== undefined) chunk.providerMetadata = { bubble: { childThreadId: entry.childThreadId } };
     return {
       type: 'message_part',
-      data: { runId: entry.parentRunId, chunk: chunk as Extract<BubbleEventDraft, { type: 'message_part' }>['data']['chunk'] },
+      data: {
+        runId: entry.parentRunId,
+        chunk: chunk as Extract<BubbleEventDraft, { type: 'message_part' }>['data']['chunk'],
+      },
       clientEventId: `${entry.parentRunId}:agent:${entry.toolCallId}`,
     };
   }

@@ -17,12 +17,24 @@ const client = {
     if (!thread) throw new Error(`no thread ${threadId}`);
     return { threadId, parentThreadId: thread.parent };
   },
-  listParticipants: async (threadId: string) => (threads[threadId]?.people ?? []).map((principalId) => ({ principalId })),
+  listParticipants: async (threadId: string) =>
+    (threads[threadId]?.people ?? []).map((principalId) => ({ principalId })),
 };
 
-async function admitted(threadId: string, joinableBy: JoinableBy = 'owners', roles?: Map<string, Role>): Promise<boolean> {
+async function admitted(
+  threadId: string,
+  joinableBy: JoinableBy = 'owners',
+  roles?: Map<string, Role>,
+): Promise<boolean> {
   const live = roles ?? new Map((threads[threadId]?.people ?? []).map((p) => [p, 'member' as Role]));
-  const admission = new ThreadAdmission({ threadId, botOwners: new Set(['alice']), joinableBy: () => joinableBy, roles: live, client, logger: pino({ level: 'silent' }) });
+  const admission = new ThreadAdmission({
+    threadId,
+    botOwners: new Set(['alice']),
+    joinableBy: () => joinableBy,
+    roles: live,
+    client,
+    logger: pino({ level: 'silent' }),
+  });
   await admission.init();
   return admission.admitted;
 }
@@ -41,8 +53,18 @@ describe('ThreadAdmission', () => {
   });
 
   it('follows the live roles: an owner who joins later admits the thread', async () => {
-    const roles = new Map<string, Role>([['mallory', 'owner'], ['bot', 'member']]);
-    const admission = new ThreadAdmission({ threadId: 'th_m', botOwners: new Set(['alice']), joinableBy: () => 'owners', roles, client, logger: pino({ level: 'silent' }) });
+    const roles = new Map<string, Role>([
+      ['mallory', 'owner'],
+      ['bot', 'member'],
+    ]);
+    const admission = new ThreadAdmission({
+      threadId: 'th_m',
+      botOwners: new Set(['alice']),
+      joinableBy: () => 'owners',
+      roles,
+      client,
+      logger: pino({ level: 'silent' }),
+    });
     await admission.init();
     expect(admission.admitted).toBe(false);
     roles.set('alice', 'member');

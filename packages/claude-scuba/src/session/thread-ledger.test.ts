@@ -4,7 +4,16 @@ import { ThreadLedger } from './thread-ledger.js';
 
 let seq = 0;
 const at = (principalId: string, type: string, data: Record<string, unknown>): EventEnvelope =>
-  ({ id: `ev${++seq}`, threadId: 't', seq, type, principalId, data, clientEventId: null, createdAt: '2026-12-01T00:00:00Z' }) as EventEnvelope;
+  ({
+    id: `ev${++seq}`,
+    threadId: 't',
+    seq,
+    type,
+    principalId,
+    data,
+    clientEventId: null,
+    createdAt: '2026-12-01T00:00:00Z',
+  }) as EventEnvelope;
 const say = (who: string, runId: string) => [
   at(who, 'run_started', { runId }),
   at(who, 'message_part', { runId, chunk: { type: 'text-delta', id: 't', delta: `${who} speaks` } }),
@@ -24,7 +33,8 @@ describe('ThreadLedger', () => {
     const l = ledger();
     const alice = say('alice', 'a1');
     const bob = say('bob', 'b1');
-    for (const e of [...alice, ...bob, ...reply('me', 'r1', [1], { replyTo: [4] }), ...reply('other', 'o1', [1])]) l.observe(e);
+    for (const e of [...alice, ...bob, ...reply('me', 'r1', [1], { replyTo: [4] }), ...reply('other', 'o1', [1])])
+      l.observe(e);
     expect(l.answered([1])).toBe(true);
     expect(l.answered([4])).toBe(true);
     expect(l.answered([2, 3])).toBe(false);

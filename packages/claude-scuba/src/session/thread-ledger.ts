@@ -91,7 +91,13 @@ export class ThreadLedger {
       case 'message_part': {
         const chunk = event.data['chunk'] as { type?: unknown; delta?: unknown } | undefined;
         // A person's words end any bot-only streak.
-        if (!own && !this.#o.isBot(event.principalId) && chunk?.type === 'text-delta' && typeof chunk.delta === 'string' && chunk.delta.trim() !== '') {
+        if (
+          !own &&
+          !this.#o.isBot(event.principalId) &&
+          chunk?.type === 'text-delta' &&
+          typeof chunk.delta === 'string' &&
+          chunk.delta.trim() !== ''
+        ) {
           this.#botOnlyStreak = 0;
         }
         return;

@@ -18,7 +18,12 @@ function describeEvent(threadId: string, e: BubbleEventDraft): string {
   const where = threadId === P ? 'parent' : threadId.replace(`${P}.`, '');
   if (e.type === 'run_started') return `${where}: run_started ${e.data.runId}`;
   if (e.type === 'run_finished') return `${where}: run_finished ${e.data.runId} ${e.data.status}`;
-  const c = e.data.chunk as { type: string; toolName?: string; delta?: string; providerMetadata?: { bubble?: { childThreadId?: string } } };
+  const c = e.data.chunk as {
+    type: string;
+    toolName?: string;
+    delta?: string;
+    providerMetadata?: { bubble?: { childThreadId?: string } };
+  };
   const child = c.providerMetadata?.bubble?.childThreadId;
   return `${where}: ${c.type}${c.toolName ? ` ${c.toolName}` : ''}${c.delta !== undefined ? ` "${c.delta}"` : ''}${child ? ` -> ${child.replace(`${P}.`, '')}` : ''}`;
 }
@@ -32,12 +37,19 @@ function drive(lines: Array<Record<string, unknown>>, attach = true) {
   const take = (step: Pick<ThreadOutputStep, 'deliveries' | 'open'>) => {
     for (const d of step.deliveries) for (const e of d.events) log.push(describeEvent(d.threadId, e));
     for (const request of step.open) {
-      take(attach ? output.attached(request.toolCallId, `${request.parentThreadId}.sub-child-00${children++}`) : output.failedToAttach(request.toolCallId));
+      take(
+        attach
+          ? output.attached(request.toolCallId, `${request.parentThreadId}.sub-child-00${children++}`)
+          : output.failedToAttach(request.toolCallId),
+      );
     }
   };
   for (const line of lines) {
     if (line.type === 'command_lifecycle' && line.state === 'queued') {
-      take({ deliveries: [output.beginRun({ runId: `run-${++runs}`, userMessageUuid: String(line.command_uuid) })], open: [] });
+      take({
+        deliveries: [output.beginRun({ runId: `run-${++runs}`, userMessageUuid: String(line.command_uuid) })],
+        open: [],
+      });
     }
     take(output.push(narrowSdkMessage(line)));
   }
@@ -110,7 +122,8 @@ describe('ThreadOutput with recorded sub-agent streams', () => {
   });
 });
 
-const assistant = (ptu: string | null, block: Record<string, unknown>) => narrowSdkMessage({ type: 'assistant', message: { content: [block] }, parent_tool_use_id: ptu, session_id: 's' });
+const assistant = (ptu: string | null, block: Record<string, unknown>) =>
+  narrowSdkMessage({ type: 'assistant', message: { content: [block] }, parent_tool_use_id: ptu, session_id: 's' });
 
 describe('SubagentRegistry', () => {
   it('derives a stable key per thread, run and tool call', () => {
@@ -122,7 +135,13 @@ describe('SubagentRegistry', () => {
 
   it('keeps what arrives before the subthread exists and delivers it, close included, on attach', () => {
     const registry = new SubagentRegistry({ now: () => new Date(0) });
-    const request = registry.open({ parentThreadId: P, parentRunId: 'r1', toolCallId: 'T', toolName: 'Agent', input: { description: 'Look around' } });
+    const request = registry.open({
+      parentThreadId: P,
+      parentRunId: 'r1',
+      toolCallId: 'T',
+      toolName: 'Agent',
+      input: { description: 'Look around' },
+    });
     expect(request).toMatchObject({ toolCallId: 'T', parentThreadId: P, title: 'Look around' });
     expect(registry.route('T', assistant('T', { type: 'text', text: 'early' })).deliveries).toEqual([]);
     registry.taskNotification('T', 'completed');
@@ -143,8 +162,13 @@ describe('SubagentRegistry', () => {
     const registry = new SubagentRegistry({ now: () => new Date(0) });
     registry.open({ parentThreadId: P, parentRunId: 'r1', toolCallId: 'T', toolName: 'Agent', input: {} });
     registry.attach('T', `${P}.sub-x`);
-    const step = registry.route('T', assistant('T', { type: 'tool_use', id: 'T2', name: 'Agent', input: { description: 'deeper' } }));
-    expect(step.open).toEqual([{ toolCallId: 'T2', parentThreadId: `${P}.sub-x`, key: expect.stringMatching(/^subagent-/), title: 'deeper' }]);
+    const step = registry.route(
+      'T',
+      assistant('T', { type: 'tool_use', id: 'T2', name: 'Agent', input: { description: 'deeper' } }),
+    );
+    expect(step.open).toEqual([
+      { toolCallId: 'T2', parentThreadId: `${P}.sub-x`, key: expect.stringMatching(/^subagent-/), title: 'deeper' },
+    ]);
     const attached = registry.attach('T2', `${P}.sub-x.sub-y`);
     expect(attached.deliveries.map((d) => d.threadId)).toEqual([`${P}.sub-x`, `${P}.sub-x.sub-y`]);
     expect(attached.deliveries[0]!.events[0]!.data.runId).toBe('sub-T');
@@ -152,12 +176,17 @@ describe('SubagentRegistry', () => {
 
   it('maps a failed or stopped task to the child run status', () => {
     const registry = new SubagentRegistry({ now: () => new Date(0) });
-    for (const [id, status] of [['A', 'failed'], ['B', 'stopped']] as const) {
+    for (const [id, status] of [
+      ['A', 'failed'],
+      ['B', 'stopped'],
+    ] as const) {
       registry.open({ parentThreadId: P, parentRunId: 'r1', toolCallId: id, toolName: 'Agent', input: {} });
       registry.attach(id, `${P}.sub-${id}`);
       const finished = registry.taskNotification(id, status).deliveries[0]!.events.at(-1)!;
       expect(finished.data).toMatchObject(
-        status === 'failed' ? { status: 'error', error: { code: 'subagent_failed', message: 'the sub-agent ended with status failed' } } : { status: 'interrupted' },
+        status === 'failed'
+          ? { status: 'error', error: { code: 'subagent_failed', message: 'the sub-agent ended with status failed' } }
+          : { status: 'interrupted' },
       );
     }
   });
@@ -181,7 +210,10 @@ describe('ThreadOutput.closeAll', () => {
     output.beginRun({ runId: 'r1' });
     const opened = output.push(assistant(null, { type: 'tool_use', id: 'T', name: 'Agent', input: {} }));
     output.attached(opened.open[0]!.toolCallId, `${P}.sub-x`);
-    const step = output.closeAll({ status: 'error', error: { code: 'cli_exit', message: 'the Claude process stopped' } });
+    const step = output.closeAll({
+      status: 'error',
+      error: { code: 'cli_exit', message: 'the Claude process stopped' },
+    });
     expect(step.deliveries.flatMap((d) => d.events.map((e) => describeEvent(d.threadId, e)))).toEqual([
       'sub-x: error',
       'sub-x: run_finished sub-T error',

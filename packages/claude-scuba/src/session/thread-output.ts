@@ -3,7 +3,13 @@ import type { UiChunk } from '@bubble/protocol';
 import type { BubbleEventDraft } from '../translate/bubble-draft.js';
 import type { InterruptNote, RunOutcome } from '../translate/run-outcome.js';
 import { SdkToBubble, type TranslatorSignal } from '../translate/sdk-to-bubble.js';
-import { SubagentRegistry, type ChildRunInfo, type Delivery, type OpenRequest, type RegistryStep } from './subagent-registry.js';
+import {
+  SubagentRegistry,
+  type ChildRunInfo,
+  type Delivery,
+  type OpenRequest,
+  type RegistryStep,
+} from './subagent-registry.js';
 
 /** How many refused and located tool calls are remembered (oldest forgotten first). */
 const MAX_REMEMBERED = 1000;
@@ -150,7 +156,13 @@ export class ThreadOutput {
       switch (signal.kind) {
         case 'subagent_started':
           step.open.push(
-            this.#subagents.open({ parentThreadId: this.threadId, parentRunId: signal.runId, toolCallId: signal.toolCallId, toolName: signal.toolName, input: signal.input }),
+            this.#subagents.open({
+              parentThreadId: this.threadId,
+              parentRunId: signal.runId,
+              toolCallId: signal.toolCallId,
+              toolName: signal.toolName,
+              input: signal.input,
+            }),
           );
           break;
         case 'routed':

@@ -4,7 +4,9 @@ import type { Logger } from 'pino';
 /** What the people on a thread need of Bubble. */
 export interface PeopleClient {
   listParticipants(threadId: string): Promise<Array<{ principalId: string; role: Role }>>;
-  getPrincipal(principalId: string): Promise<{ principalId: string; kind: string; displayName?: string | null | undefined }>;
+  getPrincipal(
+    principalId: string,
+  ): Promise<{ principalId: string; kind: string; displayName?: string | null | undefined }>;
 }
 
 /**

@@ -86,7 +86,13 @@ export class ToolGate {
         // Only for this run, and only while an answer would still be waited for.
         const runId = options.currentRunId();
         if ((decision.source === 'approval' || decision.source === 'result') && runId !== undefined) {
-          this.#answered.push({ toolName: call.toolName, input: JSON.stringify(call.input), decision, runId, at: options.clock.now() });
+          this.#answered.push({
+            toolName: call.toolName,
+            input: JSON.stringify(call.input),
+            decision,
+            runId,
+            at: options.clock.now(),
+          });
         }
         options.onDetachedAnswer?.(call, decision);
       },
@@ -94,7 +100,13 @@ export class ToolGate {
   }
 
   /** Answers given while their CLI was closed, used once when Claude makes the same call again. */
-  readonly #answered: Array<{ toolName: string; input: string; decision: ApprovalDecision; runId: string; at: number }> = [];
+  readonly #answered: Array<{
+    toolName: string;
+    input: string;
+    decision: ApprovalDecision;
+    runId: string;
+    at: number;
+  }> = [];
 
   /** Forgets answers kept for calls to be made again (their run ended, or was interrupted). */
   forgetAnswered(): void {
@@ -104,8 +116,16 @@ export class ToolGate {
   /** Feeds a thread event to the registry and logs what it did. */
   observe(event: { type: string; principalId: string; data: unknown; seq: number }): ObserveResult {
     const answer = this.approvals.observe(event);
-    if (answer.kind === 'not_allowed') this.#options.logger.warn({ seq: event.seq, toolCallId: answer.toolCallId, by: answer.principalId }, 'approval from a principal who may not approve; ignored');
-    else if (answer.kind === 'resolved') this.#options.logger.info({ seq: event.seq, toolCallId: answer.toolCallId, decision: answer.decision.behavior, by: event.principalId }, 'tool call answered');
+    if (answer.kind === 'not_allowed')
+      this.#options.logger.warn(
+        { seq: event.seq, toolCallId: answer.toolCallId, by: answer.principalId },
+        'approval from a principal who may not approve; ignored',
+      );
+    else if (answer.kind === 'resolved')
+      this.#options.logger.info(
+        { seq: event.seq, toolCallId: answer.toolCallId, decision: answer.decision.behavior, by: event.principalId },
+        'tool call answered',
+      );
     return answer;
   }
 
@@ -114,24 +134,44 @@ export class ToolGate {
     const toolCallId = options.toolUseID;
     // The tool call's chunk must be on the thread before anyone is asked to answer it.
     await o.flush();
-    const touched = privatePathTouched(input, { cwd: o.cwd(), blockedPath: options.blockedPath, privatePaths: o.privatePaths });
+    const touched = privatePathTouched(input, {
+      cwd: o.cwd(),
+      blockedPath: options.blockedPath,
+      privatePaths: o.privatePaths,
+    });
     if (touched !== undefined) {
       o.logger.warn({ toolCallId, toolName, path: touched }, 'tool call touches a private path; refused');
-      return this.#refuse(toolCallId, `Denied: ${touched} is private to this bot (its configuration, its state, or another thread's workspace); no tool may read or change it.`);
+      return this.#refuse(
+        toolCallId,
+        `Denied: ${touched} is private to this bot (its configuration, its state, or another thread's workspace); no tool may read or change it.`,
+      );
     }
     const approvers = approversOnThread(o.approvers, this.#context());
     if (approvers.length === 0) {
-      o.logger.warn({ toolCallId, toolName, policy: o.approvers }, 'tool call needs approval and nobody who may approve is on the thread; refused');
-      return this.#refuse(toolCallId, noApproverMessage(toolName, o.approvers, { ...this.#context(), nameOf: o.nameOf }));
+      o.logger.warn(
+        { toolCallId, toolName, policy: o.approvers },
+        'tool call needs approval and nobody who may approve is on the thread; refused',
+      );
+      return this.#refuse(
+        toolCallId,
+        noApproverMessage(toolName, o.approvers, { ...this.#context(), nameOf: o.nameOf }),
+      );
     }
     // The same call, with the same input, in the same run, that was answered while its CLI was closed.
     const now = o.clock.now();
     const earlier = this.#answered.findIndex(
-      (a) => a.toolName === toolName && a.input === JSON.stringify(input) && a.runId === o.currentRunId() && now - a.at <= o.timeoutMs,
+      (a) =>
+        a.toolName === toolName &&
+        a.input === JSON.stringify(input) &&
+        a.runId === o.currentRunId() &&
+        now - a.at <= o.timeoutMs,
     );
     if (earlier !== -1) {
       const { decision } = this.#answered.splice(earlier, 1)[0]!;
-      o.logger.info({ toolCallId, toolName, decision: decision.behavior, by: decision.by }, 'the same call again: answered while its CLI was closed');
+      o.logger.info(
+        { toolCallId, toolName, decision: decision.behavior, by: decision.by },
+        'the same call again: answered while its CLI was closed',
+      );
       return this.#decided(toolCallId, toolName, input, decision);
     }
     o.logger.info({ toolCallId, toolName, agentId: options.agentID, approvers }, 'tool call waits for approval');
@@ -141,13 +181,21 @@ export class ToolGate {
     } catch (error) {
       // Nobody would see it, so nobody could answer: no waiting out the timeout.
       o.logger.error({ err: error, toolCallId }, 'approval request not recorded on the thread; denying the call');
-      this.approvals.cancel(toolCallId, `Denied: the request for approval of ${toolName} could not be put on the thread.`);
+      this.approvals.cancel(
+        toolCallId,
+        `Denied: the request for approval of ${toolName} could not be put on the thread.`,
+      );
     }
     return this.#decided(toolCallId, toolName, input, await decision);
   };
 
   /** What Claude gets for an answered call. */
-  #decided(toolCallId: string, toolName: string, input: Record<string, unknown>, answered: ApprovalDecision): PermissionResult {
+  #decided(
+    toolCallId: string,
+    toolName: string,
+    input: Record<string, unknown>,
+    answered: ApprovalDecision,
+  ): PermissionResult {
     const o = this.#options;
     if (toolName === 'AskUserQuestion' && answered.behavior === 'deny' && answered.result && !answered.result.isError) {
       // A person answered Claude's question: the answers go in as the tool's input (engine-notes §1.1).
@@ -195,20 +243,32 @@ export class ToolGate {
 
   #recordDenial(toolCallId: string, reason: string): void {
     this.#options
-      .append([{ type: 'tool_call_approval', data: { toolCallId, decision: 'deny', reason }, clientEventId: `approval:${toolCallId}` }])
-      .catch((error: unknown) => this.#options.logger.error({ err: error, toolCallId }, 'automatic denial not recorded on the thread'));
+      .append([
+        {
+          type: 'tool_call_approval',
+          data: { toolCallId, decision: 'deny', reason },
+          clientEventId: `approval:${toolCallId}`,
+        },
+      ])
+      .catch((error: unknown) =>
+        this.#options.logger.error({ err: error, toolCallId }, 'automatic denial not recorded on the thread'),
+      );
   }
 
   #onSettled(call: ParkedCall, decision: ApprovalDecision): void {
     this.#options.onSettled?.(call.toolCallId);
     if (decision.source === 'approval' || decision.source === 'result') return;
-    this.#options.logger.warn({ toolCallId: call.toolCallId, source: decision.source }, 'tool call denied automatically');
+    this.#options.logger.warn(
+      { toolCallId: call.toolCallId, source: decision.source },
+      'tool call denied automatically',
+    );
     this.#recordDenial(call.toolCallId, decision.behavior === 'deny' ? decision.message : '');
   }
 }
 
 function toPermission(decision: ApprovalDecision): PermissionResult {
-  if (decision.behavior === 'allow') return decision.updatedInput ? { behavior: 'allow', updatedInput: decision.updatedInput } : { behavior: 'allow' };
+  if (decision.behavior === 'allow')
+    return decision.updatedInput ? { behavior: 'allow', updatedInput: decision.updatedInput } : { behavior: 'allow' };
   return { behavior: 'deny', message: decision.message };
 }
 
@@ -219,9 +279,12 @@ function toPermission(decision: ApprovalDecision): PermissionResult {
  */
 export function askUserAnswers(input: Record<string, unknown>, output: unknown): Record<string, string> | undefined {
   const questions = Array.isArray(input.questions)
-    ? input.questions.map((q) => (typeof q === 'object' && q !== null ? (q as { question?: unknown }).question : undefined)).filter((q): q is string => typeof q === 'string')
+    ? input.questions
+        .map((q) => (typeof q === 'object' && q !== null ? (q as { question?: unknown }).question : undefined))
+        .filter((q): q is string => typeof q === 'string')
     : [];
-  if (typeof output === 'string' && output.trim() !== '' && questions.length > 0) return Object.fromEntries(questions.map((q) => [q, output]));
+  if (typeof output === 'string' && output.trim() !== '' && questions.length > 0)
+    return Object.fromEntries(questions.map((q) => [q, output]));
   if (typeof output === 'object' && output !== null && !Array.isArray(output)) {
     const source = (output as { answers?: unknown }).answers ?? output;
     if (typeof source !== 'object' || source === null || Array.isArray(source)) return undefined;

@@ -42,7 +42,8 @@ export function decideTurn(input: TurnPolicyInput): TurnDecision {
       if (botOnly) return { answer: false, reason: 'no_human' };
       break;
     case 'mentions':
-      if (!parts.some((part) => mentions(part.text, input.selfId, input.selfDisplayName))) return { answer: false, reason: 'not_mentioned' };
+      if (!parts.some((part) => mentions(part.text, input.selfId, input.selfDisplayName)))
+        return { answer: false, reason: 'not_mentioned' };
       break;
     default: {
       const unreachable: never = input.respondTo;

@@ -41,6 +41,13 @@ export interface RunUsage {
   [key: string]: unknown;
 }
 
-export function isDeltaDraft(draft: BubbleEventDraft): draft is MessagePartDraft & { data: { chunk: { type: 'text-delta' | 'reasoning-delta'; id: string; delta: string } } } {
-  return draft.type === 'message_part' && (draft.data.chunk.type === 'text-delta' || draft.data.chunk.type === 'reasoning-delta');
+export function isDeltaDraft(
+  draft: BubbleEventDraft,
+): draft is MessagePartDraft & {
+  data: { chunk: { type: 'text-delta' | 'reasoning-delta'; id: string; delta: string } };
+} {
+  return (
+    draft.type === 'message_part' &&
+    (draft.data.chunk.type === 'text-delta' || draft.data.chunk.type === 'reasoning-delta')
+  );
 }

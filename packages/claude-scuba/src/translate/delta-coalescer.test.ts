@@ -9,7 +9,11 @@ const part = (chunk: Record<string, unknown>): BubbleEventDraft =>
 const start = (id = 't0') => part({ type: 'text-start', id });
 const delta = (text: string, id = 't0', type = 'text-delta') => part({ type, id, delta: text });
 const end = (id = 't0') => part({ type: 'text-end', id });
-const finished = (): BubbleEventDraft => ({ type: 'run_finished', data: { runId: 'r', status: 'completed' }, clientEventId: `r:${counter++}` });
+const finished = (): BubbleEventDraft => ({
+  type: 'run_finished',
+  data: { runId: 'r', status: 'completed' },
+  clientEventId: `r:${counter++}`,
+});
 
 /** Each batch as a list of `type` or `type:text`. */
 function setup() {
@@ -108,7 +112,10 @@ describe('DeltaCoalescer', () => {
     clock.advance(5);
     coalescer.push([delta('b')]);
     coalescer.push([delta('c'), end(), finished()]);
-    expect(batches).toEqual([['text-start', 'text-delta:a'], ['text-delta:bc', 'text-end', 'run_finished']]);
+    expect(batches).toEqual([
+      ['text-start', 'text-delta:a'],
+      ['text-delta:bc', 'text-end', 'run_finished'],
+    ]);
     expect(clock.pendingTimers).toBe(0);
     expect(coalescer.holding).toBe(false);
   });
@@ -127,7 +134,10 @@ describe('DeltaCoalescer', () => {
     clock.advance(1);
     coalescer.push([delta('b', 't0')]);
     coalescer.push([delta('x', 't1')]);
-    expect(batches).toEqual([['text-start', 'text-delta:a'], ['text-delta:b', 'text-delta:x']]);
+    expect(batches).toEqual([
+      ['text-start', 'text-delta:a'],
+      ['text-delta:b', 'text-delta:x'],
+    ]);
   });
 
   it('keeps the first clientEventId of a merged delta and does not change the drafts it was given', () => {

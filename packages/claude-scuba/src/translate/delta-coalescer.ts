@@ -27,7 +27,9 @@ export interface DeltaCoalescerOptions {
   longIntervalMs?: number;
 }
 
-type Delta = Extract<BubbleEventDraft, { type: 'message_part' }> & { data: { chunk: { type: 'text-delta' | 'reasoning-delta'; id: string; delta: string } } };
+type Delta = Extract<BubbleEventDraft, { type: 'message_part' }> & {
+  data: { chunk: { type: 'text-delta' | 'reasoning-delta'; id: string; delta: string } };
+};
 
 /**
  * Merges the stream of text and reasoning deltas so a long reply is tens of
@@ -79,7 +81,8 @@ export class DeltaCoalescer {
         const chunk = draft.data.chunk;
         const first = !this.#started.has(chunk.id);
         this.#started.add(chunk.id);
-        if (this.#pending && (this.#pending.data.chunk.id !== chunk.id || this.#pending.data.chunk.type !== chunk.type)) out.push(this.#take());
+        if (this.#pending && (this.#pending.data.chunk.id !== chunk.id || this.#pending.data.chunk.type !== chunk.type))
+          out.push(this.#take());
         if (this.#pending) {
           this.#pending.data.chunk.delta += chunk.delta;
         } else {
@@ -145,7 +148,9 @@ export class DeltaCoalescer {
 
   #arm(): void {
     if (this.holding && this.#timer === undefined) {
-      const due = this.#pending ? this.#lastDeltaAt + this.#interval(this.#pending.data.chunk.id) : this.#heldAt + this.#intervalMs;
+      const due = this.#pending
+        ? this.#lastDeltaAt + this.#interval(this.#pending.data.chunk.id)
+        : this.#heldAt + this.#intervalMs;
       const wait = Math.max(0, due - this.#clock.now());
       this.#timer = this.#clock.setTimeout(() => {
         this.#timer = undefined;

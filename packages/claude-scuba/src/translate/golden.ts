@@ -26,7 +26,11 @@ export function replayFixture(text: string): GoldenOutput {
     .filter((line) => line !== '')
     .map((line) => JSON.parse(line) as Record<string, unknown>);
   let unsolicited = 0;
-  const translator = new SdkToBubble({ scope: null, newRunId: () => `run-u${++unsolicited}`, now: () => new Date('2026-11-29T20:00:00Z') });
+  const translator = new SdkToBubble({
+    scope: null,
+    newRunId: () => `run-u${++unsolicited}`,
+    now: () => new Date('2026-11-29T20:00:00Z'),
+  });
   const out: GoldenOutput = { events: [], signals: [] };
   const directed = lines.some((line) => line.type === '__harness');
   const pushes = lines.some((line) => line.type === 'command_lifecycle' && line.state === 'queued');
@@ -34,11 +38,16 @@ export function replayFixture(text: string): GoldenOutput {
   const begin = (line: number, userMessageUuid?: string) => {
     begun += 1;
     const runId = `run-${begun}`;
-    out.events.push(...translator.beginRun({ runId, replyTo: [begun], ...(userMessageUuid ? { userMessageUuid } : {}) }).map((e) => ({ line, ...e })));
+    out.events.push(
+      ...translator
+        .beginRun({ runId, replyTo: [begun], ...(userMessageUuid ? { userMessageUuid } : {}) })
+        .map((e) => ({ line, ...e })),
+    );
   };
   if (!directed && !pushes) begin(-1);
   lines.forEach((line, index) => {
-    if (!directed && line.type === 'command_lifecycle' && line.state === 'queued') begin(index, String(line.command_uuid));
+    if (!directed && line.type === 'command_lifecycle' && line.state === 'queued')
+      begin(index, String(line.command_uuid));
     if (line.type === '__harness') {
       if (line.action === 'begin_run') {
         const begun = translator.beginRun({
@@ -48,7 +57,10 @@ export function replayFixture(text: string): GoldenOutput {
         });
         out.events.push(...begun.map((e) => ({ line: index, ...e })));
       } else if (line.action === 'interrupt') {
-        translator.noteInterrupt(String(line.runId), { by: String(line.by), ...(typeof line.reason === 'string' ? { reason: line.reason } : {}) });
+        translator.noteInterrupt(String(line.runId), {
+          by: String(line.by),
+          ...(typeof line.reason === 'string' ? { reason: line.reason } : {}),
+        });
       }
       return;
     }

@@ -56,7 +56,11 @@ export function outcomeFromResult(input: OutcomeInput): RunOutcome {
     ...(input.assistantErrorText === undefined ? {} : { text: input.assistantErrorText }),
     now: input.now,
   });
-  const error: NonNullable<RunOutcome['error']> = { code: classified.kind, message: classified.message, retryable: classified.retryable };
+  const error: NonNullable<RunOutcome['error']> = {
+    code: classified.kind,
+    message: classified.message,
+    retryable: classified.retryable,
+  };
   if (classified.resetAt !== undefined) error.resetAt = classified.resetAt;
   else if (classified.kind === 'rate_limit' && input.rateLimitResetsAt !== undefined) {
     // classifyEngineError does not take the rate_limit_event yet; say the reset time here.
@@ -69,7 +73,8 @@ export function outcomeFromResult(input: OutcomeInput): RunOutcome {
 function usageFromResult(result: ResultLike, previousTotal: number): RunUsage {
   const usage: RunUsage = {};
   const raw = (result as { usage?: Record<string, unknown> }).usage;
-  const num = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
+  const num = (value: unknown): number | undefined =>
+    typeof value === 'number' && Number.isFinite(value) ? value : undefined;
   const set = (key: keyof RunUsage, value: number | undefined) => {
     if (value !== undefined) usage[key] = value;
   };

@@ -21,22 +21,34 @@ function streams(dir: string, expectedDir: string): Array<[string, string, strin
   return readdirSync(dir)
     .filter((name) => name.endsWith('.jsonl') && isSdkStream(join(dir, name)))
     .sort()
-    .map((name) => [basename(name, '.jsonl'), join(dir, name), join(expectedDir, `${basename(name, '.jsonl')}.expected.json`)]);
+    .map((name) => [
+      basename(name, '.jsonl'),
+      join(dir, name),
+      join(expectedDir, `${basename(name, '.jsonl')}.expected.json`),
+    ]);
 }
 
 /** Engine fixtures also hold other recordings (error texts); only SDK message streams are replayed. */
 function isSdkStream(path: string): boolean {
-  const first = readFileSync(path, 'utf8').split('\n').find((line) => line.trim() !== '');
+  const first = readFileSync(path, 'utf8')
+    .split('\n')
+    .find((line) => line.trim() !== '');
   if (!first) return false;
   try {
     const type = (JSON.parse(first) as { type?: unknown }).type;
-    return typeof type === 'string' && ['system', 'stream_event', 'assistant', 'user', 'result', 'command_lifecycle', '__harness'].includes(type);
+    return (
+      typeof type === 'string' &&
+      ['system', 'stream_event', 'assistant', 'user', 'result', 'command_lifecycle', '__harness'].includes(type)
+    );
   } catch {
     return false;
   }
 }
 
-const cases = [...streams(ownDir, ownDir), ...streams(engineDir, join(ownDir, 'engine')).map(([n, s, e]) => [`engine/${n}`, s, e] as [string, string, string])];
+const cases = [
+  ...streams(ownDir, ownDir),
+  ...streams(engineDir, join(ownDir, 'engine')).map(([n, s, e]) => [`engine/${n}`, s, e] as [string, string, string]),
+];
 
 describe('sdk-to-bubble golden streams', () => {
   it('has hand-made streams to replay', () => {

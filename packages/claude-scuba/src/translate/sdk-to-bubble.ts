@@ -160,7 +160,9 @@ export class SdkToBubble {
     const asides = [...this.#asides.values()].flat().sort((a, b) => a - b);
     this.#asides.clear();
     this.#steers.clear();
-    this.openRunIds.forEach((runId, index) => events.push(...this.#finish(this.#find(runId)!, outcome, index === 0 ? asides : [])));
+    this.openRunIds.forEach((runId, index) =>
+      events.push(...this.#finish(this.#find(runId)!, outcome, index === 0 ? asides : [])),
+    );
     return events;
   }
 
@@ -206,9 +208,15 @@ export class SdkToBubble {
         const m = narrowed.message;
         const signal: TranslatorSignal = { kind: 'task', subtype: narrowed.kind, taskId: m.task_id };
         if (m.tool_use_id !== undefined) signal.toolUseId = m.tool_use_id;
-        const status = narrowed.kind === 'task_notification' ? narrowed.message.status : narrowed.kind === 'task_updated' ? narrowed.message.patch.status : undefined;
+        const status =
+          narrowed.kind === 'task_notification'
+            ? narrowed.message.status
+            : narrowed.kind === 'task_updated'
+              ? narrowed.message.patch.status
+              : undefined;
         if (status !== undefined) signal.status = status;
-        if (narrowed.kind === 'task_started' && narrowed.message.is_backgrounded !== undefined) signal.background = narrowed.message.is_backgrounded;
+        if (narrowed.kind === 'task_started' && narrowed.message.is_backgrounded !== undefined)
+          signal.background = narrowed.message.is_backgrounded;
         step.signals.push(signal);
         break;
       }
@@ -260,7 +268,10 @@ export class SdkToBubble {
     if (parent === this.#options.scope) return false;
     if (parent === null) {
       // A main-conversation message fed to a sub-agent's translator: not ours.
-      step.signals.push({ kind: 'skipped', reason: `message without parent_tool_use_id fed to the translator of ${this.#options.scope}` });
+      step.signals.push({
+        kind: 'skipped',
+        reason: `message without parent_tool_use_id fed to the translator of ${this.#options.scope}`,
+      });
     } else {
       step.signals.push({ kind: 'routed', parentToolUseId: parent, message: narrowed });
     }
@@ -284,7 +295,8 @@ export class SdkToBubble {
         run.streamed.set(event.index, { kind, id, covered: false });
         step.events.push(this.#part(run, { type: kind === 'text' ? 'text-start' : 'reasoning-start', id }));
         const initial = kind === 'text' ? event.content_block?.text : event.content_block?.thinking;
-        if (typeof initial === 'string' && initial !== '') step.events.push(this.#part(run, deltaChunk(kind, id, initial)));
+        if (typeof initial === 'string' && initial !== '')
+          step.events.push(this.#part(run, deltaChunk(kind, id, initial)));
         return;
       }
       case 'content_block_delta': {
@@ -292,9 +304,19 @@ export class SdkToBubble {
         const block = event.index === undefined ? undefined : run?.streamed.get(event.index);
         if (!run || !block) return;
         const delta = event.delta;
-        if (block.kind === 'text' && delta?.type === 'text_delta' && typeof delta.text === 'string' && delta.text !== '') {
+        if (
+          block.kind === 'text' &&
+          delta?.type === 'text_delta' &&
+          typeof delta.text === 'string' &&
+          delta.text !== ''
+        ) {
           step.events.push(this.#part(run, deltaChunk('text', block.id, delta.text)));
-        } else if (block.kind === 'reasoning' && delta?.type === 'thinking_delta' && typeof delta.thinking === 'string' && delta.thinking !== '') {
+        } else if (
+          block.kind === 'reasoning' &&
+          delta?.type === 'thinking_delta' &&
+          typeof delta.thinking === 'string' &&
+          delta.thinking !== ''
+        ) {
           step.events.push(this.#part(run, deltaChunk('reasoning', block.id, delta.thinking)));
         }
         return;
@@ -340,9 +362,22 @@ export class SdkToBubble {
         this.#openCalls.add(block.id);
         if (SUBAGENT_TOOL_NAMES.has(block.name)) {
           this.#subagents.add(block.id);
-          step.signals.push({ kind: 'subagent_started', runId: run.runId, toolCallId: block.id, toolName: block.name, input: block.input ?? {} });
+          step.signals.push({
+            kind: 'subagent_started',
+            runId: run.runId,
+            toolCallId: block.id,
+            toolName: block.name,
+            input: block.input ?? {},
+          });
         } else {
-          step.events.push(this.#part(run, { type: 'tool-input-available', toolCallId: block.id, toolName: block.name, input: block.input ?? {} }));
+          step.events.push(
+            this.#part(run, {
+              type: 'tool-input-available',
+              toolCallId: block.id,
+              toolName: block.name,
+              input: block.input ?? {},
+            }),
+          );
         }
       }
       // redacted_thinking, server tool blocks, …: nothing to show.
@@ -353,7 +388,9 @@ export class SdkToBubble {
     const content = message.message.content;
     // A string is a synthetic text ("[Request interrupted by user]") or a sub-agent's prompt: not shown.
     if (typeof content === 'string') return;
-    const results = (content as ContentBlockLike[]).filter((b) => b.type === 'tool_result' && typeof b.tool_use_id === 'string');
+    const results = (content as ContentBlockLike[]).filter(
+      (b) => b.type === 'tool_result' && typeof b.tool_use_id === 'string',
+    );
     if (results.length === 0) return;
     const run = this.#runFor({}, step);
     for (const block of results) {
@@ -361,15 +398,20 @@ export class SdkToBubble {
       this.#openCalls.delete(toolCallId);
       const denial = block.is_error === true ? this.#options.denials?.get(toolCallId) : undefined;
       if (denial !== undefined) {
-        step.events.push(this.#part(run, { type: 'tool-output-denied', toolCallId, providerMetadata: { bubble: { reason: denial } } }));
+        step.events.push(
+          this.#part(run, { type: 'tool-output-denied', toolCallId, providerMetadata: { bubble: { reason: denial } } }),
+        );
       } else if (block.is_error === true) {
-        step.events.push(this.#part(run, { type: 'tool-output-error', toolCallId, errorText: contentText(block.content) }));
+        step.events.push(
+          this.#part(run, { type: 'tool-output-error', toolCallId, errorText: contentText(block.content) }),
+        );
       } else {
         step.events.push(this.#part(run, { type: 'tool-output-available', toolCallId, output: block.content ?? null }));
       }
       if (this.#subagents.has(toolCallId)) {
         const result = message.tool_use_result;
-        const status = typeof result === 'object' && result !== null ? (result as { status?: unknown }).status : undefined;
+        const status =
+          typeof result === 'object' && result !== null ? (result as { status?: unknown }).status : undefined;
         step.signals.push({
           kind: 'subagent_tool_result',
           runId: run.runId,
@@ -449,14 +491,20 @@ export class SdkToBubble {
   }
 
   /** The run a content message belongs to: the active one, a begun one it answers, or a new unsolicited one. */
-  #runFor(message: { user_message_uuid?: string | undefined; user_message_uuids?: string[] | undefined }, step: TranslateStep): RunState {
+  #runFor(
+    message: { user_message_uuid?: string | undefined; user_message_uuids?: string[] | undefined },
+    step: TranslateStep,
+  ): RunState {
     if (this.#active) return this.#active;
     const run = this.#matchPending(message) ?? this.#openUnsolicited(step);
     this.#active = run;
     return run;
   }
 
-  #matchPending(message: { user_message_uuid?: string | undefined; user_message_uuids?: string[] | undefined }): RunState | undefined {
+  #matchPending(message: {
+    user_message_uuid?: string | undefined;
+    user_message_uuids?: string[] | undefined;
+  }): RunState | undefined {
     const uuids = uuidsOf(message);
     if (uuids.length === 0) return this.#pending[0];
     return this.#pending.find((run) => run.userMessageUuid === undefined || uuids.includes(run.userMessageUuid));
@@ -479,8 +527,12 @@ export class SdkToBubble {
     const step: TranslateStep = { events: [], signals: [] };
     this.#endOpenBlocks(run, step);
     // Said in plain words on the thread, not only in run_finished's data: never a silent failure.
-    if (outcome.status === 'error' && outcome.error) step.events.push(this.#part(run, { type: 'error', errorText: outcome.error.message }));
-    const data: Extract<BubbleEventDraft, { type: 'run_finished' }>['data'] = { runId: run.runId, status: outcome.status };
+    if (outcome.status === 'error' && outcome.error)
+      step.events.push(this.#part(run, { type: 'error', errorText: outcome.error.message }));
+    const data: Extract<BubbleEventDraft, { type: 'run_finished' }>['data'] = {
+      runId: run.runId,
+      status: outcome.status,
+    };
     if (outcome.error) data.error = outcome.error;
     if (outcome.usage && Object.keys(outcome.usage).length > 0) data.usage = outcome.usage;
     if (outcome.interruptedBy !== undefined) data.interruptedBy = outcome.interruptedBy;
@@ -518,4 +570,3 @@ function newRun(runId: string, userMessageUuid: string | undefined): RunState {
 function deltaChunk(kind: BlockKind, id: string, delta: string): UiChunk {
   return { type: kind === 'text' ? 'text-delta' : 'reasoning-delta', id, delta };
 }
-

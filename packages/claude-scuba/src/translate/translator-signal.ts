@@ -10,8 +10,22 @@ export type TranslatorSignal =
   /** An Agent/Task tool use: the owner opens a subthread and appends the parent's `tool-input-available`. */
   | { kind: 'subagent_started'; runId: string; toolCallId: string; toolName: string; input: unknown }
   /** The Agent tool's result (foreground: the sub-agent is done; background: it was launched). */
-  | { kind: 'subagent_tool_result'; runId: string; toolCallId: string; background: boolean; isError: boolean; result: unknown }
-  | { kind: 'task'; subtype: 'task_started' | 'task_progress' | 'task_updated' | 'task_notification'; taskId: string; toolUseId?: string; status?: string; background?: boolean }
+  | {
+      kind: 'subagent_tool_result';
+      runId: string;
+      toolCallId: string;
+      background: boolean;
+      isError: boolean;
+      result: unknown;
+    }
+  | {
+      kind: 'task';
+      subtype: 'task_started' | 'task_progress' | 'task_updated' | 'task_notification';
+      taskId: string;
+      toolUseId?: string;
+      status?: string;
+      background?: boolean;
+    }
   /** A run the translator opened: a turn nobody asked for, or the follow-up turn for messages pushed mid-turn (`followUp`: the seqs it replies to). */
   | { kind: 'run_opened'; runId: string; unsolicited: boolean; followUp?: number[] }
   /** The result the CLI gives a `shouldQuery: false` push (no model call): no run of its own. */
@@ -28,7 +42,10 @@ export interface TranslateStep {
 }
 
 /** The pushed-message uuids a message answers (`user_message_uuids`, else `user_message_uuid`). */
-export function uuidsOf(message: { user_message_uuid?: string | undefined; user_message_uuids?: string[] | undefined }): string[] {
+export function uuidsOf(message: {
+  user_message_uuid?: string | undefined;
+  user_message_uuids?: string[] | undefined;
+}): string[] {
   if (message.user_message_uuids && message.user_message_uuids.length > 0) return message.user_message_uuids;
   return message.user_message_uuid === undefined ? [] : [message.user_message_uuid];
 }
@@ -38,7 +55,11 @@ export function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
     return content
-      .map((block) => (typeof block === 'object' && block !== null && typeof (block as { text?: unknown }).text === 'string' ? (block as { text: string }).text : ''))
+      .map((block) =>
+        typeof block === 'object' && block !== null && typeof (block as { text?: unknown }).text === 'string'
+          ? (block as { text: string }).text
+          : '',
+      )
       .filter((text) => text !== '')
       .join('\n');
   }

@@ -23,12 +23,20 @@ export function humanMessages(events: readonly EventEnvelope[], isHuman: (princi
     const key = `${event.principalId}\u0000${runId}`;
     if ((event.type === 'run_started' || event.type === 'message_part') && !first.has(key)) first.set(key, event.seq);
     const chunk = event.data['chunk'] as { type?: string; delta?: string } | undefined;
-    if (event.type === 'message_part' && chunk?.type === 'text-delta' && (chunk.delta ?? '').trim() !== '') withText.add(key);
+    if (event.type === 'message_part' && chunk?.type === 'text-delta' && (chunk.delta ?? '').trim() !== '')
+      withText.add(key);
   }
-  return [...first].filter(([key]) => withText.has(key)).map(([, seq]) => seq).sort((a, b) => a - b);
+  return [...first]
+    .filter(([key]) => withText.has(key))
+    .map(([, seq]) => seq)
+    .sort((a, b) => a - b);
 }
 
-export function countAnswers(events: readonly EventEnvelope[], botId: string, messages: readonly number[]): AnswerCount {
+export function countAnswers(
+  events: readonly EventEnvelope[],
+  botId: string,
+  messages: readonly number[],
+): AnswerCount {
   const answers = new Map<number, number>(messages.map((seq) => [seq, 0]));
   const started = new Set<string>();
   const finished = new Set<string>();
@@ -41,7 +49,8 @@ export function countAnswers(events: readonly EventEnvelope[], botId: string, me
     if (event.type !== 'run_started' && event.type !== 'run_finished') continue;
     const replyTo = event.data['replyTo'];
     if (!Array.isArray(replyTo)) continue;
-    for (const seq of replyTo) if (answers.has(seq as number)) answers.set(seq as number, answers.get(seq as number)! + 1);
+    for (const seq of replyTo)
+      if (answers.has(seq as number)) answers.set(seq as number, answers.get(seq as number)! + 1);
   }
   return { answers, open: [...started].filter((runId) => !finished.has(runId)) };
 }
@@ -57,7 +66,10 @@ export function notExactlyOnce(count: AnswerCount): string[] {
  * A run the loop guard closed before Claude said a word (`interruptReason`
  * "loop guard: …") is not a turn.
  */
-export function longestBotOnlyStreak(events: readonly EventEnvelope[], isBot: (principalId: string) => boolean): number {
+export function longestBotOnlyStreak(
+  events: readonly EventEnvelope[],
+  isBot: (principalId: string) => boolean,
+): number {
   const guarded = new Set(
     events
       .filter((e) => e.type === 'run_finished' && String(e.data['interruptReason'] ?? '').startsWith('loop guard'))
@@ -76,8 +88,20 @@ export function longestBotOnlyStreak(events: readonly EventEnvelope[], isBot: (p
       author.set(event.seq, event.principalId);
     }
     const chunk = event.data['chunk'] as { type?: string; delta?: string } | undefined;
-    if (!isBot(event.principalId) && event.type === 'message_part' && chunk?.type === 'text-delta' && (chunk.delta ?? '').trim() !== '') streak = 0;
-    if (isBot(event.principalId) && event.type === 'run_started' && !guarded.has(key) && Array.isArray(event.data['replyTo']) && (event.data['replyTo'] as number[]).length > 0) {
+    if (
+      !isBot(event.principalId) &&
+      event.type === 'message_part' &&
+      chunk?.type === 'text-delta' &&
+      (chunk.delta ?? '').trim() !== ''
+    )
+      streak = 0;
+    if (
+      isBot(event.principalId) &&
+      event.type === 'run_started' &&
+      !guarded.has(key) &&
+      Array.isArray(event.data['replyTo']) &&
+      (event.data['replyTo'] as number[]).length > 0
+    ) {
       const botOnly = (event.data['replyTo'] as number[]).every((seq) => isBot(author.get(seq) ?? ''));
       streak = botOnly ? streak + 1 : 0;
       longest = Math.max(longest, streak);

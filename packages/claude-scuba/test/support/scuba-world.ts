@@ -43,7 +43,10 @@ export interface ScubaWorld {
   /** Every event of the thread, read as Alice (or as `client`). */
   events(threadId?: string, client?: BubbleClient): Promise<EventEnvelope[]>;
   /** Polls the thread until `predicate` holds for its events. */
-  waitFor(predicate: (events: EventEnvelope[]) => boolean, options?: { threadId?: string; timeoutMs?: number; what?: string; client?: BubbleClient }): Promise<EventEnvelope[]>;
+  waitFor(
+    predicate: (events: EventEnvelope[]) => boolean,
+    options?: { threadId?: string; timeoutMs?: number; what?: string; client?: BubbleClient },
+  ): Promise<EventEnvelope[]>;
   close(): Promise<void>;
 }
 
@@ -114,7 +117,9 @@ export async function startScubaWorld(options: { script: Script; botId?: string 
         }
       });
       child.stderr!.setEncoding('utf8').on('data', (chunk: string) => stderr.push(chunk));
-      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+        child.on('exit', (code, signal) => resolve({ code, signal })),
+      );
       const proc: ScubaProcess = {
         child,
         logs,
@@ -185,12 +190,21 @@ export function runText(events: EventEnvelope[], runId: string): string {
 }
 
 /** Waits for a log line of the bot that matches, for up to 20 s. */
-export async function waitForLog(bot: ScubaProcess, predicate: (line: Record<string, unknown>) => boolean, what: string): Promise<Record<string, unknown>> {
+export async function waitForLog(
+  bot: ScubaProcess,
+  predicate: (line: Record<string, unknown>) => boolean,
+  what: string,
+): Promise<Record<string, unknown>> {
   const deadline = Date.now() + 20_000;
   while (Date.now() < deadline) {
     const line = bot.logs.find(predicate);
     if (line) return line;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  throw new Error(`no log line: ${what}\n${bot.logs.slice(-20).map((l) => JSON.stringify(l)).join('\n')}`);
+  throw new Error(
+    `no log line: ${what}\n${bot.logs
+      .slice(-20)
+      .map((l) => JSON.stringify(l))
+      .join('\n')}`,
+  );
 }

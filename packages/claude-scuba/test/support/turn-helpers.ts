@@ -7,21 +7,41 @@ import type { ScubaWorld } from './scuba-world.js';
 export const words = (n: number): string => Array.from({ length: n }, (_, i) => `w${i}`).join(' ');
 
 /** A rule that answers `match` with `n` words, `delayMs` apart (a turn still streaming when the test acts). */
-export const slowRule = (match: string, n: number, delayMs: number) => ({ name: `slow:${match}`, match: { text: match }, reply: [{ type: 'text' as const, text: words(n), delayMs }] });
+export const slowRule = (match: string, n: number, delayMs: number) => ({
+  name: `slow:${match}`,
+  match: { text: match },
+  reply: [{ type: 'text' as const, text: words(n), delayMs }],
+});
 
 /** A rule that answers `match` with `text` at once (once, or every time with `times: 'always'`). */
-export const quickRule = (match: string, text: string, times?: 'always') => ({ name: `quick:${match}`, match: { text: match }, reply: [{ type: 'text' as const, text }], ...(times ? { times } : {}) });
+export const quickRule = (match: string, text: string, times?: 'always') => ({
+  name: `quick:${match}`,
+  match: { text: match },
+  reply: [{ type: 'text' as const, text }],
+  ...(times ? { times } : {}),
+});
 
 /** The bot's run ids on the thread, in order. */
-export const botRuns = (w: ScubaWorld, all: EventEnvelope[]): string[] => all.filter((e) => e.principalId === w.botId && e.type === 'run_started').map((e) => e.data.runId as string);
+export const botRuns = (w: ScubaWorld, all: EventEnvelope[]): string[] =>
+  all.filter((e) => e.principalId === w.botId && e.type === 'run_started').map((e) => e.data.runId as string);
 
 /** The bot's run_finished of `runId`, if it is on the thread. */
 export const finishedOf = (w: ScubaWorld, all: EventEnvelope[], runId: string): EventEnvelope | undefined =>
   all.find((e) => e.principalId === w.botId && e.type === 'run_finished' && e.data.runId === runId);
 
 /** Whether every run the bot started is finished. */
-export const allFinished = (w: ScubaWorld) => (all: EventEnvelope[]): boolean => botRuns(w, all).every((runId) => finishedOf(w, all, runId) !== undefined);
+export const allFinished =
+  (w: ScubaWorld) =>
+  (all: EventEnvelope[]): boolean =>
+    botRuns(w, all).every((runId) => finishedOf(w, all, runId) !== undefined);
 
 /** Whether the bot has streamed a first text delta. */
-export const firstDelta = (w: ScubaWorld) => (all: EventEnvelope[]): boolean =>
-  all.some((e) => e.principalId === w.botId && e.type === 'message_part' && (e.data.chunk as { type: string }).type === 'text-delta');
+export const firstDelta =
+  (w: ScubaWorld) =>
+  (all: EventEnvelope[]): boolean =>
+    all.some(
+      (e) =>
+        e.principalId === w.botId &&
+        e.type === 'message_part' &&
+        (e.data.chunk as { type: string }).type === 'text-delta',
+    );

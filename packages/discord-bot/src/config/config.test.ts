@@ -1,9 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from './config.js';
 
-const env = { DISCORD_BOT_TOKEN: 'bot-token', BUBBLE_DISCORD_SECRETS_KEY: 'a'.repeat(64), ANTHROPIC_BASE_URL: 'http://127.0.0.1:8787' };
+const env = {
+  DISCORD_BOT_TOKEN: 'bot-token',
+  BUBBLE_DISCORD_SECRETS_KEY: 'a'.repeat(64),
+  ANTHROPIC_BASE_URL: 'http://127.0.0.1:8787',
+};
 const context = { env, baseDir: '/srv/bot', readFile: () => '' };
-const minimal = { discord: { token: { env: 'DISCORD_BOT_TOKEN' }, applicationId: '123' }, secretsKey: { env: 'BUBBLE_DISCORD_SECRETS_KEY' } };
+const minimal = {
+  discord: { token: { env: 'DISCORD_BOT_TOKEN' }, applicationId: '123' },
+  secretsKey: { env: 'BUBBLE_DISCORD_SECRETS_KEY' },
+};
 
 describe('resolveConfig', () => {
   it('fills defaults, makes paths absolute, resolves secrets without printing them, and freezes', () => {
@@ -26,7 +33,12 @@ describe('resolveConfig', () => {
 
   it('lists every problem at once, in words, without secret values', () => {
     const result = resolveConfig(
-      { discord: { token: 'inline-secret-value', applicationId: 'abc', apiUrl: 'ftp://x' }, limits: { maxConcurrentRuns: 0 }, claude: { approvals: 'maybe' }, dashboard: {} },
+      {
+        discord: { token: 'inline-secret-value', applicationId: 'abc', apiUrl: 'ftp://x' },
+        limits: { maxConcurrentRuns: 0 },
+        claude: { approvals: 'maybe' },
+        dashboard: {},
+      },
       context,
     );
     expect(result.ok).toBe(false);

@@ -1,6 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { configResolver, describeConfigProblems, describeIssues, readConfigJson, SecretRefSchema, unknownKeys, type Secret } from '@bubble/engine';
+import {
+  configResolver,
+  describeConfigProblems,
+  describeIssues,
+  readConfigJson,
+  SecretRefSchema,
+  unknownKeys,
+  type Secret,
+} from '@bubble/engine';
 import { z } from 'zod';
 import { DiscordBotError } from '../errors.js';
 
@@ -10,7 +18,9 @@ import { DiscordBotError } from '../errors.js';
  * Relative paths are relative to the config file. Unknown keys are warnings.
  */
 
-const snowflake = z.string({ error: 'must be a Discord id (a string of digits)' }).regex(/^\d{1,20}$/, 'must be a Discord id: digits only');
+const snowflake = z
+  .string({ error: 'must be a Discord id (a string of digits)' })
+  .regex(/^\d{1,20}$/, 'must be a Discord id: digits only');
 const httpUrl = z.string({ error: 'must be an http(s) URL (a string)' }).refine((value) => {
   try {
     const url = new URL(value);
@@ -19,8 +29,16 @@ const httpUrl = z.string({ error: 'must be an http(s) URL (a string)' }).refine(
     return false;
   }
 }, 'must be an http(s) URL such as "https://discord.com/api"');
-const positiveInt = (what: string) => z.number({ error: `must be a number (${what})` }).int('must be a whole number').positive('must be at least 1');
-const nonNegativeInt = (what: string) => z.number({ error: `must be a number (${what})` }).int('must be a whole number').nonnegative('must be 0 or more');
+const positiveInt = (what: string) =>
+  z
+    .number({ error: `must be a number (${what})` })
+    .int('must be a whole number')
+    .positive('must be at least 1');
+const nonNegativeInt = (what: string) =>
+  z
+    .number({ error: `must be a number (${what})` })
+    .int('must be a whole number')
+    .nonnegative('must be 0 or more');
 const path = z.string({ error: 'must be a path (a string)' }).min(1, 'must not be empty');
 const oneOf = <T extends readonly [string, ...string[]]>(values: T) =>
   z.enum(values, { error: `must be one of ${values.map((v) => JSON.stringify(v)).join(', ')}` });
@@ -73,7 +91,14 @@ export const ConfigFileSchema = z.object(
         },
         { error: 'must be an object' },
       )
-      .default({ configDir: './.discord/claude', workspaceRoot: './.discord/workspaces', approvals: 'none', approvalTimeoutSeconds: 300, agentic: true, maxRetries: 2 }),
+      .default({
+        configDir: './.discord/claude',
+        workspaceRoot: './.discord/workspaces',
+        approvals: 'none',
+        approvalTimeoutSeconds: 300,
+        agentic: true,
+        maxRetries: 2,
+      }),
     limits: z
       .object(
         {
@@ -91,15 +116,28 @@ export const ConfigFileSchema = z.object(
       .object(
         {
           host: z.string({ error: 'must be a host name or address' }).min(1, 'must not be empty').default('127.0.0.1'),
-          port: z.number({ error: 'must be a port number' }).int('must be a whole number').min(0, 'must be 0 to 65535').max(65535, 'must be 0 to 65535').default(7790),
+          port: z
+            .number({ error: 'must be a port number' })
+            .int('must be a whole number')
+            .min(0, 'must be 0 to 65535')
+            .max(65535, 'must be 0 to 65535')
+            .default(7790),
           token: SecretRefSchema,
         },
         { error: 'must be an object with a token' },
       )
       .optional(),
-    store: z.object({ path: path.default('./.discord/state.db') }, { error: 'must be an object' }).default({ path: './.discord/state.db' }),
+    store: z
+      .object({ path: path.default('./.discord/state.db') }, { error: 'must be an object' })
+      .default({ path: './.discord/state.db' }),
     logger: z
-      .object({ level: oneOf(LOG_LEVELS).default('info'), pretty: z.boolean({ error: 'must be true or false' }).default(false) }, { error: 'must be an object' })
+      .object(
+        {
+          level: oneOf(LOG_LEVELS).default('info'),
+          pretty: z.boolean({ error: 'must be true or false' }).default(false),
+        },
+        { error: 'must be an object' },
+      )
       .default({ level: 'info', pretty: false }),
   },
   { error: 'must be a JSON object' },
@@ -108,7 +146,9 @@ export type ConfigFile = z.infer<typeof ConfigFileSchema>;
 
 /** The config the bot runs with: defaults in, paths absolute, secrets resolved as `Secret`s, frozen. */
 export interface DiscordBotConfig {
-  readonly discord: Readonly<Omit<ConfigFile['discord'], 'token' | 'guildIds'> & { token: Secret; guildIds: readonly string[] | undefined }>;
+  readonly discord: Readonly<
+    Omit<ConfigFile['discord'], 'token' | 'guildIds'> & { token: Secret; guildIds: readonly string[] | undefined }
+  >;
   readonly secretsKey: Secret;
   readonly claude: Readonly<Omit<ConfigFile['claude'], 'baseUrl'> & { baseUrl: string | undefined }>;
   readonly limits: Readonly<ConfigFile['limits']>;
@@ -123,7 +163,9 @@ export interface ResolveContext {
   readFile: (path: string) => string;
 }
 
-export type ResolveResult = { ok: true; config: DiscordBotConfig; warnings: string[] } | { ok: false; problems: string[] };
+export type ResolveResult =
+  | { ok: true; config: DiscordBotConfig; warnings: string[] }
+  | { ok: false; problems: string[] };
 
 export function resolveConfig(input: unknown, context: ResolveContext): ResolveResult {
   const warnings = unknownKeys(ConfigFileSchema, input);
@@ -136,11 +178,19 @@ export function resolveConfig(input: unknown, context: ResolveContext): ResolveR
   const dashboardToken = file.dashboard === undefined ? undefined : secret(file.dashboard.token, 'dashboard.token');
   const envBase = context.env.ANTHROPIC_BASE_URL?.trim() || undefined;
   if (file.claude.baseUrl === undefined && envBase !== undefined && !/^https?:\/\/\S+$/.test(envBase)) {
-    problems.push(`the environment variable ANTHROPIC_BASE_URL must be an http(s) URL (got ${JSON.stringify(envBase)})`);
+    problems.push(
+      `the environment variable ANTHROPIC_BASE_URL must be an http(s) URL (got ${JSON.stringify(envBase)})`,
+    );
   }
-  if (problems.length > 0 || token === undefined || secretsKey === undefined) return { ok: false, problems: [...problems, ...warnings] };
+  if (problems.length > 0 || token === undefined || secretsKey === undefined)
+    return { ok: false, problems: [...problems, ...warnings] };
   const config: DiscordBotConfig = {
-    discord: { ...file.discord, apiUrl: file.discord.apiUrl.replace(/\/+$/, ''), token, guildIds: file.discord.guildIds },
+    discord: {
+      ...file.discord,
+      apiUrl: file.discord.apiUrl.replace(/\/+$/, ''),
+      token,
+      guildIds: file.discord.guildIds,
+    },
     secretsKey,
     claude: {
       ...file.claude,
@@ -149,7 +199,10 @@ export function resolveConfig(input: unknown, context: ResolveContext): ResolveR
       baseUrl: file.claude.baseUrl ?? envBase,
     },
     limits: file.limits,
-    dashboard: file.dashboard === undefined || dashboardToken === undefined ? undefined : { host: file.dashboard.host, port: file.dashboard.port, token: dashboardToken },
+    dashboard:
+      file.dashboard === undefined || dashboardToken === undefined
+        ? undefined
+        : { host: file.dashboard.host, port: file.dashboard.port, token: dashboardToken },
     store: { path: abs(file.store.path) },
     logger: file.logger,
   };
@@ -163,13 +216,20 @@ export interface LoadedConfig {
 }
 
 /** Reads, validates and resolves a config file; throws `config_unreadable` or `config_invalid` with every problem. */
-export function loadConfigFile(file: string, options: { env: Readonly<Record<string, string | undefined>>; readFile?: (path: string) => string }): LoadedConfig {
+export function loadConfigFile(
+  file: string,
+  options: { env: Readonly<Record<string, string | undefined>>; readFile?: (path: string) => string },
+): LoadedConfig {
   const readFile = options.readFile ?? ((p: string) => readFileSync(p, 'utf8'));
   const read = readConfigJson(file, readFile);
-  if (!read.ok) throw new DiscordBotError('config_unreadable', read.problem, { cause: read.cause, problems: [read.problem] });
+  if (!read.ok)
+    throw new DiscordBotError('config_unreadable', read.problem, { cause: read.cause, problems: [read.problem] });
   const { path, json } = read;
   const resolved = resolveConfig(json, { env: options.env, baseDir: dirname(path), readFile });
-  if (!resolved.ok) throw new DiscordBotError('config_invalid', describeConfigProblems(path, resolved.problems), { problems: resolved.problems });
+  if (!resolved.ok)
+    throw new DiscordBotError('config_invalid', describeConfigProblems(path, resolved.problems), {
+      problems: resolved.problems,
+    });
   return { config: resolved.config, warnings: resolved.warnings, path };
 }
 

@@ -76,7 +76,16 @@ interface Reply {
 }
 
 /** Raw node:http so tests control every header (fetch would add Origin, Sec-Fetch-* or refuse some). */
-function call(url: string, options: { method?: string; path: string; headers?: Record<string, string>; body?: string | Buffer; chunked?: boolean }): Promise<Reply> {
+function call(
+  url: string,
+  options: {
+    method?: string;
+    path: string;
+    headers?: Record<string, string>;
+    body?: string | Buffer;
+    chunked?: boolean;
+  },
+): Promise<Reply> {
   const target = new URL(options.path, url);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
@@ -87,7 +96,12 @@ function call(url: string, options: { method?: string; path: string; headers?: R
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: () => JSON.parse(text) as Record<string, unknown> });
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            text,
+            json: () => JSON.parse(text) as Record<string, unknown>,
+          });
         });
       },
     );
@@ -120,11 +134,23 @@ describe('dashboard server', () => {
   let log: ReturnType<typeof capturingLogger>;
   let clock: number;
 
-  async function start(runs: DashboardRun[] = [run({}), run({ id: 'run-2', state: 'queued', position: 1, startedAt: undefined, userName: 'bob' })]): Promise<string> {
+  async function start(
+    runs: DashboardRun[] = [
+      run({}),
+      run({ id: 'run-2', state: 'queued', position: 1, startedAt: undefined, userName: 'bob' }),
+    ],
+  ): Promise<string> {
     source = new FakeSource(runs);
     log = capturingLogger();
     clock = 1_700_000_060_000;
-    dashboard = await startDashboard({ host: '127.0.0.1', port: 0, token: TOKEN, source, logger: log.logger, now: () => clock });
+    dashboard = await startDashboard({
+      host: '127.0.0.1',
+      port: 0,
+      token: TOKEN,
+      source,
+      logger: log.logger,
+      now: () => clock,
+    });
     return dashboard.url;
   }
 
@@ -143,7 +169,9 @@ describe('dashboard server', () => {
 
   it('refuses to start with an empty token', async () => {
     log = capturingLogger();
-    await expect(startDashboard({ host: '127.0.0.1', port: 0, token: '', source: new FakeSource([]), logger: log.logger })).rejects.toThrow(/token is empty/);
+    await expect(
+      startDashboard({ host: '127.0.0.1', port: 0, token: '', source: new FakeSource([]), logger: log.logger }),
+    ).rejects.toThrow(/token is empty/);
   });
 
   it('answers the API with 401 when not signed in, and shows the sign-in form on /', async () => {
@@ -195,7 +223,9 @@ describe('dashboard server', () => {
     expect(reply.status).toBe(401);
     expect(reply.json()).toEqual({ error: 'wrong token' });
     expect(Date.now() - began).toBeGreaterThanOrEqual(300);
-    expect(log.lines()).toContainEqual(expect.objectContaining({ level: 40, address: '127.0.0.1', msg: 'dashboard: failed sign-in (wrong token)' }));
+    expect(log.lines()).toContainEqual(
+      expect.objectContaining({ level: 40, address: '127.0.0.1', msg: 'dashboard: failed sign-in (wrong token)' }),
+    );
   });
 
   it('answers a wrong sign-in with a 401 page saying "wrong token" and no cookie', async () => {
@@ -244,14 +274,31 @@ describe('dashboard server', () => {
     const bare = await call(url, { method: 'POST', path: '/api/runs/run-1/abort', headers: { Cookie: session } });
     expect(bare.status).toBe(403);
     expect(bare.json().error).toMatch(/X-Bubble-Dashboard/);
-    const formLike = await call(url, { method: 'POST', path: '/api/runs/run-1/abort', headers: { Cookie: session, 'Content-Type': 'text/plain' }, body: '{}' });
+    const formLike = await call(url, {
+      method: 'POST',
+      path: '/api/runs/run-1/abort',
+      headers: { Cookie: session, 'Content-Type': 'text/plain' },
+      body: '{}',
+    });
     expect(formLike.status).toBe(403);
-    const foreign = await call(url, { method: 'POST', path: '/api/runs/run-1/abort', headers: { Cookie: session, 'X-Bubble-Dashboard': '1', Origin: 'http://evil.example' } });
+    const foreign = await call(url, {
+      method: 'POST',
+      path: '/api/runs/run-1/abort',
+      headers: { Cookie: session, 'X-Bubble-Dashboard': '1', Origin: 'http://evil.example' },
+    });
     expect(foreign.status).toBe(403);
     expect(foreign.json().error).toBe('cross-origin request refused');
-    const crossSite = await call(url, { method: 'POST', path: '/api/runs/run-1/abort', headers: { Cookie: session, 'X-Bubble-Dashboard': '1', 'Sec-Fetch-Site': 'cross-site' } });
+    const crossSite = await call(url, {
+      method: 'POST',
+      path: '/api/runs/run-1/abort',
+      headers: { Cookie: session, 'X-Bubble-Dashboard': '1', 'Sec-Fetch-Site': 'cross-site' },
+    });
     expect(crossSite.status).toBe(403);
-    const nullOrigin = await call(url, { method: 'POST', path: '/api/runs/run-1/abort', headers: { Cookie: session, 'X-Bubble-Dashboard': '1', Origin: 'null' } });
+    const nullOrigin = await call(url, {
+      method: 'POST',
+      path: '/api/runs/run-1/abort',
+      headers: { Cookie: session, 'X-Bubble-Dashboard': '1', Origin: 'null' },
+    });
     expect(nullOrigin.status).toBe(403);
     expect(source.aborted).toEqual([]);
   });
@@ -260,12 +307,25 @@ describe('dashboard server', () => {
     const url = await start([run({ id: 'a' }), run({ id: 'b' }), run({ id: 'c' })]);
     const session = await signIn(url);
     const host = new URL(url).host;
-    const viaHeader = await call(url, { method: 'POST', path: '/api/runs/a/abort', headers: { Cookie: session, 'X-Bubble-Dashboard': '1', Origin: `http://${host}` } });
+    const viaHeader = await call(url, {
+      method: 'POST',
+      path: '/api/runs/a/abort',
+      headers: { Cookie: session, 'X-Bubble-Dashboard': '1', Origin: `http://${host}` },
+    });
     expect(viaHeader.status).toBe(200);
     expect(viaHeader.json()).toEqual({ aborted: true });
-    const viaJson = await call(url, { method: 'POST', path: '/api/runs/b/abort', headers: { Cookie: session, 'Content-Type': 'application/json; charset=utf-8' }, body: '{}' });
+    const viaJson = await call(url, {
+      method: 'POST',
+      path: '/api/runs/b/abort',
+      headers: { Cookie: session, 'Content-Type': 'application/json; charset=utf-8' },
+      body: '{}',
+    });
     expect(viaJson.status).toBe(200);
-    const viaBearer = await call(url, { method: 'POST', path: '/api/runs/c/abort', headers: { Authorization: `Bearer ${TOKEN}` } });
+    const viaBearer = await call(url, {
+      method: 'POST',
+      path: '/api/runs/c/abort',
+      headers: { Authorization: `Bearer ${TOKEN}` },
+    });
     expect(viaBearer.status).toBe(200);
     expect(source.aborted).toEqual(['a', 'b', 'c']);
     expect(log.lines()).toContainEqual(expect.objectContaining({ runId: 'a', aborted: true, via: 'session' }));
@@ -273,14 +333,26 @@ describe('dashboard server', () => {
 
   it('answers 404 for an unknown run id, and 400 for an undecodable one', async () => {
     const url = await start();
-    const unknown = await call(url, { method: 'POST', path: '/api/runs/gone/abort', headers: { Authorization: `Bearer ${TOKEN}` } });
+    const unknown = await call(url, {
+      method: 'POST',
+      path: '/api/runs/gone/abort',
+      headers: { Authorization: `Bearer ${TOKEN}` },
+    });
     expect(unknown.status).toBe(404);
     expect(unknown.json()).toEqual({ error: 'no such run (it may have finished)' });
     expect(source.aborted).toEqual(['gone']);
-    const encoded = await call(url, { method: 'POST', path: '/api/runs/run%2F1/abort', headers: { Authorization: `Bearer ${TOKEN}` } });
+    const encoded = await call(url, {
+      method: 'POST',
+      path: '/api/runs/run%2F1/abort',
+      headers: { Authorization: `Bearer ${TOKEN}` },
+    });
     expect(encoded.status).toBe(404);
     expect(source.aborted).toEqual(['gone', 'run/1']);
-    const broken = await call(url, { method: 'POST', path: '/api/runs/%E0%A4%A/abort', headers: { Authorization: `Bearer ${TOKEN}` } });
+    const broken = await call(url, {
+      method: 'POST',
+      path: '/api/runs/%E0%A4%A/abort',
+      headers: { Authorization: `Bearer ${TOKEN}` },
+    });
     expect(broken.status).toBe(400);
   });
 
@@ -322,9 +394,17 @@ describe('dashboard server', () => {
 
   it('refuses a sign-in that is not a form, or comes from another origin', async () => {
     const url = await start();
-    const json = await call(url, { method: 'POST', path: '/login', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ token: TOKEN }) });
+    const json = await call(url, {
+      method: 'POST',
+      path: '/login',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ token: TOKEN }),
+    });
     expect(json.status).toBe(415);
-    const foreign = await call(url, { ...form(TOKEN), headers: { ...form(TOKEN).headers, Origin: 'http://evil.example' } });
+    const foreign = await call(url, {
+      ...form(TOKEN),
+      headers: { ...form(TOKEN).headers, Origin: 'http://evil.example' },
+    });
     expect(foreign.status).toBe(403);
     expect(foreign.headers['set-cookie']).toBeUndefined();
     const sandboxed = await call(url, { ...form(TOKEN), headers: { ...form(TOKEN).headers, Origin: 'null' } });
@@ -333,7 +413,10 @@ describe('dashboard server', () => {
 
   it('accepts the sign-in form as Chromium sends it under no-referrer (Origin: null, Sec-Fetch-Site: same-origin)', async () => {
     const url = await start();
-    const reply = await call(url, { ...form(TOKEN), headers: { ...form(TOKEN).headers, Origin: 'null', 'Sec-Fetch-Site': 'same-origin' } });
+    const reply = await call(url, {
+      ...form(TOKEN),
+      headers: { ...form(TOKEN).headers, Origin: 'null', 'Sec-Fetch-Site': 'same-origin' },
+    });
     expect(reply.status).toBe(303);
   });
 
@@ -358,7 +441,11 @@ describe('dashboard server', () => {
     const session = await signIn(url);
     const refused = await call(url, { method: 'POST', path: '/logout', headers: { Cookie: session } });
     expect(refused.status).toBe(403);
-    const out = await call(url, { method: 'POST', path: '/logout', headers: { Cookie: session, 'X-Bubble-Dashboard': '1' } });
+    const out = await call(url, {
+      method: 'POST',
+      path: '/logout',
+      headers: { Cookie: session, 'X-Bubble-Dashboard': '1' },
+    });
     expect(out.status).toBe(200);
     expect(out.headers['set-cookie']?.[0]).toMatch(/^bubble_dashboard_session=; .*Max-Age=0/);
     expect((await call(url, { path: '/api/runs', headers: { Cookie: session } })).status).toBe(401);
@@ -420,7 +507,13 @@ describe('dashboard server', () => {
 
   it('ignores a malformed cookie header and an odd Authorization scheme', async () => {
     const url = await start();
-    const odd = await call(url, { path: '/api/runs', headers: { Cookie: ';;=;bubble_dashboard_session', Authorization: `Basic ${Buffer.from(`x:${TOKEN}`).toString('base64')}` } });
+    const odd = await call(url, {
+      path: '/api/runs',
+      headers: {
+        Cookie: ';;=;bubble_dashboard_session',
+        Authorization: `Basic ${Buffer.from(`x:${TOKEN}`).toString('base64')}`,
+      },
+    });
     expect(odd.status).toBe(401);
   });
 

@@ -175,7 +175,8 @@ function originProblem(req: IncomingMessage): string | undefined {
   if (origin === undefined) return undefined;
   if (origin === 'null') return site === 'same-origin' ? undefined : 'cross-origin request refused';
   const host = req.headers.host;
-  if (host === undefined || (origin !== `http://${host}` && origin !== `https://${host}`)) return 'cross-origin request refused';
+  if (host === undefined || (origin !== `http://${host}` && origin !== `https://${host}`))
+    return 'cross-origin request refused';
   return undefined;
 }
 
@@ -272,7 +273,9 @@ class DashboardServer {
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const { path, tokenInQuery } = splitUrl(req.url);
     if (tokenInQuery) {
-      sendJson(res, 400, { error: 'tokens in URLs are not accepted; sign in with the form, or send Authorization: Bearer <token>' });
+      sendJson(res, 400, {
+        error: 'tokens in URLs are not accepted; sign in with the form, or send Authorization: Bearer <token>',
+      });
       return;
     }
     const route = this.routes.find((candidate) => candidate.pattern.test(path));
@@ -328,7 +331,12 @@ class DashboardServer {
     const { auth, res } = ctx;
     if (auth.kind === 'session' || auth.kind === 'bearer') return false;
     if (auth.kind === 'throttled') {
-      sendJson(res, 429, { error: 'too many failed sign-ins from this address; try again later' }, { 'Retry-After': String(Math.ceil(auth.retryAfterMs / 1000)) });
+      sendJson(
+        res,
+        429,
+        { error: 'too many failed sign-ins from this address; try again later' },
+        { 'Retry-After': String(Math.ceil(auth.retryAfterMs / 1000)) },
+      );
     } else {
       const error = auth.kind === 'wrong' ? 'wrong token' : 'sign in first, or send Authorization: Bearer <token>';
       sendJson(res, 401, { error }, { 'WWW-Authenticate': 'Bearer realm="bubble-discord dashboard"' });
@@ -396,7 +404,10 @@ class DashboardServer {
       return;
     }
     const aborted = this.options.source.abort(id);
-    this.options.logger.info({ runId: id, aborted, via: ctx.auth.kind, address: ctx.address }, 'dashboard: abort requested');
+    this.options.logger.info(
+      { runId: id, aborted, via: ctx.auth.kind, address: ctx.address },
+      'dashboard: abort requested',
+    );
     if (aborted) sendJson(ctx.res, 200, { aborted: true });
     else sendJson(ctx.res, 404, { error: 'no such run (it may have finished)' });
   }

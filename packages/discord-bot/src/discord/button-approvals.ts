@@ -78,9 +78,18 @@ export class ButtonApprovals {
         this.#pending.set(id, { senderId: context.senderId, text, decide: (c, by) => settle({ choice: c, by }) });
       });
       if (choice.choice === 'timeout' || choice.choice === 'stopped') {
-        const note = choice.choice === 'timeout' ? `⌛ No answer within ${Math.round(this.#timeoutMs / 1000)} s: denied.` : '⏹️ The reply stopped.';
-        await context.channel.edit(messageId, `${text}\n${note}`).catch((error: unknown) => this.#logger.debug({ err: error }, 'approval edit failed'));
-        return deny(choice.choice === 'timeout' ? `Nobody answered the approval request within ${Math.round(this.#timeoutMs / 1000)} s.` : 'The reply was stopped.');
+        const note =
+          choice.choice === 'timeout'
+            ? `⌛ No answer within ${Math.round(this.#timeoutMs / 1000)} s: denied.`
+            : '⏹️ The reply stopped.';
+        await context.channel
+          .edit(messageId, `${text}\n${note}`)
+          .catch((error: unknown) => this.#logger.debug({ err: error }, 'approval edit failed'));
+        return deny(
+          choice.choice === 'timeout'
+            ? `Nobody answered the approval request within ${Math.round(this.#timeoutMs / 1000)} s.`
+            : 'The reply was stopped.',
+        );
       }
       if (choice.choice === 'deny') return deny(`<@${context.senderId}> denied this tool call.`);
       if (choice.choice === 'thread') this.#store.grantTool(context.threadId, context.senderId, toolName);
@@ -101,7 +110,12 @@ export class ButtonApprovals {
       await click.replyPrivately(`Only <@${pending.senderId}>, who sent the message, can answer this request.`);
       return true;
     }
-    const label = parsed.choice === 'once' ? '✅ Allowed once' : parsed.choice === 'thread' ? '✅ Allowed in this thread' : '🚫 Denied';
+    const label =
+      parsed.choice === 'once'
+        ? '✅ Allowed once'
+        : parsed.choice === 'thread'
+          ? '✅ Allowed in this thread'
+          : '🚫 Denied';
     // Acknowledge first (Discord wants an answer within 3 s), then let the turn go on, even if the edit failed.
     try {
       await click.update(`${pending.text}\n${label} by <@${click.user.id}>.`);
@@ -128,13 +142,32 @@ function parseCustomId(customId: string): { id: string; choice: ApprovalChoice }
 }
 
 function approvalButtons(id: string): unknown[] {
-  const button = (choice: ApprovalChoice, label: string, style: number) => ({ type: 2, style, label, custom_id: `${APPROVAL_PREFIX}:${id}:${choice}` });
-  return [{ type: 1, components: [button('once', 'Allow once', 3), button('thread', 'Allow in this thread', 1), button('deny', 'Deny', 4)] }];
+  const button = (choice: ApprovalChoice, label: string, style: number) => ({
+    type: 2,
+    style,
+    label,
+    custom_id: `${APPROVAL_PREFIX}:${id}:${choice}`,
+  });
+  return [
+    {
+      type: 1,
+      components: [
+        button('once', 'Allow once', 3),
+        button('thread', 'Allow in this thread', 1),
+        button('deny', 'Deny', 4),
+      ],
+    },
+  ];
 }
 
 /** The call in a code block, short; backtick runs are broken so the block cannot be closed from inside. */
 function describeInput(toolName: string, input: Record<string, unknown>): string {
-  const main = typeof input.command === 'string' ? input.command : typeof input.file_path === 'string' ? input.file_path : JSON.stringify(input, null, 2);
+  const main =
+    typeof input.command === 'string'
+      ? input.command
+      : typeof input.file_path === 'string'
+        ? input.file_path
+        : JSON.stringify(input, null, 2);
   const clipped = main.length > 800 ? `${main.slice(0, 800)}…` : main;
   return `\`\`\`${toolName === 'Bash' ? 'sh' : ''}\n${clipped.replace(/`{3,}/g, (run) => run.split('').join('\u200b'))}\n\`\`\``;
 }

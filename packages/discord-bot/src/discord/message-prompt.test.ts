@@ -6,11 +6,16 @@ const logger = pino({ level: 'silent' });
 
 describe('message prompts', () => {
   it('drops the bot mention, names other mentions and the sender', () => {
-    expect(promptText({ content: '<@99> ask <@!5> about <@7>', senderName: 'Alice', mentions: [{ id: '5', name: 'Bob' }] }, '99')).toBe('Alice: ask @Bob about <@7>');
+    expect(
+      promptText(
+        { content: '<@99> ask <@!5> about <@7>', senderName: 'Alice', mentions: [{ id: '5', name: 'Bob' }] },
+        '99',
+      ),
+    ).toBe('Alice: ask @Bob about <@7>');
     expect(promptText({ content: '<@99>', senderName: 'Alice', mentions: [] }, '99')).toBe('Alice: (no text)');
   });
 
-  it('names a thread after the first line, within Discord\'s 100 characters', () => {
+  it("names a thread after the first line, within Discord's 100 characters", () => {
     expect(threadName('<@99> how do I sort?\nmore', '99')).toBe('how do I sort?');
     expect(threadName('<@99>', '99')).toBe('Claude');
     expect(threadName('x'.repeat(200), '99').length).toBeLessThanOrEqual(100);
@@ -20,7 +25,9 @@ describe('message prompts', () => {
     const served = new Map([['http://cdn/a.png', Buffer.from('PNGDATA')]]);
     // A CDN in memory for this pure test; the e2e test (e2e-replies) fetches a real attachment over HTTP.
     const fetchStub = (async (url: string) =>
-      served.has(url) ? new Response(served.get(url)!) : new Response('gone', { status: 404 })) as unknown as typeof fetch;
+      served.has(url)
+        ? new Response(served.get(url)!)
+        : new Response('gone', { status: 404 })) as unknown as typeof fetch;
     const prompt = await buildPrompt(
       {
         content: 'look',

@@ -11,7 +11,9 @@ export interface PromptSource {
 }
 
 type ImageMediaType = 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp';
-type PromptBlock = { type: 'text'; text: string } | { type: 'image'; source: { type: 'base64'; media_type: ImageMediaType; data: string } };
+type PromptBlock =
+  | { type: 'text'; text: string }
+  | { type: 'image'; source: { type: 'base64'; media_type: ImageMediaType; data: string } };
 
 const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
 
@@ -27,7 +29,12 @@ export function promptText(source: Pick<PromptSource, 'content' | 'senderName' |
 
 /** A thread name from the first line of the message (Discord allows 100 characters). Pure. */
 export function threadName(content: string, botId: string): string {
-  const first = content.replace(new RegExp(`<@!?${botId}>`, 'g'), '').trim().split('\n')[0]?.trim() ?? '';
+  const first =
+    content
+      .replace(new RegExp(`<@!?${botId}>`, 'g'), '')
+      .trim()
+      .split('\n')[0]
+      ?.trim() ?? '';
   if (first === '') return 'Claude';
   return first.length > 90 ? `${first.slice(0, 89)}…` : first;
 }
@@ -43,7 +50,9 @@ export async function buildPrompt(
   options: { botId: string; maxImageBytes: number; maxImages: number; logger: Logger; fetch?: typeof fetch },
 ): Promise<UserContent> {
   const text = promptText(source, options.botId);
-  const images = source.attachments.filter((a) => a.contentType !== null && IMAGE_TYPES.has(a.contentType.split(';')[0]!.trim()));
+  const images = source.attachments.filter(
+    (a) => a.contentType !== null && IMAGE_TYPES.has(a.contentType.split(';')[0]!.trim()),
+  );
   if (images.length === 0) return text;
   const doFetch = options.fetch ?? fetch;
   const blocks: PromptBlock[] = [];

@@ -157,10 +157,13 @@ export class ReplyStream {
   #schedule(statusOnly: boolean): void {
     if (this.#timer !== undefined || this.#finished) return;
     const wait = Math.max(0, this.#lastFlushAt + this.#editIntervalMs - Date.now());
-    this.#timer = setTimeout(() => {
-      this.#timer = undefined;
-      void this.#flushNow();
-    }, statusOnly && this.#lastFlushAt === 0 ? 0 : wait);
+    this.#timer = setTimeout(
+      () => {
+        this.#timer = undefined;
+        void this.#flushNow();
+      },
+      statusOnly && this.#lastFlushAt === 0 ? 0 : wait,
+    );
   }
 
   /** Runs one flush after the ones before it; whether it got everything out. */
@@ -182,13 +185,22 @@ export class ReplyStream {
     this.#lastFlushAt = Date.now();
     for (const gone of this.#layout()) {
       if (gone.id !== undefined) {
-        await this.#target.remove(gone.id).catch((error: unknown) => this.#logger.warn({ err: error, messageId: gone.id }, 'could not delete a reply message'));
+        await this.#target
+          .remove(gone.id)
+          .catch((error: unknown) =>
+            this.#logger.warn({ err: error, messageId: gone.id }, 'could not delete a reply message'),
+          );
       }
     }
     for (let i = 0; i < this.#segments.length; i++) {
       const segment = this.#segments[i]!;
       const isLive = i === this.#segments.length - 1;
-      const content = segment.content !== '' ? segment.content : isLive && this.#status !== undefined && !this.#finished ? this.#status : '';
+      const content =
+        segment.content !== ''
+          ? segment.content
+          : isLive && this.#status !== undefined && !this.#finished
+            ? this.#status
+            : '';
       if (content === '' || content === segment.shown) continue;
       if (segment.id === undefined) {
         segment.id = await this.#target.send(content);
@@ -201,11 +213,17 @@ export class ReplyStream {
       } catch (error) {
         if (!this.#target.isGone(error) && !this.#finished) {
           // A passing failure: the next flush edits again (the message still shows its older text).
-          this.#logger.warn({ err: error, messageId: segment.id }, 'editing the reply failed; trying again with the next update');
+          this.#logger.warn(
+            { err: error, messageId: segment.id },
+            'editing the reply failed; trying again with the next update',
+          );
           continue;
         }
         // Gone, or the last chance: the text goes out as a new message rather than being lost.
-        this.#logger.warn({ err: error, messageId: segment.id }, 'editing the reply failed; sending the text as a new message');
+        this.#logger.warn(
+          { err: error, messageId: segment.id },
+          'editing the reply failed; sending the text as a new message',
+        );
         segment.id = await this.#target.send(content);
         segment.shown = content;
       }

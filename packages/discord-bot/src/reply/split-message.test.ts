@@ -81,20 +81,74 @@ describe('splitMessage', () => {
   const a1000 = 'a'.repeat(1000);
   const cases: Array<{ name: string; text: string; limit?: number; expected: string[] }> = [
     { name: 'short text: one chunk', text: 'Hello **world**', expected: ['Hello **world**'] },
-    { name: 'exactly the limit: one chunk', text: `${'x'.repeat(999)}\n\n${'y'.repeat(999)}`, expected: [`${'x'.repeat(999)}\n\n${'y'.repeat(999)}`] },
-    { name: 'one over the limit: split at the newline, which is dropped', text: `${a1000}\n${'b'.repeat(1000)}`, expected: [a1000, 'b'.repeat(1000)] },
-    { name: 'blank line preferred over a later newline', text: `${'p'.repeat(900)}\n\n${'q'.repeat(500)}\n${'r'.repeat(500)}\n${'s'.repeat(500)}`, expected: ['p'.repeat(900), `${'q'.repeat(500)}\n${'r'.repeat(500)}\n${'s'.repeat(500)}`] },
-    { name: 'paragraphs packed, blank lines at the split dropped', text: `${a1000}\n\n${'b'.repeat(900)}\n\n \n\n${'c'.repeat(600)}`, expected: [`${a1000}\n\n${'b'.repeat(900)}`, 'c'.repeat(600)] },
-    { name: 'leading blank lines and trailing whitespace dropped', text: '\n \n  indented\n\n  \n', expected: ['  indented'] },
+    {
+      name: 'exactly the limit: one chunk',
+      text: `${'x'.repeat(999)}\n\n${'y'.repeat(999)}`,
+      expected: [`${'x'.repeat(999)}\n\n${'y'.repeat(999)}`],
+    },
+    {
+      name: 'one over the limit: split at the newline, which is dropped',
+      text: `${a1000}\n${'b'.repeat(1000)}`,
+      expected: [a1000, 'b'.repeat(1000)],
+    },
+    {
+      name: 'blank line preferred over a later newline',
+      text: `${'p'.repeat(900)}\n\n${'q'.repeat(500)}\n${'r'.repeat(500)}\n${'s'.repeat(500)}`,
+      expected: ['p'.repeat(900), `${'q'.repeat(500)}\n${'r'.repeat(500)}\n${'s'.repeat(500)}`],
+    },
+    {
+      name: 'paragraphs packed, blank lines at the split dropped',
+      text: `${a1000}\n\n${'b'.repeat(900)}\n\n \n\n${'c'.repeat(600)}`,
+      expected: [`${a1000}\n\n${'b'.repeat(900)}`, 'c'.repeat(600)],
+    },
+    {
+      name: 'leading blank lines and trailing whitespace dropped',
+      text: '\n \n  indented\n\n  \n',
+      expected: ['  indented'],
+    },
     { name: 'whitespace only: no chunk', text: ' \n\t\n ', expected: [] },
     { name: 'empty: no chunk', text: '', expected: [] },
-    { name: 'a 5,000-char line without spaces is hard-cut', text: 'x'.repeat(5000), expected: ['x'.repeat(2000), 'x'.repeat(2000), 'x'.repeat(1000)] },
-    { name: 'a long line is cut after the last space that fits', text: 'aaaa bbbb cccc dddd', limit: 12, expected: ['aaaa bbbb ', 'cccc dddd'] },
-    { name: 'a ~~~ fence is closed and reopened the same way', text: '~~~python\nline1\nline2\nline3\n~~~', limit: 26, expected: ['~~~python\nline1\nline2\n~~~', '~~~python\nline3\n~~~'] },
-    { name: 'an indented fence reopens without the indent, a longer close closes it', text: '   ````sh\none\ntwo\n`````', limit: 22, expected: ['   ````sh\none\n````', '````sh\ntwo\n`````'] },
-    { name: 'blank code lines at a split are kept', text: '```\na\n\n\nb\n```', limit: 12, expected: ['```\na\n\n\n```', '```\nb\n```'] },
-    { name: 'a cut never starts a line that reads as a fence', text: `aaaa bbbb \`\`\`${'c'.repeat(18)}`, limit: 20, expected: ['aaaa ', `bbbb \`\`\`${'c'.repeat(12)}`, 'c'.repeat(6)] },
-    { name: 'inline ```js``` is not a fence', text: 'use ```js``` inline\n```js``` here\nend', limit: 20, expected: ['use ```js``` inline', '```js``` here\nend'] },
+    {
+      name: 'a 5,000-char line without spaces is hard-cut',
+      text: 'x'.repeat(5000),
+      expected: ['x'.repeat(2000), 'x'.repeat(2000), 'x'.repeat(1000)],
+    },
+    {
+      name: 'a long line is cut after the last space that fits',
+      text: 'aaaa bbbb cccc dddd',
+      limit: 12,
+      expected: ['aaaa bbbb ', 'cccc dddd'],
+    },
+    {
+      name: 'a ~~~ fence is closed and reopened the same way',
+      text: '~~~python\nline1\nline2\nline3\n~~~',
+      limit: 26,
+      expected: ['~~~python\nline1\nline2\n~~~', '~~~python\nline3\n~~~'],
+    },
+    {
+      name: 'an indented fence reopens without the indent, a longer close closes it',
+      text: '   ````sh\none\ntwo\n`````',
+      limit: 22,
+      expected: ['   ````sh\none\n````', '````sh\ntwo\n`````'],
+    },
+    {
+      name: 'blank code lines at a split are kept',
+      text: '```\na\n\n\nb\n```',
+      limit: 12,
+      expected: ['```\na\n\n\n```', '```\nb\n```'],
+    },
+    {
+      name: 'a cut never starts a line that reads as a fence',
+      text: `aaaa bbbb \`\`\`${'c'.repeat(18)}`,
+      limit: 20,
+      expected: ['aaaa ', `bbbb \`\`\`${'c'.repeat(12)}`, 'c'.repeat(6)],
+    },
+    {
+      name: 'inline ```js``` is not a fence',
+      text: 'use ```js``` inline\n```js``` here\nend',
+      limit: 20,
+      expected: ['use ```js``` inline', '```js``` here\nend'],
+    },
   ];
   it.each(cases)('$name', ({ text, limit, expected }) => {
     const chunks = splitMessage(text, limit);
@@ -174,9 +228,23 @@ describe('splitMessage', () => {
       return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
     };
     const int = (lo: number, hi: number): number => lo + Math.floor(rand() * (hi - lo + 1));
-    const pick = <T,>(items: readonly T[]): T => items[int(0, items.length - 1)]!;
-    const words = ['the', 'reply', 'naïve', '😀', '👩‍💻', '**bold**', '`x`', 'a'.repeat(30), '```js```', '~~', '-', '\t'];
-    const line = (max: number): string => Array.from({ length: int(0, max) }, () => pick(words)).join(pick([' ', ' ', '  ', '']));
+    const pick = <T>(items: readonly T[]): T => items[int(0, items.length - 1)]!;
+    const words = [
+      'the',
+      'reply',
+      'naïve',
+      '😀',
+      '👩‍💻',
+      '**bold**',
+      '`x`',
+      'a'.repeat(30),
+      '```js```',
+      '~~',
+      '-',
+      '\t',
+    ];
+    const line = (max: number): string =>
+      Array.from({ length: int(0, max) }, () => pick(words)).join(pick([' ', ' ', '  ', '']));
     const block = (): string => {
       switch (int(0, 5)) {
         case 0:
@@ -186,7 +254,16 @@ describe('splitMessage', () => {
           const marker = pick(['`', '~']).repeat(int(3, 5));
           const info = pick(['', 'ts', ' python ', 'sh title=x', marker[0] === '~' ? 'a`b' : 'md']);
           const body = Array.from({ length: int(0, 25) }, () =>
-            pick([line(10), '', '    indented', '~~~', '``', ' '.repeat(int(0, 3)) + marker.slice(1), 'q'.repeat(int(50, 400)), line(60)]),
+            pick([
+              line(10),
+              '',
+              '    indented',
+              '~~~',
+              '``',
+              ' '.repeat(int(0, 3)) + marker.slice(1),
+              'q'.repeat(int(50, 400)),
+              line(60),
+            ]),
           );
           const close = rand() < 0.1 ? '' : `\n${' '.repeat(int(0, 3))}${marker}${pick(['', marker[0]!, '  '])}`;
           return `${' '.repeat(int(0, 3))}${marker}${info}\n${body.join('\n')}${close}`;

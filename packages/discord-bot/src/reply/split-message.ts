@@ -96,7 +96,15 @@ function scanLines(text: string): Line[] {
     } else if (event) {
       fence = { marker: event.run, info: event.info, line: lines.length, end: text.length, closed: false };
     }
-    lines.push({ start, end, blank: !VISIBLE.test(content), opens: !before && !!fence, closes: event === 'close', before, after: fence });
+    lines.push({
+      start,
+      end,
+      blank: !VISIBLE.test(content),
+      opens: !before && !!fence,
+      closes: event === 'close',
+      before,
+      after: fence,
+    });
     if (newline === -1) return lines;
     start = newline + 1;
   }
@@ -152,7 +160,8 @@ function* cutsWithin(text: string, pos: number, from: number, max: number): Gene
 
 /** Splits Markdown text into chunks of at most `limit` characters each (default 2000); the rules are at the top of this file. */
 export function splitMessage(text: string, limit: number = DISCORD_MESSAGE_LIMIT): string[] {
-  if (!Number.isSafeInteger(limit) || limit < MIN_BODY) throw new RangeError(`splitMessage: limit must be an integer >= ${MIN_BODY}`);
+  if (!Number.isSafeInteger(limit) || limit < MIN_BODY)
+    throw new RangeError(`splitMessage: limit must be an integer >= ${MIN_BODY}`);
   const src = text.trimEnd();
   const lines = scanLines(src);
   const closeOf = (fence: Fence | undefined): string => wrapFor(fence, limit)?.close ?? '';
@@ -202,10 +211,13 @@ export function splitMessage(text: string, limit: number = DISCORD_MESSAGE_LIMIT
       }
       const next = lines[j + 1];
       const rank =
-        next === undefined ? 3
-        : !visible || line.opens || next.closes ? 0
-        : line.blank || next.blank || line.closes || next.opens ? 2
-        : 1;
+        next === undefined
+          ? 3
+          : !visible || line.opens || next.closes
+            ? 0
+            : line.blank || next.blank || line.closes || next.opens
+              ? 2
+              : 1;
       if (rank >= bestRank) {
         best = j;
         bestRank = rank;
@@ -235,7 +247,8 @@ export function splitMessage(text: string, limit: number = DISCORD_MESSAGE_LIMIT
     const max = Math.min(target.end - 1, from + avail);
     // Each piece of a content line stays content: this chunk's last line must not read as a fence line, nor may
     // the rest start like one (how much of it the next chunk holds is not known yet, so any fence-like start counts).
-    const keepsContent = (at: number): boolean => fenceEvent(src.slice(from, at), state) === undefined && !FENCE_START.test(src.slice(at, at + 8));
+    const keepsContent = (at: number): boolean =>
+      fenceEvent(src.slice(from, at), state) === undefined && !FENCE_START.test(src.slice(at, at + 8));
     let cut = -1;
     // After whole lines, a fence line or a sliver of room is not worth cutting into: the chunk ends after those lines.
     if (miss === li || (!fenceLine && avail >= MIN_BODY)) {

@@ -26,7 +26,14 @@ function memoryTarget(): ReplyTarget & { messages: Map<string, string[]> } {
   };
 }
 
-const info = (threadId: string, userId = 'u1') => ({ kind: 'chat' as const, threadId, threadName: `t-${threadId}`, guildId: 'g', userId, userName: userId });
+const info = (threadId: string, userId = 'u1') => ({
+  kind: 'chat' as const,
+  threadId,
+  threadName: `t-${threadId}`,
+  guildId: 'g',
+  userId,
+  userName: userId,
+});
 
 function deferred() {
   let resolve!: () => void;
@@ -84,7 +91,11 @@ describe('RunManager', () => {
     const running = memoryTarget();
     const queued = memoryTarget();
     const runningReply = new ReplyStream(running, { logger, editIntervalMs: 0 });
-    const first = manager.submit(info('x'), runningReply, (signal) => new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve())));
+    const first = manager.submit(
+      info('x'),
+      runningReply,
+      (signal) => new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve())),
+    );
     const second = manager.submit(info('x'), new ReplyStream(queued, { logger, editIntervalMs: 0 }), async () => {
       throw new Error('must not run');
     });

@@ -101,7 +101,13 @@ export class RunManager implements DashboardSource {
     run.startedAt = this.#now();
     const limit = this.#maxRunMs;
     // A slot is one of a few CLI processes: a run may not hold it for ever.
-    const timer = limit === undefined ? undefined : setTimeout(() => this.abort(run.id, `Stopped: a reply may run for ${Math.round(limit / 60_000)} min at most.`), limit);
+    const timer =
+      limit === undefined
+        ? undefined
+        : setTimeout(
+            () => this.abort(run.id, `Stopped: a reply may run for ${Math.round(limit / 60_000)} min at most.`),
+            limit,
+          );
     try {
       await body(signal);
     } catch (error) {
@@ -126,7 +132,9 @@ export class RunManager implements DashboardSource {
   #showPosition(run: Run, position: number | null): void {
     if (position === null || position === 0 || position === run.lastPosition) return;
     run.lastPosition = position;
-    run.reply.setStatus(`⏳ Queued: you are #${position} in line for a free Claude slot (${this.#queue.size} at a time).`);
+    run.reply.setStatus(
+      `⏳ Queued: you are #${position} in line for a free Claude slot (${this.#queue.size} at a time).`,
+    );
   }
 
   /** Stops one run (dashboard); false when it is not known (finished). */

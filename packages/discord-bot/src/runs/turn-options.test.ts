@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { AGENTIC_TOOLS, buildTurnOptions, CHAT_TOOLS, GITHUB_DOMAINS, UNASKED_AGENTIC_TOOLS, type TurnOptionsInput } from './turn-options.js';
+import {
+  AGENTIC_TOOLS,
+  buildTurnOptions,
+  CHAT_TOOLS,
+  GITHUB_DOMAINS,
+  UNASKED_AGENTIC_TOOLS,
+  type TurnOptionsInput,
+} from './turn-options.js';
 
 const base: TurnOptionsInput = {
   kind: 'chat',

@@ -10,11 +10,18 @@ export const AGENTIC_TOOLS = [...CHAT_TOOLS, 'Read', 'Write', 'Edit', 'Bash', 'G
 export const UNASKED_AGENTIC_TOOLS = [...CHAT_TOOLS, 'Read', 'Glob', 'Grep'] as const;
 export const MAX_TURNS: Record<TurnKind, number> = { chat: 10, agentic: 40, ask: 6 };
 /** What git and gh need to reach for a push or an API call. */
-export const GITHUB_DOMAINS = ['github.com', 'api.github.com', 'codeload.github.com', 'uploads.github.com', 'objects.githubusercontent.com', 'raw.githubusercontent.com'] as const;
+export const GITHUB_DOMAINS = [
+  'github.com',
+  'api.github.com',
+  'codeload.github.com',
+  'uploads.github.com',
+  'objects.githubusercontent.com',
+  'raw.githubusercontent.com',
+] as const;
 
 export const DEFAULT_CHAT_PROMPT =
   'You are a helpful assistant in a Discord server. Answer in Discord Markdown, concisely. ' +
-  'Several people may talk in one thread; each message starts with the sender\'s name. ' +
+  "Several people may talk in one thread; each message starts with the sender's name. " +
   'You can search and read the web; you cannot run commands or touch files in this mode.';
 
 export interface TurnOptionsInput {
@@ -78,10 +85,12 @@ export function buildTurnOptions(input: TurnOptionsInput): Options {
     return options;
   }
   const append = [
-    'You are working for people in a Discord thread; each message starts with the sender\'s name.',
+    "You are working for people in a Discord thread; each message starts with the sender's name.",
     'Your workspace is shared by everyone in this thread.',
     input.agenticAppend ?? '',
-  ].filter((line) => line !== '').join(' ');
+  ]
+    .filter((line) => line !== '')
+    .join(' ');
   options.systemPrompt = { type: 'preset', preset: 'claude_code', append, snapshot: false };
   if (input.isolation.kind !== 'sandbox') {
     // No sandbox, no tools: nothing of the bot's machine is offered to a thread's strangers.

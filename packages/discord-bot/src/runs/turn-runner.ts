@@ -69,7 +69,12 @@ export type TurnOutcome =
  */
 export async function runTurn(env: TurnEnvironment, input: TurnInput): Promise<TurnOutcome> {
   const first = await attempt(env, input, input.resume);
-  if (first.status === 'failed' && first.classified.kind === 'session_not_found' && input.resume !== undefined && !input.signal.aborted) {
+  if (
+    first.status === 'failed' &&
+    first.classified.kind === 'session_not_found' &&
+    input.resume !== undefined &&
+    !input.signal.aborted
+  ) {
     env.logger.warn({ sessionId: input.resume }, 'the stored Claude session is gone; starting a new one');
     input.onSessionLost?.(input.resume);
     return attempt(env, input, undefined);
@@ -127,7 +132,8 @@ async function attempt(env: TurnEnvironment, input: TurnInput, resume: string | 
       if (narrowed.kind === 'stream_event') {
         const { event, parent_tool_use_id: parent } = narrowed.message;
         if (parent !== null && parent !== undefined) continue;
-        if (event.type === 'content_block_start' && event.content_block?.type === 'text' && wroteText) input.onText('\n\n');
+        if (event.type === 'content_block_start' && event.content_block?.type === 'text' && wroteText)
+          input.onText('\n\n');
         if (event.type === 'content_block_delta' && event.delta?.type === 'text_delta' && event.delta.text) {
           wroteText = true;
           input.onText(event.delta.text);
@@ -148,12 +154,21 @@ async function attempt(env: TurnEnvironment, input: TurnInput, resume: string | 
   const end = await live.ended;
   if (input.signal.aborted) return { status: 'aborted' };
   if (result !== undefined && !result.is_error) {
-    return { status: 'ok', sessionId: result.session_id, transcript: transcriptExists(env.configDir, result.session_id) };
+    return {
+      status: 'ok',
+      sessionId: result.session_id,
+      transcript: transcriptExists(env.configDir, result.session_id),
+    };
   }
   if (result !== undefined) return { status: 'failed', classified: live.classify(result, new Date()) };
   return {
     status: 'failed',
-    classified: end.classified ?? { kind: 'unknown', message: 'Claude Code ended without an answer', retryable: true, detail: end.error?.message ?? end.reason },
+    classified: end.classified ?? {
+      kind: 'unknown',
+      message: 'Claude Code ended without an answer',
+      retryable: true,
+      detail: end.error?.message ?? end.reason,
+    },
   };
 }
 

@@ -22,7 +22,9 @@ export function failureNotice(classified: EngineErrorClassification, senderId: s
       };
     case 'rate_limit': {
       const at = classified.resetAt === undefined ? Number.NaN : Date.parse(classified.resetAt);
-      const when = Number.isFinite(at) ? `it resets <t:${Math.floor(at / 1000)}:R> (<t:${Math.floor(at / 1000)}:f>)` : 'try again later';
+      const when = Number.isFinite(at)
+        ? `it resets <t:${Math.floor(at / 1000)}:R> (<t:${Math.floor(at / 1000)}:f>)`
+        : 'try again later';
       return { text: `<@${senderId}>, your Claude usage limit is reached: ${when}.`, ref: undefined };
     }
     case 'max_turns':

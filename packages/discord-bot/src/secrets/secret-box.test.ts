@@ -115,7 +115,10 @@ describe('SecretBox', () => {
 
 describe('SecretBox.fromKey', () => {
   const keyId = (key: Buffer): string =>
-    createHash('sha256').update(createHmac('sha256', key).update('bubble-discord secretsKey id v1').digest()).digest('hex').slice(0, 8);
+    createHash('sha256')
+      .update(createHmac('sha256', key).update('bubble-discord secretsKey id v1').digest())
+      .digest('hex')
+      .slice(0, 8);
 
   it('takes 64 hex digits as the raw key (either case, surrounding whitespace ignored)', () => {
     expect(box.keyKind).toBe('raw');
@@ -130,7 +133,11 @@ describe('SecretBox.fromKey', () => {
   it('takes base64 (or base64url) of 32 bytes as the raw key', () => {
     const bytes = Buffer.from(HEX, 'hex');
     bytes[0] = 0xfb; // so the encodings hold "+" / "-"
-    for (const key of [bytes.toString('base64'), bytes.toString('base64').replace(/=$/, ''), bytes.toString('base64url')]) {
+    for (const key of [
+      bytes.toString('base64'),
+      bytes.toString('base64').replace(/=$/, ''),
+      bytes.toString('base64url'),
+    ]) {
       const fromBase64 = SecretBox.fromKey(key);
       expect([fromBase64.keyKind, fromBase64.keyId]).toEqual(['raw', keyId(bytes)]);
     }
@@ -141,10 +148,19 @@ describe('SecretBox.fromKey', () => {
     const passphrase = 'correct horse battery staple';
     const box1 = SecretBox.fromKey(passphrase);
     expect(box1.keyKind).toBe('passphrase');
-    const expected = scryptSync(passphrase, 'bubble-discord secretsKey v1', 32, { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 });
+    const expected = scryptSync(passphrase, 'bubble-discord secretsKey v1', 32, {
+      N: 2 ** 15,
+      r: 8,
+      p: 1,
+      maxmem: 64 * 1024 * 1024,
+    });
     expect(box1.keyId).toBe(keyId(expected));
     // Not raw: 63 hex digits, base64 of 31 bytes, non-canonical base64.
-    for (const almost of [HEX.slice(1), Buffer.alloc(31, 1).toString('base64'), `${Buffer.alloc(32, 1).toString('base64').slice(0, 42)}B=`]) {
+    for (const almost of [
+      HEX.slice(1),
+      Buffer.alloc(31, 1).toString('base64'),
+      `${Buffer.alloc(32, 1).toString('base64').slice(0, 42)}B=`,
+    ]) {
       expect(SecretBox.fromKey(almost).keyKind).toBe('passphrase');
     }
     // The same passphrase gives the same key on the next start.

@@ -1,4 +1,13 @@
-import { createCipheriv, createDecipheriv, createHash, createHmac, createSecretKey, randomBytes, scryptSync, type KeyObject } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createHmac,
+  createSecretKey,
+  randomBytes,
+  scryptSync,
+  type KeyObject,
+} from 'node:crypto';
 import { inspect } from 'node:util';
 
 /**
@@ -43,7 +52,9 @@ function rawKey(key: string): Buffer | undefined {
   const bytes = Buffer.from(key, 'base64');
   // Only a canonical encoding counts: a 43rd character with stray low bits is not the base64 of these bytes.
   const canonical = bytes.toString('base64url');
-  return bytes.length === 32 && canonical === key.replace(/=$/, '').replaceAll('+', '-').replaceAll('/', '_') ? bytes : undefined;
+  return bytes.length === 32 && canonical === key.replace(/=$/, '').replaceAll('+', '-').replaceAll('/', '_')
+    ? bytes
+    : undefined;
 }
 
 export class SecretBox {
@@ -97,12 +108,20 @@ export class SecretBox {
     const bytes = BASE64URL.test(payload) ? Buffer.from(payload, 'base64url') : undefined;
     // Canonical base64url only, so every change to the text is either malformed or fails to authenticate.
     if (bytes === undefined || bytes.toString('base64url') !== payload || bytes.length < IV_BYTES + TAG_BYTES) {
-      throw new SecretBoxError('malformed', 'the sealed secret data is not valid base64url of an IV, a tag and a ciphertext');
+      throw new SecretBoxError(
+        'malformed',
+        'the sealed secret data is not valid base64url of an IV, a tag and a ciphertext',
+      );
     }
     if (keyId !== this.keyId) {
-      throw new SecretBoxError('wrong_key', `the secret was sealed with another secretsKey (key id ${keyId}; this key's id is ${this.keyId})`);
+      throw new SecretBoxError(
+        'wrong_key',
+        `the secret was sealed with another secretsKey (key id ${keyId}; this key's id is ${this.keyId})`,
+      );
     }
-    const decipher = createDecipheriv('aes-256-gcm', this.#key, bytes.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });
+    const decipher = createDecipheriv('aes-256-gcm', this.#key, bytes.subarray(0, IV_BYTES), {
+      authTagLength: TAG_BYTES,
+    });
     decipher.setAuthTag(bytes.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
     decipher.setAAD(aad(context));
     try {
@@ -110,7 +129,10 @@ export class SecretBox {
       return plaintext.toString('utf8');
     } catch {
       // GCM says only "unable to authenticate": the data was changed, or it belongs to another context.
-      throw new SecretBoxError('tampered', 'the sealed secret does not authenticate (changed, or sealed for another user or kind)');
+      throw new SecretBoxError(
+        'tampered',
+        'the sealed secret does not authenticate (changed, or sealed for another user or kind)',
+      );
     }
   }
 

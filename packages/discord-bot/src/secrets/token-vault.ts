@@ -28,7 +28,10 @@ export class TokenVault {
   }
 
   link(userId: string, kind: TokenKind, token: string): void {
-    this.#store.putSealedToken(userId, kind, { sealed: this.#box.seal(token.trim(), context(userId, kind)), keyId: this.#box.keyId });
+    this.#store.putSealedToken(userId, kind, {
+      sealed: this.#box.seal(token.trim(), context(userId, kind)),
+      keyId: this.#box.keyId,
+    });
   }
 
   lookup(userId: string, kind: TokenKind): TokenLookup {

@@ -16,7 +16,7 @@ function path(): string {
 }
 
 describe('StateStore', () => {
-  it('keeps a thread\'s first cwd for ever, and its session, mode and model across a reopen', () => {
+  it("keeps a thread's first cwd for ever, and its session, mode and model across a reopen", () => {
     const file = path();
     const store = StateStore.open(file);
     store.createThread({ threadId: 't1', cwd: '/w/t1', mode: 'chat', createdBy: 'u1', guildId: 'g' });
@@ -26,7 +26,14 @@ describe('StateStore', () => {
     store.setModel('t1', 'claude-haiku-4-5');
     store.close();
     const again = StateStore.open(file);
-    expect(again.thread('t1')).toMatchObject({ threadId: 't1', cwd: '/w/t1', sessionId: 'sid-1', mode: 'agentic', model: 'claude-haiku-4-5', createdBy: 'u1' });
+    expect(again.thread('t1')).toMatchObject({
+      threadId: 't1',
+      cwd: '/w/t1',
+      sessionId: 'sid-1',
+      mode: 'agentic',
+      model: 'claude-haiku-4-5',
+      createdBy: 'u1',
+    });
     again.grantTool('t1', 'u1', 'Bash');
     again.resetThread('t1');
     expect(again.thread('t1')).toMatchObject({ sessionId: null, cwd: '/w/t1' });
@@ -34,7 +41,7 @@ describe('StateStore', () => {
     again.close();
   });
 
-  it('unlinking removes both token kinds and the user\'s grants', () => {
+  it("unlinking removes both token kinds and the user's grants", () => {
     const store = StateStore.open(path());
     store.putSealedToken('u1', 'claude', { sealed: 's1', keyId: 'k' });
     store.putSealedToken('u1', 'github', { sealed: 's2', keyId: 'k' });

@@ -81,12 +81,19 @@ export class StateStore {
       db.pragma('journal_mode = WAL');
       db.pragma('busy_timeout = 5000');
     } catch (error) {
-      throw new DiscordBotError('store_unusable', `the state database ${path} cannot be opened: ${(error as Error).message}`, { cause: error });
+      throw new DiscordBotError(
+        'store_unusable',
+        `the state database ${path} cannot be opened: ${(error as Error).message}`,
+        { cause: error },
+      );
     }
     const version = db.pragma('user_version', { simple: true }) as number;
     if (version > SCHEMA_VERSION) {
       db.close();
-      throw new DiscordBotError('store_unusable', `the state database ${path} has schema ${version}, newer than this bubble-discord (${SCHEMA_VERSION})`);
+      throw new DiscordBotError(
+        'store_unusable',
+        `the state database ${path} has schema ${version}, newer than this bubble-discord (${SCHEMA_VERSION})`,
+      );
     }
     for (let next = version + 1; next <= SCHEMA_VERSION; next++) {
       db.transaction(() => {
@@ -103,7 +110,13 @@ export class StateStore {
   }
 
   /** Records a thread the bot started. Its cwd is fixed here, once; a second call keeps the first row. */
-  createThread(input: { threadId: string; cwd: string; mode: ThreadMode; createdBy: string; guildId: string | null }): ThreadSession {
+  createThread(input: {
+    threadId: string;
+    cwd: string;
+    mode: ThreadMode;
+    createdBy: string;
+    guildId: string | null;
+  }): ThreadSession {
     const now = this.#now();
     this.#db
       .prepare(
@@ -115,21 +128,27 @@ export class StateStore {
   }
 
   setSessionId(threadId: string, sessionId: string | null): void {
-    this.#db.prepare('UPDATE thread_sessions SET session_id = ?, updated_at = ? WHERE thread_id = ?').run(sessionId, this.#now(), threadId);
+    this.#db
+      .prepare('UPDATE thread_sessions SET session_id = ?, updated_at = ? WHERE thread_id = ?')
+      .run(sessionId, this.#now(), threadId);
   }
 
   setMode(threadId: string, mode: ThreadMode): void {
-    this.#db.prepare('UPDATE thread_sessions SET mode = ?, updated_at = ? WHERE thread_id = ?').run(mode, this.#now(), threadId);
+    this.#db
+      .prepare('UPDATE thread_sessions SET mode = ?, updated_at = ? WHERE thread_id = ?')
+      .run(mode, this.#now(), threadId);
   }
 
   setModel(threadId: string, model: string | null): void {
-    this.#db.prepare('UPDATE thread_sessions SET model = ?, updated_at = ? WHERE thread_id = ?').run(model, this.#now(), threadId);
+    this.#db
+      .prepare('UPDATE thread_sessions SET model = ?, updated_at = ? WHERE thread_id = ?')
+      .run(model, this.#now(), threadId);
   }
 
   sealedToken(userId: string, kind: TokenKind): SealedToken | undefined {
-    const row = this.#db.prepare('SELECT sealed, key_id FROM linked_tokens WHERE user_id = ? AND kind = ?').get(userId, kind) as
-      | { sealed: string; key_id: string }
-      | undefined;
+    const row = this.#db
+      .prepare('SELECT sealed, key_id FROM linked_tokens WHERE user_id = ? AND kind = ?')
+      .get(userId, kind) as { sealed: string; key_id: string } | undefined;
     return row === undefined ? undefined : { sealed: row.sealed, keyId: row.key_id };
   }
 
@@ -152,23 +171,32 @@ export class StateStore {
 
   /** Tokens sealed under another key than `keyId` (the secretsKey changed). */
   countForeignTokens(keyId: string): number {
-    return (this.#db.prepare('SELECT count(*) AS n FROM linked_tokens WHERE key_id <> ?').get(keyId) as { n: number }).n;
+    return (this.#db.prepare('SELECT count(*) AS n FROM linked_tokens WHERE key_id <> ?').get(keyId) as { n: number })
+      .n;
   }
 
   grantTool(threadId: string, userId: string, tool: string): void {
     this.#db
-      .prepare('INSERT INTO thread_tool_grants (thread_id, user_id, tool, granted_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING')
+      .prepare(
+        'INSERT INTO thread_tool_grants (thread_id, user_id, tool, granted_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+      )
       .run(threadId, userId, tool, this.#now());
   }
 
   isToolGranted(threadId: string, userId: string, tool: string): boolean {
-    return this.#db.prepare('SELECT 1 FROM thread_tool_grants WHERE thread_id = ? AND user_id = ? AND tool = ?').get(threadId, userId, tool) !== undefined;
+    return (
+      this.#db
+        .prepare('SELECT 1 FROM thread_tool_grants WHERE thread_id = ? AND user_id = ? AND tool = ?')
+        .get(threadId, userId, tool) !== undefined
+    );
   }
 
   /** /reset: the session goes, the remembered grants go; the row (and its fixed cwd) stays. */
   resetThread(threadId: string): void {
     this.#db.transaction(() => {
-      this.#db.prepare('UPDATE thread_sessions SET session_id = NULL, updated_at = ? WHERE thread_id = ?').run(this.#now(), threadId);
+      this.#db
+        .prepare('UPDATE thread_sessions SET session_id = NULL, updated_at = ? WHERE thread_id = ?')
+        .run(this.#now(), threadId);
       this.#db.prepare('DELETE FROM thread_tool_grants WHERE thread_id = ?').run(threadId);
     })();
   }

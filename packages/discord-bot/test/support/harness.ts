@@ -45,7 +45,11 @@ export interface Harness {
   /** `/link` and the modal, as the user would; resolves once the bot answered the modal. */
   link(user: DoubleUser, token: string, kind?: 'claude' | 'github'): Promise<string>;
   /** A message mentioning the bot in the guild channel; resolves with the thread the bot starts from it. */
-  mention(user: DoubleUser, text: string, extra?: { attachments?: Parameters<DiscordDouble['postMessage']>[0]['attachments'] }): Promise<{ message: DoubleMessage; threadId: string }>;
+  mention(
+    user: DoubleUser,
+    text: string,
+    extra?: { attachments?: Parameters<DiscordDouble['postMessage']>[0]['attachments'] },
+  ): Promise<{ message: DoubleMessage; threadId: string }>;
   say(threadId: string, user: DoubleUser, text: string): DoubleMessage;
   /** Waits until the bot put ✅ or ⚠️ on the message (its turn ended); which one. */
   settled(message: DoubleMessage, timeoutMs?: number): Promise<'✅' | '⚠️'>;
@@ -68,9 +72,19 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     guilds: [{ id: GUILD_ID, name: 'Test guild', channels: [{ id: CHANNEL_ID, name: 'general' }] }],
   });
   const file: Record<string, any> = {
-    discord: { token: { env: 'DISCORD_BOT_TOKEN' }, applicationId: APP_ID, apiUrl: discord.apiUrl, guildIds: [GUILD_ID] },
+    discord: {
+      token: { env: 'DISCORD_BOT_TOKEN' },
+      applicationId: APP_ID,
+      apiUrl: discord.apiUrl,
+      guildIds: [GUILD_ID],
+    },
     secretsKey: { env: 'BUBBLE_DISCORD_SECRETS_KEY' },
-    claude: { model: 'claude-sonnet-4-5', configDir: './.discord/claude', workspaceRoot: './.discord/workspaces', maxRetries: 0 },
+    claude: {
+      model: 'claude-sonnet-4-5',
+      configDir: './.discord/claude',
+      workspaceRoot: './.discord/workspaces',
+      maxRetries: 0,
+    },
     limits: { maxConcurrentRuns: 2 },
     store: { path: './.discord/state.db' },
     logger: { level: 'info', pretty: false },
@@ -115,9 +129,20 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     env,
     logLines,
     async link(user, token, kind = 'claude') {
-      const command = discord.slashCommand({ channelId: CHANNEL_ID, user, name: kind === 'claude' ? 'link' : 'link-github' });
-      const modal = await discord.waitFor(() => command.callbacks.find((c) => c.type === 9), { label: 'the /link modal' });
-      const submit = discord.submitModal({ channelId: CHANNEL_ID, user, customId: modal.data.custom_id as string, fields: { token } });
+      const command = discord.slashCommand({
+        channelId: CHANNEL_ID,
+        user,
+        name: kind === 'claude' ? 'link' : 'link-github',
+      });
+      const modal = await discord.waitFor(() => command.callbacks.find((c) => c.type === 9), {
+        label: 'the /link modal',
+      });
+      const submit = discord.submitModal({
+        channelId: CHANNEL_ID,
+        user,
+        customId: modal.data.custom_id as string,
+        fields: { token },
+      });
       const answer = await discord.waitFor(() => submit.callbacks[0], { label: 'the answer to the modal' });
       return String(answer.data?.content ?? '');
     },
@@ -129,17 +154,22 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         mentions: [discord.bot],
         ...(extra.attachments === undefined ? {} : { attachments: extra.attachments }),
       });
-      const thread = await discord.waitFor(() => discord.threads().find((t) => t.fromMessageId === message.id), { label: `a thread from "${text}"` });
+      const thread = await discord.waitFor(() => discord.threads().find((t) => t.fromMessageId === message.id), {
+        label: `a thread from "${text}"`,
+      });
       return { message, threadId: thread.id };
     },
     say(threadId, user, text) {
       return discord.postMessage({ channelId: threadId, author: user, content: text });
     },
     async settled(message, timeoutMs = 60_000) {
-      return discord.waitFor(() => discord.reactions(message.id).find((r): r is '✅' | '⚠️' => r === '✅' || r === '⚠️'), {
-        timeoutMs,
-        label: `the end of the turn for "${message.content}"`,
-      });
+      return discord.waitFor(
+        () => discord.reactions(message.id).find((r): r is '✅' | '⚠️' => r === '✅' || r === '⚠️'),
+        {
+          timeoutMs,
+          label: `the end of the turn for "${message.content}"`,
+        },
+      );
     },
     botMessages(channelId, afterId) {
       const all = discord.messages(channelId);
@@ -147,7 +177,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       return all.slice(start).filter(isBot);
     },
     replyText(channelId, afterId) {
-      return harness.botMessages(channelId, afterId).map((m) => m.content).join('\n');
+      return harness
+        .botMessages(channelId, afterId)
+        .map((m) => m.content)
+        .join('\n');
     },
     mainRequests() {
       return model.requests.filter((r) => r.kind === 'main');

@@ -23,7 +23,16 @@ export async function openBrowser(suite: string): Promise<TestBrowser> {
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
     viewport: { width: 1200, height: 800 },
   });
   context.setDefaultTimeout(20_000);
@@ -39,7 +48,9 @@ export async function openBrowser(suite: string): Promise<TestBrowser> {
         // BUBBLE_SCREENSHOTS=1 keeps a picture of every step, for reviewing what the UI showed.
         if (process.env.BUBBLE_SCREENSHOTS === '1') {
           mkdirSync(SCREENSHOT_DIR, { recursive: true });
-          await page.screenshot({ path: join(SCREENSHOT_DIR, `${suite}--${name.replace(/[^a-z0-9]+/gi, '-')}.ok.png`) }).catch(() => undefined);
+          await page
+            .screenshot({ path: join(SCREENSHOT_DIR, `${suite}--${name.replace(/[^a-z0-9]+/gi, '-')}.ok.png`) })
+            .catch(() => undefined);
         }
         return result;
       } catch (error) {

@@ -34,7 +34,10 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-export async function startOidcWorld(accounts: Record<string, OidcTestAccount>, options: { accessTokenTtlSeconds?: number } = {}): Promise<OidcWorld> {
+export async function startOidcWorld(
+  accounts: Record<string, OidcTestAccount>,
+  options: { accessTokenTtlSeconds?: number } = {},
+): Promise<OidcWorld> {
   const dir = mkdtempSync(join(tmpdir(), 'bubble-oidc-'));
   // The provider registers the web UI's callback, so the UI's port is chosen first.
   const port = await freePort();
@@ -57,7 +60,8 @@ export async function startOidcWorld(accounts: Record<string, OidcTestAccount>, 
     server,
     provider,
     url,
-    human: async (principalId, displayName) => (await createHumanPrincipal(server.store, principalId, displayName)).token.token,
+    human: async (principalId, displayName) =>
+      (await createHumanPrincipal(server.store, principalId, displayName)).token.token,
     async stop() {
       await server.close();
       await provider.close();
@@ -75,7 +79,12 @@ export async function blockTheInternet(page: Page, allowedOrigins: string[]): Pr
 }
 
 /** Signs `login` in on the provider's own login and consent pages (any password). */
-export async function signInAtProvider(page: Page, provider: OidcTestProvider, login: string, shot?: string): Promise<void> {
+export async function signInAtProvider(
+  page: Page,
+  provider: OidcTestProvider,
+  login: string,
+  shot?: string,
+): Promise<void> {
   await page.waitForURL((u) => u.origin === provider.issuer);
   const loginBox = page.locator('input[name="login"]');
   await loginBox.waitFor();
@@ -86,7 +95,10 @@ export async function signInAtProvider(page: Page, provider: OidcTestProvider, l
   // The consent page shows on a first sign-in to this client.
   const consent = page.getByRole('button', { name: 'Continue' });
   const back = page.waitForURL((u) => u.origin !== provider.issuer);
-  const which = await Promise.race([consent.waitFor().then(() => 'consent' as const), back.then(() => 'back' as const)]);
+  const which = await Promise.race([
+    consent.waitFor().then(() => 'consent' as const),
+    back.then(() => 'back' as const),
+  ]);
   if (which === 'consent') {
     if (shot !== undefined) await screenshot(page, `${shot}-provider-consent`);
     await consent.click();
@@ -107,7 +119,10 @@ export function serverCspAllows(csp: string, origin: string): boolean {
     .split(';')
     .map((d) => d.trim().split(/\s+/))
     .find((d) => d[0] === 'connect-src');
-  return connect !== undefined && connect.slice(1).some((source) => source === origin || source === `${origin}/` || source === '*');
+  return (
+    connect !== undefined &&
+    connect.slice(1).some((source) => source === origin || source === `${origin}/` || source === '*')
+  );
 }
 
 /** One complete message, as the web UI's composer writes it. */

@@ -9,7 +9,10 @@ describe('parseCliArgs', () => {
     [['whoami'], { name: 'whoami' }],
     [['threads'], { name: 'threads' }],
     [['new'], { name: 'new', title: undefined, invite: [] }],
-    [['new', '--title', 'Q3', '--invite', 'bob', '--invite', 'bot-x'], { name: 'new', title: 'Q3', invite: ['bob', 'bot-x'] }],
+    [
+      ['new', '--title', 'Q3', '--invite', 'bob', '--invite', 'bot-x'],
+      { name: 'new', title: 'Q3', invite: ['bob', 'bot-x'] },
+    ],
     [['say', 'th_1', 'hello', 'world'], { name: 'say', threadId: 'th_1', text: 'hello world' }],
     [['say', 'th_1', '--', '-1 is a number'], { name: 'say', threadId: 'th_1', text: '-1 is a number' }],
     [['tail', 'th_1'], { name: 'tail', threadId: 'th_1', after: 0, once: false }],
@@ -18,14 +21,48 @@ describe('parseCliArgs', () => {
     [['deny', 'th_1', 'tc_1', '--reason', 'no'], { name: 'deny', threadId: 'th_1', toolCallId: 'tc_1', reason: 'no' }],
     [['stop', 'th_1', 'run_1'], { name: 'stop', threadId: 'th_1', runId: 'run_1', reason: undefined }],
     [['invite', 'th_1', 'bob'], { name: 'invite', threadId: 'th_1', principalId: 'bob', role: 'member' }],
-    [['invite', 'th_1', 'bob', '--role', 'owner'], { name: 'invite', threadId: 'th_1', principalId: 'bob', role: 'owner' }],
-    [['bots', 'create', 'bot-a', '--name', 'Bot A'], { name: 'bots-create', principalId: 'bot-a', displayName: 'Bot A' }],
+    [
+      ['invite', 'th_1', 'bob', '--role', 'owner'],
+      { name: 'invite', threadId: 'th_1', principalId: 'bob', role: 'owner' },
+    ],
+    [
+      ['bots', 'create', 'bot-a', '--name', 'Bot A'],
+      { name: 'bots-create', principalId: 'bot-a', displayName: 'Bot A' },
+    ],
     [['bots', 'joinable', 'bot-a', 'anyone'], { name: 'bots-joinable', principalId: 'bot-a', joinableBy: 'anyone' }],
     [['bots', 'joinable', 'bot-a', 'owners'], { name: 'bots-joinable', principalId: 'bot-a', joinableBy: 'owners' }],
-    [['invite-link', 'th_1'], { name: 'invite-link', threadId: 'th_1', role: undefined, expiresInSeconds: undefined, maxUses: undefined, webUrl: undefined }],
     [
-      ['invite-link', 'th_1', '--role', 'owner', '--expires', '2h', '--uses', '5', '--web-url', 'https://ui.example.com'],
-      { name: 'invite-link', threadId: 'th_1', role: 'owner', expiresInSeconds: 7_200, maxUses: 5, webUrl: 'https://ui.example.com' },
+      ['invite-link', 'th_1'],
+      {
+        name: 'invite-link',
+        threadId: 'th_1',
+        role: undefined,
+        expiresInSeconds: undefined,
+        maxUses: undefined,
+        webUrl: undefined,
+      },
+    ],
+    [
+      [
+        'invite-link',
+        'th_1',
+        '--role',
+        'owner',
+        '--expires',
+        '2h',
+        '--uses',
+        '5',
+        '--web-url',
+        'https://ui.example.com',
+      ],
+      {
+        name: 'invite-link',
+        threadId: 'th_1',
+        role: 'owner',
+        expiresInSeconds: 7_200,
+        maxUses: 5,
+        webUrl: 'https://ui.example.com',
+      },
     ],
     [['invites', 'list', 'th_1'], { name: 'invites-list', threadId: 'th_1' }],
     [['invites', 'revoke', 'th_1', 'inv_1'], { name: 'invites-revoke', threadId: 'th_1', inviteId: 'inv_1' }],
@@ -88,5 +125,7 @@ describe('parseDuration', () => {
     ['7d', 604_800],
   ])('%s', (text, seconds) => expect(parseDuration(text)).toBe(seconds));
 
-  it.each(['0', '-1', '1w', '', '1.5h', 'h'])('refuses %j', (text) => expect(() => parseDuration(text)).toThrow(UsageError));
+  it.each(['0', '-1', '1w', '', '1.5h', 'h'])('refuses %j', (text) =>
+    expect(() => parseDuration(text)).toThrow(UsageError),
+  );
 });

@@ -9,9 +9,19 @@ export type CliCommand =
   | { readonly name: 'say'; readonly threadId: string; readonly text: string }
   | { readonly name: 'tail'; readonly threadId: string; readonly after: number; readonly once: boolean }
   | { readonly name: 'approve'; readonly threadId: string; readonly toolCallId: string }
-  | { readonly name: 'deny'; readonly threadId: string; readonly toolCallId: string; readonly reason: string | undefined }
+  | {
+      readonly name: 'deny';
+      readonly threadId: string;
+      readonly toolCallId: string;
+      readonly reason: string | undefined;
+    }
   | { readonly name: 'stop'; readonly threadId: string; readonly runId: string; readonly reason: string | undefined }
-  | { readonly name: 'invite'; readonly threadId: string; readonly principalId: string; readonly role: 'member' | 'owner' }
+  | {
+      readonly name: 'invite';
+      readonly threadId: string;
+      readonly principalId: string;
+      readonly role: 'member' | 'owner';
+    }
   | { readonly name: 'bots-create'; readonly principalId: string; readonly displayName: string | undefined }
   | { readonly name: 'bots-joinable'; readonly principalId: string; readonly joinableBy: 'owners' | 'anyone' }
   | {
@@ -128,7 +138,8 @@ export function parseCliArgs(argv: readonly string[]): CliInvocation {
   const allowed = COMMAND_OPTIONS[name];
   if (allowed === undefined) throw new UsageError(`unknown command "${name}"`);
   for (const key of Object.keys(values) as OptionName[]) {
-    if (!GLOBAL_OPTIONS.includes(key) && !allowed.includes(key)) throw new UsageError(`option --${key} does not apply to "${name}"`);
+    if (!GLOBAL_OPTIONS.includes(key) && !allowed.includes(key))
+      throw new UsageError(`option --${key} does not apply to "${name}"`);
   }
   const command = buildCommand(name, rest, values);
   return { ...base, command };
@@ -143,7 +154,11 @@ function buildCommand(name: string, args: string[], values: Record<string, unkno
       return { name };
     case 'new':
       expectArgs(name, args, []);
-      return { name, title: values['title'] as string | undefined, invite: (values['invite'] as string[] | undefined) ?? [] };
+      return {
+        name,
+        title: values['title'] as string | undefined,
+        invite: (values['invite'] as string[] | undefined) ?? [],
+      };
     case 'say': {
       if (args.length < 2) throw new UsageError('say needs <threadId> <text>');
       const [threadId, ...words] = args as [string, ...string[]];
@@ -155,7 +170,8 @@ function buildCommand(name: string, args: string[], values: Record<string, unkno
       const [threadId] = expectArgs(name, args, ['threadId']);
       const afterText = values['after'] as string | undefined;
       const after = afterText === undefined ? 0 : Number(afterText);
-      if (!Number.isInteger(after) || after < 0) throw new UsageError(`--after must be a whole number >= 0, got "${afterText}"`);
+      if (!Number.isInteger(after) || after < 0)
+        throw new UsageError(`--after must be a whole number >= 0, got "${afterText}"`);
       return { name, threadId, after, once: values['once'] === true };
     }
     case 'approve': {
@@ -180,24 +196,37 @@ function buildCommand(name: string, args: string[], values: Record<string, unkno
       if (args[0] === 'joinable') {
         const [principalId, joinableBy] = expectArgs('bots joinable', args.slice(1), ['id', 'owners|anyone']);
         if (values['name'] !== undefined) throw new UsageError('option --name does not apply to "bots joinable"');
-        if (joinableBy !== 'owners' && joinableBy !== 'anyone') throw new UsageError(`bots joinable takes owners or anyone, got "${joinableBy}"`);
+        if (joinableBy !== 'owners' && joinableBy !== 'anyone')
+          throw new UsageError(`bots joinable takes owners or anyone, got "${joinableBy}"`);
         return { name: 'bots-joinable', principalId, joinableBy };
       }
       const [sub, principalId] = expectArgs(name, args, ['subcommand', 'id']);
-      if (sub !== 'create') throw new UsageError(`unknown subcommand "bots ${sub}" (try "bots create <id>" or "bots joinable <id> owners|anyone")`);
+      if (sub !== 'create')
+        throw new UsageError(
+          `unknown subcommand "bots ${sub}" (try "bots create <id>" or "bots joinable <id> owners|anyone")`,
+        );
       return { name: 'bots-create', principalId, displayName: values['name'] as string | undefined };
     }
     case 'invite-link': {
       const [threadId] = expectArgs(name, args, ['threadId']);
       const role = values['role'] as string | undefined;
-      if (role !== undefined && role !== 'member' && role !== 'owner') throw new UsageError(`--role must be member or owner, got "${role}"`);
+      if (role !== undefined && role !== 'member' && role !== 'owner')
+        throw new UsageError(`--role must be member or owner, got "${role}"`);
       const expires = values['expires'] as string | undefined;
       const uses = values['uses'] as string | undefined;
       const maxUses = uses === undefined ? undefined : Number(uses);
-      if (maxUses !== undefined && (!/^\d+$/.test(uses ?? '') || maxUses < 1)) throw new UsageError(`--uses must be a whole number >= 1, got "${uses}"`);
+      if (maxUses !== undefined && (!/^\d+$/.test(uses ?? '') || maxUses < 1))
+        throw new UsageError(`--uses must be a whole number >= 1, got "${uses}"`);
       const webUrl = values['web-url'] as string | undefined;
       if (webUrl !== undefined && !URL.canParse(webUrl)) throw new UsageError(`--web-url is not a URL: "${webUrl}"`);
-      return { name, threadId, role, expiresInSeconds: expires === undefined ? undefined : parseDuration(expires), maxUses, webUrl };
+      return {
+        name,
+        threadId,
+        role,
+        expiresInSeconds: expires === undefined ? undefined : parseDuration(expires),
+        maxUses,
+        webUrl,
+      };
     }
     case 'invites': {
       const [sub, ...more] = args;
@@ -209,7 +238,9 @@ function buildCommand(name: string, args: string[], values: Record<string, unkno
         const [threadId, inviteId] = expectArgs('invites revoke', more, ['threadId', 'inviteId']);
         return { name: 'invites-revoke', threadId, inviteId };
       }
-      throw new UsageError(`unknown subcommand "invites${sub === undefined ? '' : ` ${sub}`}" (try "invites list <threadId>" or "invites revoke <threadId> <inviteId>")`);
+      throw new UsageError(
+        `unknown subcommand "invites${sub === undefined ? '' : ` ${sub}`}" (try "invites list <threadId>" or "invites revoke <threadId> <inviteId>")`,
+      );
     }
     case 'tokens': {
       const [sub, ...more] = args;
@@ -221,7 +252,9 @@ function buildCommand(name: string, args: string[], values: Record<string, unkno
         const [tokenId] = expectArgs('tokens revoke', more, ['tokenId']);
         return { name: 'tokens-revoke', tokenId };
       }
-      throw new UsageError(`unknown subcommand "tokens${sub === undefined ? '' : ` ${sub}`}" (try "tokens list", "tokens mint" or "tokens revoke <tokenId>")`);
+      throw new UsageError(
+        `unknown subcommand "tokens${sub === undefined ? '' : ` ${sub}`}" (try "tokens list", "tokens mint" or "tokens revoke <tokenId>")`,
+      );
     }
     default:
       throw new UsageError(`unknown command "${name}"`);
@@ -234,7 +267,8 @@ const DURATION_UNITS: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3_600
 export function parseDuration(text: string): number {
   const match = /^(\d+)([smhd]?)$/.exec(text.trim());
   const seconds = match ? Number(match[1]) * (DURATION_UNITS[match[2] || 's'] ?? 1) : NaN;
-  if (!Number.isSafeInteger(seconds) || seconds < 1) throw new UsageError(`--expires takes seconds or a number with s, m, h or d (30m, 12h, 7d), got "${text}"`);
+  if (!Number.isSafeInteger(seconds) || seconds < 1)
+    throw new UsageError(`--expires takes seconds or a number with s, m, h or d (30m, 12h, 7d), got "${text}"`);
   return seconds;
 }
 
@@ -242,7 +276,9 @@ export function parseDuration(text: string): number {
 function expectArgs(command: string, args: string[], names: string[]): [string, string] {
   if (args.length !== names.length) {
     const wanted = names.length === 0 ? 'no arguments' : names.map((n) => `<${n}>`).join(' ');
-    throw new UsageError(`${command} takes ${wanted}, got ${args.length === 0 ? 'none' : args.map((a) => JSON.stringify(a)).join(' ')}`);
+    throw new UsageError(
+      `${command} takes ${wanted}, got ${args.length === 0 ? 'none' : args.map((a) => JSON.stringify(a)).join(' ')}`,
+    );
   }
   return args as [string, string];
 }

@@ -60,7 +60,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
       onStateChange: (state: LiveState, detail) => {
         if (state === 'waiting') {
           lost = true;
-          io.err(`bubble: connection lost${detail.code ? ` (${detail.code})` : ''}; reconnecting in ${((detail.delayMs ?? 0) / 1000).toFixed(1)} s`);
+          io.err(
+            `bubble: connection lost${detail.code ? ` (${detail.code})` : ''}; reconnecting in ${((detail.delayMs ?? 0) / 1000).toFixed(1)} s`,
+          );
         } else if (state === 'ready' && lost) {
           lost = false;
           io.err('bubble: reconnected');
@@ -77,7 +79,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
   }
 }
 
-async function execute(client: BubbleClient, command: Exclude<CliCommand, { name: 'help' }>, io: CliIo): Promise<ExitCode> {
+async function execute(
+  client: BubbleClient,
+  command: Exclude<CliCommand, { name: 'help' }>,
+  io: CliIo,
+): Promise<ExitCode> {
   switch (command.name) {
     case 'whoami': {
       const principal = await client.whoami();
@@ -85,12 +91,16 @@ async function execute(client: BubbleClient, command: Exclude<CliCommand, { name
       return EXIT_CODES.ok;
     }
     case 'threads': {
-      for (const thread of await client.listThreads()) io.out(`${thread.threadId}\t${thread.headSeq}\t${thread.title ?? ''}`);
+      for (const thread of await client.listThreads())
+        io.out(`${thread.threadId}\t${thread.headSeq}\t${thread.title ?? ''}`);
       return EXIT_CODES.ok;
     }
     case 'new': {
       // A key makes the creation safe to retry after an uncertain failure.
-      const { thread } = await client.createThread({ ...(command.title !== undefined ? { title: command.title } : {}), key: `cli_${randomUUID()}` });
+      const { thread } = await client.createThread({
+        ...(command.title !== undefined ? { title: command.title } : {}),
+        key: `cli_${randomUUID()}`,
+      });
       // The id first: if an invitation fails, the thread exists all the same and the caller
       // needs its id.
       io.out(thread.threadId);
@@ -122,12 +132,19 @@ async function execute(client: BubbleClient, command: Exclude<CliCommand, { name
     case 'tail':
       return tail(client, command, io);
     case 'approve':
-      await client.appendEvent(command.threadId, { type: 'tool_call_approval', data: { toolCallId: command.toolCallId, decision: 'allow' } });
+      await client.appendEvent(command.threadId, {
+        type: 'tool_call_approval',
+        data: { toolCallId: command.toolCallId, decision: 'allow' },
+      });
       return EXIT_CODES.ok;
     case 'deny':
       await client.appendEvent(command.threadId, {
         type: 'tool_call_approval',
-        data: { toolCallId: command.toolCallId, decision: 'deny', ...(command.reason !== undefined ? { reason: command.reason } : {}) },
+        data: {
+          toolCallId: command.toolCallId,
+          decision: 'deny',
+          ...(command.reason !== undefined ? { reason: command.reason } : {}),
+        },
       });
       return EXIT_CODES.ok;
     case 'stop':
@@ -177,7 +194,9 @@ async function execute(client: BubbleClient, command: Exclude<CliCommand, { name
     }
     case 'invites-list': {
       for (const invite of await client.listInvites(command.threadId)) {
-        io.out(`${invite.inviteId}\t${invite.role}\t${invite.uses}/${invite.maxUses}\t${invite.expiresAt}\t${invite.createdBy}`);
+        io.out(
+          `${invite.inviteId}\t${invite.role}\t${invite.uses}/${invite.maxUses}\t${invite.expiresAt}\t${invite.createdBy}`,
+        );
       }
       return EXIT_CODES.ok;
     }
@@ -186,7 +205,8 @@ async function execute(client: BubbleClient, command: Exclude<CliCommand, { name
       io.err(`bubble: invite ${command.inviteId} revoked; its link no longer works`);
       return EXIT_CODES.ok;
     case 'tokens-list': {
-      for (const token of await client.listMyTokens()) io.out(`${token.tokenId}\t${token.createdAt}${token.current === true ? '\tcurrent' : ''}`);
+      for (const token of await client.listMyTokens())
+        io.out(`${token.tokenId}\t${token.createdAt}${token.current === true ? '\tcurrent' : ''}`);
       return EXIT_CODES.ok;
     }
     case 'tokens-mint': {
@@ -198,7 +218,9 @@ async function execute(client: BubbleClient, command: Exclude<CliCommand, { name
     case 'tokens-revoke': {
       const current = (await client.listMyTokens()).find((t) => t.tokenId === command.tokenId)?.current === true;
       await client.revokeMyToken(command.tokenId);
-      io.err(`bubble: ${command.tokenId} revoked${current ? '; it was the token this command used, so it no longer works' : ''}`);
+      io.err(
+        `bubble: ${command.tokenId} revoked${current ? '; it was the token this command used, so it no longer works' : ''}`,
+      );
       return EXIT_CODES.ok;
     }
     default: {
@@ -208,7 +230,11 @@ async function execute(client: BubbleClient, command: Exclude<CliCommand, { name
   }
 }
 
-async function tail(client: BubbleClient, command: Extract<CliCommand, { name: 'tail' }>, io: CliIo): Promise<ExitCode> {
+async function tail(
+  client: BubbleClient,
+  command: Extract<CliCommand, { name: 'tail' }>,
+  io: CliIo,
+): Promise<ExitCode> {
   // Over HTTP first: a wrong token or thread gets its clear answer before any socket opens.
   const thread = await client.getThread(command.threadId);
   const renderer = new ThreadRenderer();

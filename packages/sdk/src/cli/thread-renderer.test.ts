@@ -5,7 +5,16 @@ import { ThreadRenderer } from './thread-renderer.js';
 let seq = 0;
 function ev(principalId: string, type: string, data: Record<string, unknown>): EventEnvelope {
   seq += 1;
-  return { id: `ev_${seq}`, threadId: 'th_1', seq, type, principalId, data, clientEventId: null, createdAt: '2026-11-29T10:00:00Z' };
+  return {
+    id: `ev_${seq}`,
+    threadId: 'th_1',
+    seq,
+    type,
+    principalId,
+    data,
+    clientEventId: null,
+    createdAt: '2026-11-29T10:00:00Z',
+  };
 }
 const part = (who: string, runId: string, chunk: Record<string, unknown>) => ev(who, 'message_part', { runId, chunk });
 
@@ -35,10 +44,20 @@ describe('ThreadRenderer', () => {
         part('bot', 'r2', { type: 'reasoning-start', id: 'r' }),
         part('bot', 'r2', { type: 'reasoning-delta', id: 'r', delta: 'let me look' }),
         part('bot', 'r2', { type: 'reasoning-end', id: 'r' }),
-        part('bot', 'r2', { type: 'tool-input-available', toolCallId: 'tc_1', toolName: 'Read', input: { path: 'a.md' } }),
+        part('bot', 'r2', {
+          type: 'tool-input-available',
+          toolCallId: 'tc_1',
+          toolName: 'Read',
+          input: { path: 'a.md' },
+        }),
         ev('alice', 'tool_call_approval', { toolCallId: 'tc_1', decision: 'allow' }),
         part('bot', 'r2', { type: 'tool-output-available', toolCallId: 'tc_1', output: 'file text' }),
-        part('bot', 'r2', { type: 'tool-input-available', toolCallId: 'tc_2', toolName: 'Bash', input: { command: 'rm -rf /' } }),
+        part('bot', 'r2', {
+          type: 'tool-input-available',
+          toolCallId: 'tc_2',
+          toolName: 'Bash',
+          input: { command: 'rm -rf /' },
+        }),
         ev('alice', 'tool_call_approval', { toolCallId: 'tc_2', decision: 'deny', reason: 'no way' }),
         part('bot', 'r2', { type: 'tool-output-error', toolCallId: 'tc_2', errorText: 'denied by alice' }),
         ev('alice', 'run_interrupt_requested', { runId: 'r2', reason: 'enough' }),
@@ -62,7 +81,11 @@ describe('ThreadRenderer', () => {
         ev('bot', 'run_started', { runId: 'r3' }),
         part('bot', 'r3', { type: 'text-start', id: 't' }),
         part('bot', 'r3', { type: 'text-delta', id: 't', delta: 'partial' }),
-        ev('bot', 'run_finished', { runId: 'r3', status: 'error', error: { code: 'overloaded', message: 'try later' } }),
+        ev('bot', 'run_finished', {
+          runId: 'r3',
+          status: 'error',
+          error: { code: 'overloaded', message: 'try later' },
+        }),
       ],
       ['#2 bot: partial', '#4 bot: [run r3 failed: overloaded: try later]'],
     ],

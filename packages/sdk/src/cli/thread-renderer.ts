@@ -38,7 +38,9 @@ export class ThreadRenderer {
         if (status === 'interrupted') lines.push(`${at} ${who}: [run ${runId} was interrupted]`);
         if (status === 'error') {
           const error = data['error'] as { code?: string; message?: string } | undefined;
-          lines.push(`${at} ${who}: [run ${runId} failed${error ? `: ${error.code ?? 'error'}: ${error.message ?? ''}` : ''}]`);
+          lines.push(
+            `${at} ${who}: [run ${runId} failed${error ? `: ${error.code ?? 'error'}: ${error.message ?? ''}` : ''}]`,
+          );
         }
         return lines;
       }
@@ -58,7 +60,9 @@ export class ThreadRenderer {
       }
       case 'participant_added': {
         const data = parsed(event);
-        return [`${at} * ${String(data['principalId'])} joined as ${String(data['role'])} (added by ${String(data['by'])})`];
+        return [
+          `${at} * ${String(data['principalId'])} joined as ${String(data['role'])} (added by ${String(data['by'])})`,
+        ];
       }
       case 'participant_removed': {
         const data = parsed(event);
@@ -67,7 +71,9 @@ export class ThreadRenderer {
       }
       case 'artifact_updated': {
         const data = parsed(event);
-        return [`${at} * artifact ${String(data['name'])} v${String(data['version'])} (${String(data['mediaType'])}) written by ${String(data['by'])}`];
+        return [
+          `${at} * artifact ${String(data['name'])} v${String(data['version'])} (${String(data['mediaType'])}) written by ${String(data['by'])}`,
+        ];
       }
       default:
         return [`${at} ${who} [${event.type}] ${json(event.data)}`];
@@ -168,7 +174,9 @@ export class ThreadRenderer {
     const blocks = this.open.get(runId);
     if (blocks === undefined) return [];
     this.open.delete(runId);
-    return [...blocks.values()].filter((block) => block.text !== '').map((block) => message(block.seq, block.principalId, block.kind, block.text));
+    return [...blocks.values()]
+      .filter((block) => block.text !== '')
+      .map((block) => message(block.seq, block.principalId, block.kind, block.text));
   }
 }
 

@@ -29,7 +29,8 @@ describe('fullJitterDelay', () => {
   });
 
   it('never exceeds 30 s', () => {
-    for (let attempt = 0; attempt < 40; attempt += 1) expect(fullJitterDelay(attempt, live, () => 0.999999)).toBeLessThan(30_000);
+    for (let attempt = 0; attempt < 40; attempt += 1)
+      expect(fullJitterDelay(attempt, live, () => 0.999999)).toBeLessThan(30_000);
   });
 });
 

@@ -46,7 +46,11 @@ export class BubbleApiError extends Error {
    * bearer for a passing reason (`CredentialsUnavailable`). The person stays signed in; try later.
    */
   get isAuthUnavailable(): boolean {
-    if (this.details['reason'] === 'credentials_unavailable' || this.details['reason'] === 'identity_provider_unreachable') return true;
+    if (
+      this.details['reason'] === 'credentials_unavailable' ||
+      this.details['reason'] === 'identity_provider_unreachable'
+    )
+      return true;
     return this.code === 'unauthorized' && isProviderUnreachableMessage(this.message);
   }
 }

@@ -43,7 +43,12 @@ import { BubbleApiError } from './bubble-api-error.js';
 import { withClientEventIds } from './client-event-id.js';
 import { staticCredentials, type Credentials } from './credentials.js';
 import { DEFAULT_RETRY, HttpTransport, type RetryOptions } from './http-transport.js';
-import { BubbleLive, type BubbleLiveOptions, type GrantsSubscription, type ThreadSubscription } from '../live/bubble-live.js';
+import {
+  BubbleLive,
+  type BubbleLiveOptions,
+  type GrantsSubscription,
+  type ThreadSubscription,
+} from '../live/bubble-live.js';
 
 export interface BubbleClientOptions {
   /** The server's base URL, e.g. `http://127.0.0.1:7777`. */
@@ -113,7 +118,8 @@ export class BubbleClient {
 
   constructor(options: BubbleClientOptions) {
     this.url = options.url.replace(/\/+$/, '');
-    this.credentials = options.credentials ?? (options.token === undefined ? undefined : staticCredentials(options.token));
+    this.credentials =
+      options.credentials ?? (options.token === undefined ? undefined : staticCredentials(options.token));
     this.logger = options.logger ?? pino({ level: 'silent' });
     this.liveOptions = options.live ?? {};
     const retry = options.retry === false ? { ...DEFAULT_RETRY, attempts: 1 } : { ...DEFAULT_RETRY, ...options.retry };
@@ -132,28 +138,55 @@ export class BubbleClient {
 
   /** The server's name, version, extensions and, where it has an identity provider, `auth.oidc`. */
   async info(options: CallOptions = {}): Promise<Info> {
-    const { body } = await this.transport.request({ method: 'GET', path: '/v1/info', schema: InfoSchema, retry: 'idempotent', auth: false, ...options });
+    const { body } = await this.transport.request({
+      method: 'GET',
+      path: '/v1/info',
+      schema: InfoSchema,
+      retry: 'idempotent',
+      auth: false,
+      ...options,
+    });
     return body;
   }
 
   async healthz(options: CallOptions = {}): Promise<{ ok: boolean }> {
-    const { body } = await this.transport.request({ method: 'GET', path: '/healthz', schema: HealthSchema, retry: 'idempotent', auth: false, ...options });
+    const { body } = await this.transport.request({
+      method: 'GET',
+      path: '/healthz',
+      schema: HealthSchema,
+      retry: 'idempotent',
+      auth: false,
+      ...options,
+    });
     return body;
   }
 
   // Principals and tokens.
 
   async whoami(options: CallOptions = {}): Promise<Principal> {
-    const { body } = await this.transport.request({ method: 'GET', path: '/v1/auth/whoami', schema: WhoamiResponseSchema, retry: 'idempotent', ...options });
+    const { body } = await this.transport.request({
+      method: 'GET',
+      path: '/v1/auth/whoami',
+      schema: WhoamiResponseSchema,
+      retry: 'idempotent',
+      ...options,
+    });
     return body.principal;
   }
 
   /** Creates a bot owned by the caller (a human). The plaintext token is returned once. Never retried after an uncertain failure. */
-  async createBot(input: { principalId: string; displayName?: string }, options: CallOptions = {}): Promise<{ principal: Principal; token: Token }> {
+  async createBot(
+    input: { principalId: string; displayName?: string },
+    options: CallOptions = {},
+  ): Promise<{ principal: Principal; token: Token }> {
     const { body } = await this.transport.request({
       method: 'POST',
       path: '/v1/principals',
-      body: { principalId: input.principalId, kind: 'bot', ...(input.displayName !== undefined ? { displayName: input.displayName } : {}) },
+      body: {
+        principalId: input.principalId,
+        kind: 'bot',
+        ...(input.displayName !== undefined ? { displayName: input.displayName } : {}),
+      },
       schema: CreatePrincipalResponseSchema,
       retry: 'unsafe',
       ...options,
@@ -161,7 +194,10 @@ export class BubbleClient {
     return body;
   }
 
-  async searchPrincipals(input: { query?: string; limit?: number } = {}, options: CallOptions = {}): Promise<Principal[]> {
+  async searchPrincipals(
+    input: { query?: string; limit?: number } = {},
+    options: CallOptions = {},
+  ): Promise<Principal[]> {
     const { body } = await this.transport.request({
       method: 'GET',
       path: '/v1/principals',
@@ -174,7 +210,13 @@ export class BubbleClient {
   }
 
   async getPrincipal(principalId: string, options: CallOptions = {}): Promise<Principal> {
-    const { body } = await this.transport.request({ method: 'GET', path: `/v1/principals/${enc(principalId)}`, schema: PrincipalResponseSchema, retry: 'idempotent', ...options });
+    const { body } = await this.transport.request({
+      method: 'GET',
+      path: `/v1/principals/${enc(principalId)}`,
+      schema: PrincipalResponseSchema,
+      retry: 'idempotent',
+      ...options,
+    });
     return body.principal;
   }
 
@@ -182,47 +224,97 @@ export class BubbleClient {
    * Changes a principal's `displayName` (itself or an owner) or a bot's `joinableBy` (an owner):
    * `owners` lets only its owners put it on threads, `anyone` lets any participant.
    */
-  async updatePrincipal(principalId: string, patch: { displayName?: string; joinableBy?: JoinableBy }, options: CallOptions = {}): Promise<Principal> {
-    const { body } = await this.transport.request({ method: 'PATCH', path: `/v1/principals/${enc(principalId)}`, body: patch, schema: PrincipalResponseSchema, retry: 'idempotent', ...options });
+  async updatePrincipal(
+    principalId: string,
+    patch: { displayName?: string; joinableBy?: JoinableBy },
+    options: CallOptions = {},
+  ): Promise<Principal> {
+    const { body } = await this.transport.request({
+      method: 'PATCH',
+      path: `/v1/principals/${enc(principalId)}`,
+      body: patch,
+      schema: PrincipalResponseSchema,
+      retry: 'idempotent',
+      ...options,
+    });
     return body.principal;
   }
 
   /** Mints another token for a principal the caller owns. Never retried after an uncertain failure. */
   async mintToken(principalId: string, options: CallOptions = {}): Promise<Token> {
-    const { body } = await this.transport.request({ method: 'POST', path: `/v1/principals/${enc(principalId)}/tokens`, schema: MintTokenResponseSchema, retry: 'unsafe', ...options });
+    const { body } = await this.transport.request({
+      method: 'POST',
+      path: `/v1/principals/${enc(principalId)}/tokens`,
+      schema: MintTokenResponseSchema,
+      retry: 'unsafe',
+      ...options,
+    });
     return body.token;
   }
 
   async listTokens(principalId: string, options: CallOptions = {}): Promise<TokenInfo[]> {
-    const { body } = await this.transport.request({ method: 'GET', path: `/v1/principals/${enc(principalId)}/tokens`, schema: TokenListResponseSchema, retry: 'idempotent', ...options });
+    const { body } = await this.transport.request({
+      method: 'GET',
+      path: `/v1/principals/${enc(principalId)}/tokens`,
+      schema: TokenListResponseSchema,
+      retry: 'idempotent',
+      ...options,
+    });
     return body.tokens;
   }
 
   async revokeToken(principalId: string, tokenId: string, options: CallOptions = {}): Promise<void> {
-    await this.transport.request({ method: 'DELETE', path: `/v1/principals/${enc(principalId)}/tokens/${enc(tokenId)}`, retry: 'idempotent', ...options });
+    await this.transport.request({
+      method: 'DELETE',
+      path: `/v1/principals/${enc(principalId)}/tokens/${enc(tokenId)}`,
+      retry: 'idempotent',
+      ...options,
+    });
   }
 
   async revokeAllTokens(principalId: string, options: CallOptions = {}): Promise<void> {
-    await this.transport.request({ method: 'DELETE', path: `/v1/principals/${enc(principalId)}/tokens`, retry: 'idempotent', ...options });
+    await this.transport.request({
+      method: 'DELETE',
+      path: `/v1/principals/${enc(principalId)}/tokens`,
+      retry: 'idempotent',
+      ...options,
+    });
   }
 
   // The caller's own tokens: every principal can end a token of its own that leaked.
 
   /** The caller's own local tokens (no secrets); the one this client signs in with has `current: true`. */
   async listMyTokens(options: CallOptions = {}): Promise<OwnTokenInfo[]> {
-    const { body } = await this.transport.request({ method: 'GET', path: '/v1/auth/tokens', schema: OwnTokenListResponseSchema, retry: 'idempotent', ...options });
+    const { body } = await this.transport.request({
+      method: 'GET',
+      path: '/v1/auth/tokens',
+      schema: OwnTokenListResponseSchema,
+      retry: 'idempotent',
+      ...options,
+    });
     return body.tokens;
   }
 
   /** Mints another token for the caller (a human); the plaintext is returned once. Never retried after an uncertain failure. */
   async mintMyToken(options: CallOptions = {}): Promise<Token> {
-    const { body } = await this.transport.request({ method: 'POST', path: '/v1/auth/tokens', schema: MintTokenResponseSchema, retry: 'unsafe', ...options });
+    const { body } = await this.transport.request({
+      method: 'POST',
+      path: '/v1/auth/tokens',
+      schema: MintTokenResponseSchema,
+      retry: 'unsafe',
+      ...options,
+    });
     return body.token;
   }
 
   /** Revokes one of the caller's own tokens at once (its sockets close with 4003); revoking the current one signs this client out. */
   async revokeMyToken(tokenId: string, options: CallOptions = {}): Promise<void> {
-    await this.transport.request({ method: 'DELETE', path: `/v1/auth/tokens/${enc(tokenId)}`, retry: 'idempotent', ...options });
+    await this.transport.request({
+      method: 'DELETE',
+      path: `/v1/auth/tokens/${enc(tokenId)}`,
+      retry: 'idempotent',
+      ...options,
+    });
   }
 
   // Threads, participants, grants.
@@ -231,7 +323,10 @@ export class BubbleClient {
    * Creates a thread (or, with `parentThreadId`, a subthread). With a `key` the call is idempotent
    * and retried after uncertain failures; `created` is false when the key had been used already.
    */
-  async createThread(input: CreateThreadInput = {}, options: CallOptions = {}): Promise<{ thread: Thread; created: boolean }> {
+  async createThread(
+    input: CreateThreadInput = {},
+    options: CallOptions = {},
+  ): Promise<{ thread: Thread; created: boolean }> {
     const body: Record<string, unknown> = {};
     if (input.title !== undefined) body['title'] = input.title;
     if (input.parentThreadId !== undefined) body['parentThreadId'] = input.parentThreadId;
@@ -248,27 +343,54 @@ export class BubbleClient {
   }
 
   /** Creates a subthread of `parentThreadId`. */
-  async createSubthread(parentThreadId: string, input: { title?: string | null; key?: string } = {}, options: CallOptions = {}): Promise<{ thread: Thread; created: boolean }> {
+  async createSubthread(
+    parentThreadId: string,
+    input: { title?: string | null; key?: string } = {},
+    options: CallOptions = {},
+  ): Promise<{ thread: Thread; created: boolean }> {
     return this.createThread({ ...input, parentThreadId }, options);
   }
 
   async listThreads(options: CallOptions = {}): Promise<Thread[]> {
-    const { body } = await this.transport.request({ method: 'GET', path: '/v1/threads', schema: ThreadListResponseSchema, retry: 'idempotent', ...options });
+    const { body } = await this.transport.request({
+      method: 'GET',
+      path: '/v1/threads',
+      schema: ThreadListResponseSchema,
+      retry: 'idempotent',
+      ...options,
+    });
     return body.threads;
   }
 
   async getThread(threadId: string, options: CallOptions = {}): Promise<Thread> {
-    const { body } = await this.transport.request({ method: 'GET', path: `/v1/threads/${enc(threadId)}`, schema: ThreadResponseSchema, retry: 'idempotent', ...options });
+    const { body } = await this.transport.request({
+      method: 'GET',
+      path: `/v1/threads/${enc(threadId)}`,
+      schema: ThreadResponseSchema,
+      retry: 'idempotent',
+      ...options,
+    });
     return body.thread;
   }
 
   async listParticipants(threadId: string, options: CallOptions = {}): Promise<Grant[]> {
-    const { body } = await this.transport.request({ method: 'GET', path: `/v1/threads/${enc(threadId)}/participants`, schema: GrantListResponseSchema, retry: 'idempotent', ...options });
+    const { body } = await this.transport.request({
+      method: 'GET',
+      path: `/v1/threads/${enc(threadId)}/participants`,
+      schema: GrantListResponseSchema,
+      retry: 'idempotent',
+      ...options,
+    });
     return body.grants;
   }
 
   /** Grants `principalId` a role on the thread (default `member`). `created` is false when an equal live grant existed. */
-  async addParticipant(threadId: string, principalId: string, role: Role = 'member', options: CallOptions = {}): Promise<{ grant: Grant; created: boolean }> {
+  async addParticipant(
+    threadId: string,
+    principalId: string,
+    role: Role = 'member',
+    options: CallOptions = {},
+  ): Promise<{ grant: Grant; created: boolean }> {
     const result = await this.transport.request({
       method: 'POST',
       path: `/v1/threads/${enc(threadId)}/participants`,
@@ -282,7 +404,12 @@ export class BubbleClient {
   }
 
   async removeParticipant(threadId: string, principalId: string, options: CallOptions = {}): Promise<void> {
-    await this.transport.request({ method: 'DELETE', path: `/v1/threads/${enc(threadId)}/participants/${enc(principalId)}`, retry: 'idempotent', ...options });
+    await this.transport.request({
+      method: 'DELETE',
+      path: `/v1/threads/${enc(threadId)}/participants/${enc(principalId)}`,
+      retry: 'idempotent',
+      ...options,
+    });
   }
 
   /**
@@ -295,18 +422,36 @@ export class BubbleClient {
     if (input.role !== undefined) body['role'] = input.role;
     if (input.expiresInSeconds !== undefined) body['expiresInSeconds'] = input.expiresInSeconds;
     if (input.maxUses !== undefined) body['maxUses'] = input.maxUses;
-    const result = await this.transport.request({ method: 'POST', path: `/v1/threads/${enc(threadId)}/invites`, body, schema: InviteResponseSchema, retry: 'unsafe', ...options });
+    const result = await this.transport.request({
+      method: 'POST',
+      path: `/v1/threads/${enc(threadId)}/invites`,
+      body,
+      schema: InviteResponseSchema,
+      retry: 'unsafe',
+      ...options,
+    });
     return result.body.invite;
   }
 
   /** The thread's invites (an owner), without their tokens. */
   async listInvites(threadId: string, options: CallOptions = {}): Promise<InviteInfo[]> {
-    const { body } = await this.transport.request({ method: 'GET', path: `/v1/threads/${enc(threadId)}/invites`, schema: InviteListResponseSchema, retry: 'idempotent', ...options });
+    const { body } = await this.transport.request({
+      method: 'GET',
+      path: `/v1/threads/${enc(threadId)}/invites`,
+      schema: InviteListResponseSchema,
+      retry: 'idempotent',
+      ...options,
+    });
     return body.invites;
   }
 
   async revokeInvite(threadId: string, inviteId: string, options: CallOptions = {}): Promise<void> {
-    await this.transport.request({ method: 'DELETE', path: `/v1/threads/${enc(threadId)}/invites/${enc(inviteId)}`, retry: 'idempotent', ...options });
+    await this.transport.request({
+      method: 'DELETE',
+      path: `/v1/threads/${enc(threadId)}/invites/${enc(inviteId)}`,
+      retry: 'idempotent',
+      ...options,
+    });
   }
 
   /**
@@ -315,13 +460,26 @@ export class BubbleClient {
    * multi-use invite (and, for a one-use invite, answer `not_found` although the first send joined).
    */
   async acceptInvite(token: string, options: CallOptions = {}): Promise<Grant> {
-    const { body } = await this.transport.request({ method: 'POST', path: '/v1/invites/accept', body: { token }, schema: AcceptInviteResponseSchema, retry: 'unsafe', ...options });
+    const { body } = await this.transport.request({
+      method: 'POST',
+      path: '/v1/invites/accept',
+      body: { token },
+      schema: AcceptInviteResponseSchema,
+      retry: 'unsafe',
+      ...options,
+    });
     return body.grant;
   }
 
   /** The caller's live grants. */
   async listGrants(options: CallOptions = {}): Promise<Grant[]> {
-    const { body } = await this.transport.request({ method: 'GET', path: '/v1/grants', schema: GrantListResponseSchema, retry: 'idempotent', ...options });
+    const { body } = await this.transport.request({
+      method: 'GET',
+      path: '/v1/grants',
+      schema: GrantListResponseSchema,
+      retry: 'idempotent',
+      ...options,
+    });
     return body.grants;
   }
 
@@ -332,7 +490,11 @@ export class BubbleClient {
    * append is idempotent and is retried after uncertain failures (timeout, reset, 5xx, 429).
    * `replayed` is true when the server had every event already (a 200 answer).
    */
-  async appendEvents(threadId: string, events: readonly NewEvent[], options: CallOptions = {}): Promise<{ events: EventEnvelope[]; replayed: boolean }> {
+  async appendEvents(
+    threadId: string,
+    events: readonly NewEvent[],
+    options: CallOptions = {},
+  ): Promise<{ events: EventEnvelope[]; replayed: boolean }> {
     const keyed = withClientEventIds(events);
     const result = await this.transport.request({
       method: 'POST',
@@ -354,7 +516,11 @@ export class BubbleClient {
   }
 
   /** One page of events: after `after` (ascending), or the `limit` just below `before` (also ascending). */
-  async readEvents(threadId: string, input: ReadEventsInput = {}, options: CallOptions = {}): Promise<{ events: EventEnvelope[]; headSeq: number }> {
+  async readEvents(
+    threadId: string,
+    input: ReadEventsInput = {},
+    options: CallOptions = {},
+  ): Promise<{ events: EventEnvelope[]; headSeq: number }> {
     const { body } = await this.transport.request({
       method: 'GET',
       path: `/v1/threads/${enc(threadId)}/events`,
@@ -367,23 +533,46 @@ export class BubbleClient {
   }
 
   async getCursor(threadId: string, options: CallOptions = {}): Promise<number> {
-    const { body } = await this.transport.request({ method: 'GET', path: `/v1/threads/${enc(threadId)}/cursor`, schema: CursorResponseSchema, retry: 'idempotent', ...options });
+    const { body } = await this.transport.request({
+      method: 'GET',
+      path: `/v1/threads/${enc(threadId)}/cursor`,
+      schema: CursorResponseSchema,
+      retry: 'idempotent',
+      ...options,
+    });
     return body.seq;
   }
 
   /** Moves the consumer cursor forward (a receipt for display, not a recovery point). */
   async putCursor(threadId: string, seq: number, options: CallOptions = {}): Promise<void> {
-    await this.transport.request({ method: 'PUT', path: `/v1/threads/${enc(threadId)}/cursor`, body: { seq }, retry: 'idempotent', ...options });
+    await this.transport.request({
+      method: 'PUT',
+      path: `/v1/threads/${enc(threadId)}/cursor`,
+      body: { seq },
+      retry: 'idempotent',
+      ...options,
+    });
   }
 
   // Artifacts extension.
 
   async listArtifacts(threadId: string, options: CallOptions = {}): Promise<ArtifactSummary[]> {
-    const { body } = await this.transport.request({ method: 'GET', path: `/v1/threads/${enc(threadId)}/artifacts`, schema: ArtifactListResponseSchema, retry: 'idempotent', ...options });
+    const { body } = await this.transport.request({
+      method: 'GET',
+      path: `/v1/threads/${enc(threadId)}/artifacts`,
+      schema: ArtifactListResponseSchema,
+      retry: 'idempotent',
+      ...options,
+    });
     return body.artifacts;
   }
 
-  async getArtifact(threadId: string, name: string, input: { version?: number } = {}, options: CallOptions = {}): Promise<Artifact> {
+  async getArtifact(
+    threadId: string,
+    name: string,
+    input: { version?: number } = {},
+    options: CallOptions = {},
+  ): Promise<Artifact> {
     const { body } = await this.transport.request({
       method: 'GET',
       path: `/v1/threads/${enc(threadId)}/artifacts/${enc(name)}`,
@@ -400,15 +589,23 @@ export class BubbleClient {
    * safe to retry (a replay that already landed answers `conflict`); without it, never retried
    * after an uncertain failure, since a resend would write a second version.
    */
-  async putArtifact(threadId: string, name: string, input: PutArtifactInput, options: CallOptions = {}): Promise<ArtifactSummary> {
+  async putArtifact(
+    threadId: string,
+    name: string,
+    input: PutArtifactInput,
+    options: CallOptions = {},
+  ): Promise<ArtifactSummary> {
     try {
       return await this.putArtifactOnce(threadId, name, input, options);
     } catch (error) {
       // A conditional write that was retried after an uncertain failure may have landed on the
       // first send; the resend then answers `conflict`. If the version just above `baseVersion`
       // holds exactly what we wrote, the write happened: report it as such.
-      if (!(error instanceof BubbleApiError) || error.code !== 'conflict' || input.baseVersion === undefined) throw error;
-      const landed = await this.getArtifact(threadId, name, { version: input.baseVersion + 1 }, options).catch(() => undefined);
+      if (!(error instanceof BubbleApiError) || error.code !== 'conflict' || input.baseVersion === undefined)
+        throw error;
+      const landed = await this.getArtifact(threadId, name, { version: input.baseVersion + 1 }, options).catch(
+        () => undefined,
+      );
       if (landed !== undefined && landed.content === input.content && landed.mediaType === input.mediaType) {
         const { content: _content, ...summary } = landed;
         return summary;
@@ -417,11 +614,20 @@ export class BubbleClient {
     }
   }
 
-  private async putArtifactOnce(threadId: string, name: string, input: PutArtifactInput, options: CallOptions): Promise<ArtifactSummary> {
+  private async putArtifactOnce(
+    threadId: string,
+    name: string,
+    input: PutArtifactInput,
+    options: CallOptions,
+  ): Promise<ArtifactSummary> {
     const { body } = await this.transport.request({
       method: 'PUT',
       path: `/v1/threads/${enc(threadId)}/artifacts/${enc(name)}`,
-      body: { content: input.content, mediaType: input.mediaType, ...(input.baseVersion !== undefined ? { baseVersion: input.baseVersion } : {}) },
+      body: {
+        content: input.content,
+        mediaType: input.mediaType,
+        ...(input.baseVersion !== undefined ? { baseVersion: input.baseVersion } : {}),
+      },
       // The protocol leaves the answer's body open; the summary is what this client relies on.
       schema: PutArtifactResponseSchema,
       retry: input.baseVersion !== undefined ? 'idempotent' : 'unsafe',
@@ -436,7 +642,12 @@ export class BubbleClient {
   live(): BubbleLive {
     if (this.liveConnection === undefined) {
       if (this.credentials === undefined) throw new Error('the live connection needs a token');
-      this.liveConnection = new BubbleLive({ url: this.url, credentials: this.credentials, logger: this.logger, ...this.liveOptions });
+      this.liveConnection = new BubbleLive({
+        url: this.url,
+        credentials: this.credentials,
+        logger: this.logger,
+        ...this.liveOptions,
+      });
     }
     return this.liveConnection;
   }

@@ -11,5 +11,7 @@ export function newClientEventId(): string {
  * after an uncertain failure appends nothing twice. Returns new objects; the input is untouched.
  */
 export function withClientEventIds(events: readonly NewEvent[], makeId: () => string = newClientEventId): NewEvent[] {
-  return events.map((event) => (event.clientEventId === undefined ? { ...event, clientEventId: makeId() } : { ...event }));
+  return events.map((event) =>
+    event.clientEventId === undefined ? { ...event, clientEventId: makeId() } : { ...event },
+  );
 }

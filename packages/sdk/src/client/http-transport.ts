@@ -23,7 +23,12 @@ export interface RetryOptions {
   readonly maxRetryAfterMs: number;
 }
 
-export const DEFAULT_RETRY: RetryOptions = Object.freeze({ attempts: 4, baseMs: 200, capMs: 5_000, maxRetryAfterMs: 30_000 });
+export const DEFAULT_RETRY: RetryOptions = Object.freeze({
+  attempts: 4,
+  baseMs: 200,
+  capMs: 5_000,
+  maxRetryAfterMs: 30_000,
+});
 
 export interface TransportOptions {
   readonly baseUrl: string;
@@ -62,7 +67,8 @@ export class HttpTransport {
     let renewed = false;
     for (let attempt = 0; ; attempt += 1) {
       let failure: BubbleApiError;
-      const token = spec.auth === false || credentials === undefined ? undefined : await currentBearer(credentials, spec);
+      const token =
+        spec.auth === false || credentials === undefined ? undefined : await currentBearer(credentials, spec);
       try {
         return await this.once(spec, token);
       } catch (error) {
@@ -72,7 +78,13 @@ export class HttpTransport {
       // A refused bearer may have expired: renewed once, the request is sent again at once (a
       // 401 acted on nothing, so this is safe for every request and does not count as a retry).
       // Not when the server only could not reach its identity provider: the token was not refused.
-      if (failure.code === 'unauthorized' && !failure.isAuthUnavailable && token !== undefined && !renewed && credentials?.renew !== undefined) {
+      if (
+        failure.code === 'unauthorized' &&
+        !failure.isAuthUnavailable &&
+        token !== undefined &&
+        !renewed &&
+        credentials?.renew !== undefined
+      ) {
         renewed = true;
         const next = await credentials.renew(token).catch(() => null);
         if (next !== null && next !== token) {
@@ -86,8 +98,20 @@ export class HttpTransport {
       const retryAfterSeconds = failure.details['retryAfterSeconds'];
       const backoff = equalJitterDelay(attempt, retry, random);
       const delay =
-        typeof retryAfterSeconds === 'number' ? Math.max(backoff, Math.min(retryAfterSeconds * 1000, retry.maxRetryAfterMs)) : backoff;
-      logger.warn({ method: spec.method, path: spec.path, code: failure.code, status: failure.status, attempt: attempt + 1, delayMs: delay }, 'bubble request failed; retrying');
+        typeof retryAfterSeconds === 'number'
+          ? Math.max(backoff, Math.min(retryAfterSeconds * 1000, retry.maxRetryAfterMs))
+          : backoff;
+      logger.warn(
+        {
+          method: spec.method,
+          path: spec.path,
+          code: failure.code,
+          status: failure.status,
+          attempt: attempt + 1,
+          delayMs: delay,
+        },
+        'bubble request failed; retrying',
+      );
       try {
         await sleep(delay, spec.signal);
       } catch {
@@ -134,7 +158,11 @@ export class HttpTransport {
     }
     const parsed = spec.schema.safeParse(json);
     if (!parsed.success) {
-      throw invalidResponse(spec, status, parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; '));
+      throw invalidResponse(
+        spec,
+        status,
+        parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; '),
+      );
     }
     return { status, body: parsed.data };
   }
@@ -174,7 +202,12 @@ export function mayRetry(error: BubbleApiError, mode: RetryMode): boolean {
   return error.code === 'timeout' || error.code === 'network' || error.code === 'internal' || error.status >= 500;
 }
 
-function transportFailure(error: unknown, spec: RequestSpec<unknown>, timeout: AbortSignal, timeoutMs: number): BubbleApiError {
+function transportFailure(
+  error: unknown,
+  spec: RequestSpec<unknown>,
+  timeout: AbortSignal,
+  timeoutMs: number,
+): BubbleApiError {
   const where = `${spec.method} ${spec.path}`;
   if (spec.signal?.aborted) return abortedError(spec);
   if (timeout.aborted) {

@@ -3,7 +3,16 @@ import type { EventEnvelope } from '@bubble/protocol';
 import { DrainBuffer } from './drain-buffer.js';
 
 function event(seq: number, principalId: string, type: string, data: Record<string, unknown>): EventEnvelope {
-  return { id: `ev_${seq}`, threadId: 'th_t', seq, type, principalId, data, clientEventId: null, createdAt: '2026-11-29T10:00:00Z' };
+  return {
+    id: `ev_${seq}`,
+    threadId: 'th_t',
+    seq,
+    type,
+    principalId,
+    data,
+    clientEventId: null,
+    createdAt: '2026-11-29T10:00:00Z',
+  };
 }
 const delta = (runId: string, text: string) => ({ runId, chunk: { type: 'text-delta', id: 't', delta: text } });
 

@@ -18,15 +18,16 @@ function log(...entries: Array<[string, string, Record<string, unknown>, number?
   }));
 }
 
-const started = (runId: string, replyTo?: number[]) => ['run_started', replyTo ? { runId, replyTo } : { runId }] as const;
+const started = (runId: string, replyTo?: number[]) =>
+  ['run_started', replyTo ? { runId, replyTo } : { runId }] as const;
 const finished = (runId: string, status = 'completed') => ['run_finished', { runId, status }] as const;
-const delta = (runId: string, text: string, id = 't1') => ['message_part', { runId, chunk: { type: 'text-delta', id, delta: text } }] as const;
+const delta = (runId: string, text: string, id = 't1') =>
+  ['message_part', { runId, chunk: { type: 'text-delta', id, delta: text } }] as const;
 const chunk = (runId: string, c: Record<string, unknown>) => ['message_part', { runId, chunk: c }] as const;
-const by = (principalId: string, [type, data]: readonly [string, Record<string, unknown>]): [string, string, Record<string, unknown>] => [
-  principalId,
-  type,
-  data,
-];
+const by = (
+  principalId: string,
+  [type, data]: readonly [string, Record<string, unknown>],
+): [string, string, Record<string, unknown>] => [principalId, type, data];
 
 interface Expected {
   text: string;
@@ -38,10 +39,19 @@ interface Expected {
 }
 
 const cases: Array<{ name: string; buffer: EventEnvelope[]; options?: Partial<DrainOptions>; expected: Expected }> = [
-  { name: 'empty buffer yields nothing', buffer: [], expected: { text: '', parts: [], consumed: [], remaining: [], replyTo: [] } },
+  {
+    name: 'empty buffer yields nothing',
+    buffer: [],
+    expected: { text: '', parts: [], consumed: [], remaining: [], replyTo: [] },
+  },
   {
     name: 'one complete run yields its text',
-    buffer: log(by('alice', started('r1')), by('alice', delta('r1', 'Hello ')), by('alice', delta('r1', 'world')), by('alice', finished('r1'))),
+    buffer: log(
+      by('alice', started('r1')),
+      by('alice', delta('r1', 'Hello ')),
+      by('alice', delta('r1', 'world')),
+      by('alice', finished('r1')),
+    ),
     expected: {
       text: 'Hello world',
       parts: [{ principalId: 'alice', runId: 'r1', text: 'Hello world', seqs: [1, 2, 3, 4] }],
@@ -58,7 +68,13 @@ const cases: Array<{ name: string; buffer: EventEnvelope[]; options?: Partial<Dr
   {
     name: 'a bare-delta turn (no run_started) is final as it lands',
     buffer: log(by('alice', delta('r1', 'quick ')), by('alice', delta('r1', 'note'))),
-    expected: { text: 'quick note', parts: [{ principalId: 'alice', runId: 'r1', text: 'quick note', seqs: [1, 2] }], consumed: [1, 2], remaining: [], replyTo: [1] },
+    expected: {
+      text: 'quick note',
+      parts: [{ principalId: 'alice', runId: 'r1', text: 'quick note', seqs: [1, 2] }],
+      consumed: [1, 2],
+      remaining: [],
+      replyTo: [1],
+    },
   },
   {
     name: 'a run whose run_started is not buffered but whose run_finished is, is final',
@@ -107,14 +123,22 @@ const cases: Array<{ name: string; buffer: EventEnvelope[]; options?: Partial<Dr
   },
   {
     name: 'two runs by one principal coalesce without attribution',
-    buffer: log(by('alice', delta('a1', 'one')), by('alice', started('a2')), by('alice', delta('a2', 'two')), by('alice', finished('a2'))),
+    buffer: log(
+      by('alice', delta('a1', 'one')),
+      by('alice', started('a2')),
+      by('alice', delta('a2', 'two')),
+      by('alice', finished('a2')),
+    ),
     expected: { text: 'one\n\ntwo', consumed: [1, 2, 3, 4], remaining: [], replyTo: [1, 2] },
   },
   {
     name: 'a run with only tool chunks is consumed without text',
     buffer: log(
       by('carol-bot', started('c')),
-      by('carol-bot', chunk('c', { type: 'tool-input-available', toolCallId: 'tc1', toolName: 'search', input: { q: 'x' } })),
+      by(
+        'carol-bot',
+        chunk('c', { type: 'tool-input-available', toolCallId: 'tc1', toolName: 'search', input: { q: 'x' } }),
+      ),
       by('carol-bot', chunk('c', { type: 'tool-output-available', toolCallId: 'tc1', output: { hits: 3 } })),
       by('carol-bot', finished('c')),
     ),
@@ -135,12 +159,22 @@ const cases: Array<{ name: string; buffer: EventEnvelope[]; options?: Partial<Dr
   },
   {
     name: 'separate text blocks of one run are joined by a blank line',
-    buffer: log(by('alice', started('a')), by('alice', delta('a', 'para one', 'x')), by('alice', delta('a', 'para two', 'y')), by('alice', finished('a'))),
+    buffer: log(
+      by('alice', started('a')),
+      by('alice', delta('a', 'para one', 'x')),
+      by('alice', delta('a', 'para two', 'y')),
+      by('alice', finished('a')),
+    ),
     expected: { text: 'para one\n\npara two', consumed: [1, 2, 3, 4], remaining: [], replyTo: [1] },
   },
   {
     name: 'self events are dropped, even a complete run',
-    buffer: log(by(SELF, started('s')), by(SELF, delta('s', 'I said this')), by(SELF, finished('s')), by('alice', delta('a', 'hi bot'))),
+    buffer: log(
+      by(SELF, started('s')),
+      by(SELF, delta('s', 'I said this')),
+      by(SELF, finished('s')),
+      by('alice', delta('a', 'hi bot')),
+    ),
     expected: { text: 'hi bot', consumed: [1, 2, 3, 4], remaining: [], replyTo: [4] },
   },
   {
@@ -185,7 +219,11 @@ const cases: Array<{ name: string; buffer: EventEnvelope[]; options?: Partial<Dr
   },
   {
     name: 'an interrupted or errored run still drains its text',
-    buffer: log(by('alice', started('a')), by('alice', delta('a', 'partial')), by('alice', finished('a', 'interrupted'))),
+    buffer: log(
+      by('alice', started('a')),
+      by('alice', delta('a', 'partial')),
+      by('alice', finished('a', 'interrupted')),
+    ),
     expected: { text: 'partial', consumed: [1, 2, 3], remaining: [], replyTo: [1] },
   },
   {
@@ -205,7 +243,13 @@ const cases: Array<{ name: string; buffer: EventEnvelope[]; options?: Partial<Dr
   {
     name: 'the same runId from two principals stays two runs',
     buffer: log(by('alice', started('x')), by('mallory', delta('x', 'injected')), by('alice', delta('x', 'mine'))),
-    expected: { text: 'injected', parts: [{ principalId: 'mallory', runId: 'x', text: 'injected', seqs: [2] }], consumed: [2], remaining: [1, 3], replyTo: [2] },
+    expected: {
+      text: 'injected',
+      parts: [{ principalId: 'mallory', runId: 'x', text: 'injected', seqs: [2] }],
+      consumed: [2],
+      remaining: [1, 3],
+      replyTo: [2],
+    },
   },
 ];
 
@@ -214,13 +258,17 @@ describe('extractDrainPayload', () => {
     const payload = extractDrainPayload(buffer, { selfPrincipalId: SELF, ...options });
     expect(payload.text).toBe(expected.text);
     if (expected.parts) {
-      expect(payload.parts.map(({ principalId, runId, text, seqs }) => ({ principalId, runId, text, seqs }))).toEqual(expected.parts);
+      expect(payload.parts.map(({ principalId, runId, text, seqs }) => ({ principalId, runId, text, seqs }))).toEqual(
+        expected.parts,
+      );
     }
     expect(payload.consumedSeqs).toEqual(expected.consumed);
     expect(payload.remaining.map((event) => event.seq)).toEqual(expected.remaining);
     expect(payload.replyTo).toEqual(expected.replyTo);
     if (expected.files) {
-      expect(payload.files.map(({ url, mediaType, principalId }) => ({ url, mediaType, principalId }))).toEqual(expected.files);
+      expect(payload.files.map(({ url, mediaType, principalId }) => ({ url, mediaType, principalId }))).toEqual(
+        expected.files,
+      );
     } else {
       expect(payload.files).toEqual([]);
     }
@@ -244,7 +292,14 @@ describe('extractDrainPayload', () => {
     const first = log(by('alice', started('a')), by('alice', delta('a', 'part one, ')));
     const one = extractDrainPayload(first, { selfPrincipalId: SELF });
     expect(one.text).toBe('');
-    const later = [...one.remaining, ...log(by('alice', delta('a', 'part two')), by('alice', finished('a'))).map((e, i) => ({ ...e, seq: 3 + i, id: `ev_${3 + i}` }))];
+    const later = [
+      ...one.remaining,
+      ...log(by('alice', delta('a', 'part two')), by('alice', finished('a'))).map((e, i) => ({
+        ...e,
+        seq: 3 + i,
+        id: `ev_${3 + i}`,
+      })),
+    ];
     const two = extractDrainPayload(later, { selfPrincipalId: SELF });
     expect(two.text).toBe('part one, part two');
     expect(two.consumedSeqs).toEqual([1, 2, 3, 4]);

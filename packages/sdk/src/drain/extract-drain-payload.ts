@@ -143,7 +143,13 @@ function accumulate(run: RunAccumulator, event: EventEnvelope): void {
   if (chunk.type === 'text-delta') {
     run.blocks.set(chunk.id, (run.blocks.get(chunk.id) ?? '') + chunk.delta);
   } else if (chunk.type === 'file') {
-    run.files.push({ url: chunk.url, mediaType: chunk.mediaType, principalId: run.principalId, runId: run.runId, seq: event.seq });
+    run.files.push({
+      url: chunk.url,
+      mediaType: chunk.mediaType,
+      principalId: run.principalId,
+      runId: run.runId,
+      seq: event.seq,
+    });
   }
   // Every other chunk (text-start/-end, reasoning, tool input/output, sources, steps, data-*) is not user text.
 }
@@ -154,7 +160,8 @@ export function formatDrainText(parts: readonly DrainPart[]): string {
   if (speakers.size <= 1) return parts.map((part) => part.text).join('\n\n');
   return parts
     .map((part) => {
-      const who = part.displayName === part.principalId ? part.principalId : `${part.displayName} (${part.principalId})`;
+      const who =
+        part.displayName === part.principalId ? part.principalId : `${part.displayName} (${part.principalId})`;
       return `${who}: ${part.text}`;
     })
     .join('\n\n');
@@ -181,7 +188,15 @@ export function extractDrainPayload(buffer: readonly EventEnvelope[], options: D
     const key = runKey(event.principalId, lane.runId);
     let run = runs.get(key);
     if (!run) {
-      run = { principalId: event.principalId, runId: lane.runId, events: [], started: false, finished: false, blocks: new Map(), files: [] };
+      run = {
+        principalId: event.principalId,
+        runId: lane.runId,
+        events: [],
+        started: false,
+        finished: false,
+        blocks: new Map(),
+        files: [],
+      };
       runs.set(key, run);
     }
     accumulate(run, event);
@@ -202,7 +217,13 @@ export function extractDrainPayload(buffer: readonly EventEnvelope[], options: D
     consumed.push(...seqs);
     const text = [...run.blocks.values()].filter((block) => block.trim() !== '').join('\n\n');
     if (text.trim() !== '') {
-      parts.push({ principalId: run.principalId, displayName: displayNameOf(options, run.principalId), runId: run.runId, text, seqs });
+      parts.push({
+        principalId: run.principalId,
+        displayName: displayNameOf(options, run.principalId),
+        runId: run.runId,
+        text,
+        seqs,
+      });
     }
     files.push(...run.files);
     if (text.trim() !== '' || run.files.length > 0) replyTo.push(seqs[0] as number);

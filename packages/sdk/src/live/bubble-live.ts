@@ -3,9 +3,19 @@ import { pino, type Logger } from 'pino';
 import WebSocket from 'ws';
 import { BubbleApiError } from '../client/bubble-api-error.js';
 import { fullJitterDelay } from '../client/backoff.js';
-import { isCredentialsUnavailable, isProviderUnreachableMessage, staticCredentials, type Credentials } from '../client/credentials.js';
+import {
+  isCredentialsUnavailable,
+  isProviderUnreachableMessage,
+  staticCredentials,
+  type Credentials,
+} from '../client/credentials.js';
 import { Heartbeat } from './heartbeat.js';
-import { GrantsSubscription, ThreadSubscription, type AnyLiveSubscription, type SubscriptionHost } from './live-subscription.js';
+import {
+  GrantsSubscription,
+  ThreadSubscription,
+  type AnyLiveSubscription,
+  type SubscriptionHost,
+} from './live-subscription.js';
 
 export { GrantsSubscription, ThreadSubscription } from './live-subscription.js';
 
@@ -71,7 +81,8 @@ export class BubbleLive implements SubscriptionHost {
     this.bufferLimit = Math.max(2, config.bufferLimit ?? 1_000);
     this.random = config.random ?? Math.random;
     const token = config.token;
-    if (config.credentials === undefined && token === undefined) throw new Error('the live connection needs a token or credentials');
+    if (config.credentials === undefined && token === undefined)
+      throw new Error('the live connection needs a token or credentials');
     this.credentials = config.credentials ?? staticCredentials(token as string);
     this.heartbeat = new Heartbeat(
       config.heartbeatIntervalMs ?? 15_000,
@@ -89,13 +100,27 @@ export class BubbleLive implements SubscriptionHost {
   }
 
   subscribeThread(threadId: string, options: { afterSeq?: number; signal?: AbortSignal } = {}): ThreadSubscription {
-    const subscription = new ThreadSubscription(this.localId('t'), threadId, options.afterSeq ?? 0, this, this.logger.child({ threadId }), this.bufferLimit, options.signal);
+    const subscription = new ThreadSubscription(
+      this.localId('t'),
+      threadId,
+      options.afterSeq ?? 0,
+      this,
+      this.logger.child({ threadId }),
+      this.bufferLimit,
+      options.signal,
+    );
     this.add(subscription);
     return subscription;
   }
 
   subscribeGrantsAsIterable(options: { signal?: AbortSignal } = {}): GrantsSubscription {
-    const subscription = new GrantsSubscription(this.localId('g'), this, this.logger.child({ stream: 'grants' }), this.bufferLimit, options.signal);
+    const subscription = new GrantsSubscription(
+      this.localId('g'),
+      this,
+      this.logger.child({ stream: 'grants' }),
+      this.bufferLimit,
+      options.signal,
+    );
     this.add(subscription);
     return subscription;
   }
@@ -153,7 +178,13 @@ export class BubbleLive implements SubscriptionHost {
       socket = new WebSocket(this.wsUrl, { handshakeTimeout: this.connectTimeoutMs, maxPayload: 2 * 1024 * 1024 });
     } catch (error) {
       // Only a malformed URL gets here: nothing a retry would fix.
-      this.terminalError = new BubbleApiError({ code: 'network', status: 0, retryable: false, message: `cannot open ${this.wsUrl}: ${String(error)}`, cause: error });
+      this.terminalError = new BubbleApiError({
+        code: 'network',
+        status: 0,
+        retryable: false,
+        message: `cannot open ${this.wsUrl}: ${String(error)}`,
+        cause: error,
+      });
       for (const subscription of this.subscriptions) subscription.fail(this.terminalError);
       this.subscriptions.clear();
       this.setState('failed', {});
@@ -202,7 +233,10 @@ export class BubbleLive implements SubscriptionHost {
       // The credentials have no bearer to give (signed out): as final as a refused one.
       this.logger.warn({ err: error }, 'no bearer for the live connection');
       this.renewedSinceReady = true;
-      this.onClose(CLOSE_CODES.notAuthenticated, `no bearer: ${error instanceof Error ? error.message : String(error)}`);
+      this.onClose(
+        CLOSE_CODES.notAuthenticated,
+        `no bearer: ${error instanceof Error ? error.message : String(error)}`,
+      );
       return;
     }
     if (socket !== this.socket || socket.readyState !== WebSocket.OPEN) return;
@@ -331,7 +365,9 @@ export class BubbleLive implements SubscriptionHost {
         code: 'unauthorized',
         status: 401,
         retryable: false,
-        message: revoked ? 'the credential was revoked (WebSocket close 4003)' : `the server did not accept the credential (WebSocket close 4001${reason ? `: ${reason}` : ''})`,
+        message: revoked
+          ? 'the credential was revoked (WebSocket close 4003)'
+          : `the server did not accept the credential (WebSocket close 4001${reason ? `: ${reason}` : ''})`,
         details: { closeCode: code, reason: revoked ? 'credential_revoked' : 'not_authenticated' },
       });
       this.logger.error({ code, reason }, 'live connection refused the credential; not reconnecting');
@@ -344,7 +380,11 @@ export class BubbleLive implements SubscriptionHost {
       this.setState('idle', { code, reason });
       return;
     }
-    const delayMs = fullJitterDelay(this.attempt, { baseMs: this.reconnectBaseMs, capMs: this.reconnectCapMs }, this.random);
+    const delayMs = fullJitterDelay(
+      this.attempt,
+      { baseMs: this.reconnectBaseMs, capMs: this.reconnectCapMs },
+      this.random,
+    );
     this.attempt += 1;
     this.logger.warn({ code, reason, attempt: this.attempt, delayMs }, 'live connection lost; reconnecting');
     this.setState('waiting', { attempt: this.attempt, delayMs, code, reason });
@@ -356,7 +396,12 @@ export class BubbleLive implements SubscriptionHost {
   }
 
   private mayRenew(): boolean {
-    return this.credentials.renew !== undefined && this.sentToken !== undefined && !this.renewedSinceReady && this.subscriptions.size > 0;
+    return (
+      this.credentials.renew !== undefined &&
+      this.sentToken !== undefined &&
+      !this.renewedSinceReady &&
+      this.subscriptions.size > 0
+    );
   }
 
   /**
@@ -375,9 +420,16 @@ export class BubbleLive implements SubscriptionHost {
         this.setState('idle', {});
         return;
       }
-      const delayMs = fullJitterDelay(this.renewFailures, { baseMs: Math.max(this.reconnectBaseMs, 1_000), capMs: RENEW_RETRY_CAP_MS }, this.random);
+      const delayMs = fullJitterDelay(
+        this.renewFailures,
+        { baseMs: Math.max(this.reconnectBaseMs, 1_000), capMs: RENEW_RETRY_CAP_MS },
+        this.random,
+      );
       this.renewFailures += 1;
-      this.logger.warn({ err: why, attempt: this.renewFailures, delayMs }, 'renewing the bearer failed for now; trying again');
+      this.logger.warn(
+        { err: why, attempt: this.renewFailures, delayMs },
+        'renewing the bearer failed for now; trying again',
+      );
       this.setState('waiting', { attempt: this.renewFailures, delayMs, code, reason });
       clearTimeout(this.reconnectTimer);
       this.reconnectTimer = setTimeout(() => {
@@ -421,10 +473,14 @@ export class BubbleLive implements SubscriptionHost {
     const attempt = this.refusals.get(subscription) ?? 0;
     this.refusals.set(subscription, attempt + 1);
     const delayMs = fullJitterDelay(attempt, { baseMs: this.reconnectBaseMs, capMs: this.reconnectCapMs }, this.random);
-    this.logger.warn({ subscription: subscription.localId, code, attempt: attempt + 1, delayMs }, 'subscribe refused for now; trying again');
+    this.logger.warn(
+      { subscription: subscription.localId, code, attempt: attempt + 1, delayMs },
+      'subscribe refused for now; trying again',
+    );
     const timer = setTimeout(() => {
       this.resubscribeTimers.delete(timer);
-      if (this.state === 'ready' && this.subscriptions.has(subscription) && !this.wireIdOf.has(subscription)) this.subscribeOnWire(subscription);
+      if (this.state === 'ready' && this.subscriptions.has(subscription) && !this.wireIdOf.has(subscription))
+        this.subscribeOnWire(subscription);
     }, delayMs);
     this.resubscribeTimers.add(timer);
   }
@@ -495,7 +551,10 @@ export class BubbleLive implements SubscriptionHost {
     socket.send(JSON.stringify(frame));
   }
 
-  private setState(state: LiveState, detail: { attempt?: number; delayMs?: number; code?: number; reason?: string }): void {
+  private setState(
+    state: LiveState,
+    detail: { attempt?: number; delayMs?: number; code?: number; reason?: string },
+  ): void {
     this.state = state;
     this.config.onStateChange?.(state, detail);
   }

@@ -8,7 +8,13 @@ export interface GrantUpdate {
 
 /** Whether two grants of the same thread are the same grant (a re-grant or a role change is not). */
 export function sameGrant(a: Grant, b: Grant): boolean {
-  return a.threadId === b.threadId && a.principalId === b.principalId && a.role === b.role && a.joinedSeq === b.joinedSeq && a.grantedAt === b.grantedAt;
+  return (
+    a.threadId === b.threadId &&
+    a.principalId === b.principalId &&
+    a.role === b.role &&
+    a.joinedSeq === b.joinedSeq &&
+    a.grantedAt === b.grantedAt
+  );
 }
 
 /**

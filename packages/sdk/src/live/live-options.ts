@@ -16,7 +16,10 @@ export interface BubbleLiveOptions {
   /** Most items a subscription buffers for a slow consumer before reading pauses. Default 1 000. */
   readonly bufferLimit?: number;
   /** Called on every change of the connection's state (for status lines, not for logic). */
-  readonly onStateChange?: (state: LiveState, detail: { attempt?: number; delayMs?: number; code?: number; reason?: string }) => void;
+  readonly onStateChange?: (
+    state: LiveState,
+    detail: { attempt?: number; delayMs?: number; code?: number; reason?: string },
+  ) => void;
   readonly random?: () => number;
 }
 

@@ -1,7 +1,12 @@
 import type { EventEnvelope, Grant } from '@bubble/protocol';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { GrantsSubscription, ThreadSubscription, type AnyLiveSubscription, type SubscriptionHost } from './live-subscription.js';
+import {
+  GrantsSubscription,
+  ThreadSubscription,
+  type AnyLiveSubscription,
+  type SubscriptionHost,
+} from './live-subscription.js';
 
 const logger = pino({ level: 'silent' });
 
@@ -17,17 +22,40 @@ class RecordingHost implements SubscriptionHost {
 }
 
 function event(seq: number, threadId = 'th_1'): EventEnvelope {
-  return { id: `ev_${seq}`, threadId, seq, type: 'test.note', principalId: 'alice', data: {}, clientEventId: null, createdAt: '2026-11-29T10:00:00Z' };
+  return {
+    id: `ev_${seq}`,
+    threadId,
+    seq,
+    type: 'test.note',
+    principalId: 'alice',
+    data: {},
+    clientEventId: null,
+    createdAt: '2026-11-29T10:00:00Z',
+  };
 }
 
 function grant(threadId: string, joinedSeq = 1): Grant {
-  return { threadId, principalId: 'bot', role: 'member', grantedBy: 'alice', grantedAt: '2026-11-29T10:00:00Z', joinedSeq, revokedAt: null };
+  return {
+    threadId,
+    principalId: 'bot',
+    role: 'member',
+    grantedBy: 'alice',
+    grantedAt: '2026-11-29T10:00:00Z',
+    joinedSeq,
+    revokedAt: null,
+  };
 }
 
 describe('ThreadSubscription', () => {
   it('accepts the next seq, drops duplicates, reports gaps', () => {
     const subscription = new ThreadSubscription('t1', 'th_1', 3, new RecordingHost(), logger, 100, undefined);
-    expect([4, 4, 3, 5, 7].map((seq) => subscription.accept(event(seq)))).toEqual(['ok', 'duplicate', 'duplicate', 'ok', 'gap']);
+    expect([4, 4, 3, 5, 7].map((seq) => subscription.accept(event(seq)))).toEqual([
+      'ok',
+      'duplicate',
+      'duplicate',
+      'ok',
+      'gap',
+    ]);
     expect(subscription.accept(event(6, 'th_other'))).toBe('duplicate');
   });
 
@@ -100,11 +128,16 @@ describe('ThreadSubscription', () => {
 });
 
 describe('GrantsSubscription', () => {
-  const summary = (items: Array<{ change: string; grant: Grant }>) => items.map((u) => `${u.change} ${u.grant.threadId}`);
+  const summary = (items: Array<{ change: string; grant: Grant }>) =>
+    items.map((u) => `${u.change} ${u.grant.threadId}`);
 
-  async function drain(subscription: GrantsSubscription, count: number): Promise<Array<{ change: string; grant: Grant }>> {
+  async function drain(
+    subscription: GrantsSubscription,
+    count: number,
+  ): Promise<Array<{ change: string; grant: Grant }>> {
     const items = [];
-    for (let i = 0; i < count; i += 1) items.push((await subscription.next()).value as { change: string; grant: Grant });
+    for (let i = 0; i < count; i += 1)
+      items.push((await subscription.next()).value as { change: string; grant: Grant });
     return items;
   }
 

@@ -81,7 +81,8 @@ export abstract class LiveSubscription<T> implements AsyncIterableIterator<T> {
     }
     if (this.failure !== undefined) return Promise.reject(this.failure.error);
     if (this.finished) return Promise.resolve({ value: undefined, done: true });
-    if (this.waiter !== undefined) return Promise.reject(new Error('a live subscription has one consumer: await each next() before the next'));
+    if (this.waiter !== undefined)
+      return Promise.reject(new Error('a live subscription has one consumer: await each next() before the next'));
     return new Promise((resolve, reject) => {
       this.waiter = { resolve, reject };
     });
@@ -189,7 +190,10 @@ export class ThreadSubscription extends LiveSubscription<EventEnvelope> {
   accept(event: EventEnvelope): 'ok' | 'duplicate' | 'gap' {
     if (this.isOver) return 'ok';
     if (event.threadId !== this.threadId) {
-      this.logger.warn({ threadId: this.threadId, eventThreadId: event.threadId, seq: event.seq }, 'event of another thread on a thread subscription; ignored');
+      this.logger.warn(
+        { threadId: this.threadId, eventThreadId: event.threadId, seq: event.seq },
+        'event of another thread on a thread subscription; ignored',
+      );
       return 'duplicate';
     }
     if (event.seq <= this.lastAcceptedSeq) {
@@ -197,7 +201,10 @@ export class ThreadSubscription extends LiveSubscription<EventEnvelope> {
       return 'duplicate';
     }
     if (event.seq !== this.lastAcceptedSeq + 1) {
-      this.logger.error({ threadId: this.threadId, expected: this.lastAcceptedSeq + 1, got: event.seq }, 'gap in the event stream; re-subscribing');
+      this.logger.error(
+        { threadId: this.threadId, expected: this.lastAcceptedSeq + 1, got: event.seq },
+        'gap in the event stream; re-subscribing',
+      );
       return 'gap';
     }
     this.lastAcceptedSeq = event.seq;

@@ -2,7 +2,12 @@ import type { Grant } from '@bubble/protocol';
 import { pino, type Logger } from 'pino';
 import type { CheckpointStore } from './checkpoint-store.js';
 import { BacklogPolicySchema, type BacklogPolicyInput } from './replay-window.js';
-import { ThreadRunner, type BotRuntimeClient, type BotRuntimeLive, type ThreadHandlerFactory } from './thread-runner.js';
+import {
+  ThreadRunner,
+  type BotRuntimeClient,
+  type BotRuntimeLive,
+  type ThreadHandlerFactory,
+} from './thread-runner.js';
 
 export interface BotRuntimeOptions<C extends BotRuntimeClient = BotRuntimeClient> {
   /** The bot's client (HTTP). */
@@ -60,11 +65,16 @@ export interface BotRuntime {
  * the thread live; its handler gets every event once, in order, and settles explicitly.
  */
 export function startBotRuntime<C extends BotRuntimeClient>(options: BotRuntimeOptions<C>): BotRuntime {
-  const logger = (options.logger ?? pino({ level: 'silent' })).child({ principalId: options.principalId, component: 'bot-runtime' });
+  const logger = (options.logger ?? pino({ level: 'silent' })).child({
+    principalId: options.principalId,
+    component: 'bot-runtime',
+  });
   const policy = BacklogPolicySchema.parse(options.backlog ?? {});
   const live = options.live ?? (options.client as unknown as Partial<BotRuntimeLive>);
   if (typeof live.subscribeGrantsAsIterable !== 'function' || typeof live.subscribeThread !== 'function') {
-    throw new TypeError('startBotRuntime needs a live connection: pass `live`, or a client that has subscribeThread and subscribeGrantsAsIterable');
+    throw new TypeError(
+      'startBotRuntime needs a live connection: pass `live`, or a client that has subscribeThread and subscribeGrantsAsIterable',
+    );
   }
   const liveConnection = live as BotRuntimeLive;
   const runners = new Map<string, ThreadRunner<C>>();
@@ -107,7 +117,9 @@ export function startBotRuntime<C extends BotRuntimeClient>(options: BotRuntimeO
       await runner.stop('revoked');
     }
     if (forgetOnRevoke) {
-      await options.checkpoints.delete(grant.threadId).catch((error: unknown) => logger.warn({ err: error, threadId: grant.threadId }, 'checkpoint not deleted'));
+      await options.checkpoints
+        .delete(grant.threadId)
+        .catch((error: unknown) => logger.warn({ err: error, threadId: grant.threadId }, 'checkpoint not deleted'));
     }
   };
 
@@ -118,11 +130,17 @@ export function startBotRuntime<C extends BotRuntimeClient>(options: BotRuntimeO
         if (abort.signal.aborted) break;
         const { grant } = update;
         if (grant.principalId !== options.principalId) {
-          logger.warn({ threadId: grant.threadId, grantee: grant.principalId }, 'grant of another principal on the grants stream; ignored');
+          logger.warn(
+            { threadId: grant.threadId, grantee: grant.principalId },
+            'grant of another principal on the grants stream; ignored',
+          );
           continue;
         }
         if (update.change === 'added') {
-          logger.info({ threadId: grant.threadId, role: grant.role, joinedSeq: grant.joinedSeq }, 'grant added; starting thread');
+          logger.info(
+            { threadId: grant.threadId, role: grant.role, joinedSeq: grant.joinedSeq },
+            'grant added; starting thread',
+          );
           startThread(grant);
         } else {
           logger.info({ threadId: grant.threadId }, 'grant revoked; stopping thread');

@@ -122,7 +122,9 @@ describe('SqliteCheckpointStore durability', () => {
         process.stdout.write(seq + '\\n');
       }
     `;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let lastAcknowledged = 0;
     await new Promise<void>((resolve, reject) => {
       child.on('error', reject);

@@ -19,7 +19,8 @@ export interface CheckpointStore {
 }
 
 function checkSeq(seq: number): void {
-  if (!Number.isSafeInteger(seq) || seq < 0) throw new RangeError(`a checkpoint seq must be a non-negative integer, got ${String(seq)}`);
+  if (!Number.isSafeInteger(seq) || seq < 0)
+    throw new RangeError(`a checkpoint seq must be a non-negative integer, got ${String(seq)}`);
 }
 
 /** A checkpoint store in memory: lost with the process, so a restart falls back to `onFirstJoin`. */

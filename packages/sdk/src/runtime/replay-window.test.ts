@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { EventEnvelope } from '@bubble/protocol';
-import { BacklogPolicySchema, DEFAULT_BACKLOG_POLICY, selectReplayWindow, type BacklogPolicyInput, type ReplayWindowDecision } from './replay-window.js';
+import {
+  BacklogPolicySchema,
+  DEFAULT_BACKLOG_POLICY,
+  selectReplayWindow,
+  type BacklogPolicyInput,
+  type ReplayWindowDecision,
+} from './replay-window.js';
 
 /**
  * A thread log described compactly: `n` filler events (a custom type, not part of any run),
@@ -12,13 +18,26 @@ function threadLog(headSeq: number, runs: RunPlan[] = []): EventEnvelope[] {
   const bySeq = new Map<number, { type: string; principalId: string; data: Record<string, unknown> }>();
   for (const [principalId, runId, startedSeq, parts, finishedSeq] of runs) {
     if (startedSeq !== null) bySeq.set(startedSeq, { type: 'run_started', principalId, data: { runId } });
-    for (const seq of parts) bySeq.set(seq, { type: 'message_part', principalId, data: { runId, chunk: { type: 'text-delta', id: 't', delta: `${seq}` } } });
-    if (finishedSeq !== null) bySeq.set(finishedSeq, { type: 'run_finished', principalId, data: { runId, status: 'completed' } });
+    for (const seq of parts)
+      bySeq.set(seq, {
+        type: 'message_part',
+        principalId,
+        data: { runId, chunk: { type: 'text-delta', id: 't', delta: `${seq}` } },
+      });
+    if (finishedSeq !== null)
+      bySeq.set(finishedSeq, { type: 'run_finished', principalId, data: { runId, status: 'completed' } });
   }
   const events: EventEnvelope[] = [];
   for (let seq = 1; seq <= headSeq; seq += 1) {
     const planned = bySeq.get(seq) ?? { type: 'test.filler', principalId: 'alice', data: { n: seq } };
-    events.push({ id: `ev_${seq}`, threadId: 'th_t', seq, ...planned, clientEventId: null, createdAt: '2026-11-29T10:00:00Z' });
+    events.push({
+      id: `ev_${seq}`,
+      threadId: 'th_t',
+      seq,
+      ...planned,
+      clientEventId: null,
+      createdAt: '2026-11-29T10:00:00Z',
+    });
   }
   return events;
 }
@@ -33,7 +52,13 @@ function resolve(
   let events: EventEnvelope[] = [];
   let reads = 0;
   for (;;) {
-    const decision = selectReplayWindow({ checkpoint: input.checkpoint, joinedSeq: input.joinedSeq, headSeq, policy, events });
+    const decision = selectReplayWindow({
+      checkpoint: input.checkpoint,
+      joinedSeq: input.joinedSeq,
+      headSeq,
+      policy,
+      events,
+    });
     if (decision.kind === 'start') return { decision, reads, eventsRead: events.length };
     reads += 1;
     if (reads > 50) throw new Error('selectReplayWindow kept asking for events');
@@ -55,15 +80,85 @@ const cases: Array<{
   rule: string;
   maxReads?: number;
 }> = [
-  { name: 'first join, since_joined, short thread: everything since the join', headSeq: 10, checkpoint: null, joinedSeq: 4, afterSeq: 3, rule: 'since_joined' },
-  { name: 'first join, since_joined, long thread: the newest maxReplay events', headSeq: 500, checkpoint: null, joinedSeq: 2, afterSeq: 450, rule: 'since_joined' },
-  { name: 'first join, skip_to_head reads nothing old', headSeq: 500, checkpoint: null, joinedSeq: 2, policy: { onFirstJoin: 'skip_to_head' }, afterSeq: 500, rule: 'skip_to_head', maxReads: 0 },
-  { name: 'resume, catch_up, few events since the checkpoint: right after it, no reads', headSeq: 30, checkpoint: 12, joinedSeq: 2, afterSeq: 12, rule: 'catch_up', maxReads: 0 },
-  { name: 'resume, catch_up, many events since: the newest maxReplay', headSeq: 300, checkpoint: 12, joinedSeq: 2, afterSeq: 250, rule: 'catch_up' },
-  { name: 'resume, skip_to_head', headSeq: 300, checkpoint: 12, joinedSeq: 2, policy: { onResume: 'skip_to_head' }, afterSeq: 300, rule: 'skip_to_head', maxReads: 0 },
-  { name: 'resume at the head: nothing to replay', headSeq: 40, checkpoint: 40, joinedSeq: 2, afterSeq: 40, rule: 'catch_up', maxReads: 0 },
-  { name: 'a checkpoint above the head (the log was lost) counts as no checkpoint', headSeq: 20, checkpoint: 900, joinedSeq: 5, afterSeq: 4, rule: 'since_joined' },
-  { name: 'maxReplay is honoured', headSeq: 100, checkpoint: 0, joinedSeq: 1, policy: { maxReplay: 10 }, afterSeq: 90, rule: 'catch_up' },
+  {
+    name: 'first join, since_joined, short thread: everything since the join',
+    headSeq: 10,
+    checkpoint: null,
+    joinedSeq: 4,
+    afterSeq: 3,
+    rule: 'since_joined',
+  },
+  {
+    name: 'first join, since_joined, long thread: the newest maxReplay events',
+    headSeq: 500,
+    checkpoint: null,
+    joinedSeq: 2,
+    afterSeq: 450,
+    rule: 'since_joined',
+  },
+  {
+    name: 'first join, skip_to_head reads nothing old',
+    headSeq: 500,
+    checkpoint: null,
+    joinedSeq: 2,
+    policy: { onFirstJoin: 'skip_to_head' },
+    afterSeq: 500,
+    rule: 'skip_to_head',
+    maxReads: 0,
+  },
+  {
+    name: 'resume, catch_up, few events since the checkpoint: right after it, no reads',
+    headSeq: 30,
+    checkpoint: 12,
+    joinedSeq: 2,
+    afterSeq: 12,
+    rule: 'catch_up',
+    maxReads: 0,
+  },
+  {
+    name: 'resume, catch_up, many events since: the newest maxReplay',
+    headSeq: 300,
+    checkpoint: 12,
+    joinedSeq: 2,
+    afterSeq: 250,
+    rule: 'catch_up',
+  },
+  {
+    name: 'resume, skip_to_head',
+    headSeq: 300,
+    checkpoint: 12,
+    joinedSeq: 2,
+    policy: { onResume: 'skip_to_head' },
+    afterSeq: 300,
+    rule: 'skip_to_head',
+    maxReads: 0,
+  },
+  {
+    name: 'resume at the head: nothing to replay',
+    headSeq: 40,
+    checkpoint: 40,
+    joinedSeq: 2,
+    afterSeq: 40,
+    rule: 'catch_up',
+    maxReads: 0,
+  },
+  {
+    name: 'a checkpoint above the head (the log was lost) counts as no checkpoint',
+    headSeq: 20,
+    checkpoint: 900,
+    joinedSeq: 5,
+    afterSeq: 4,
+    rule: 'since_joined',
+  },
+  {
+    name: 'maxReplay is honoured',
+    headSeq: 100,
+    checkpoint: 0,
+    joinedSeq: 1,
+    policy: { maxReplay: 10 },
+    afterSeq: 90,
+    rule: 'catch_up',
+  },
   {
     name: 'a run across the window start pulls the start back to its run_started',
     headSeq: 100,
@@ -169,12 +264,25 @@ const cases: Array<{
     afterSeq: 17,
     rule: 'since_joined',
   },
-  { name: 'an empty thread', headSeq: 0, checkpoint: null, joinedSeq: 1, afterSeq: 0, rule: 'since_joined', maxReads: 0 },
+  {
+    name: 'an empty thread',
+    headSeq: 0,
+    checkpoint: null,
+    joinedSeq: 1,
+    afterSeq: 0,
+    rule: 'since_joined',
+    maxReads: 0,
+  },
 ];
 
 describe('selectReplayWindow', () => {
   it('defaults to since_joined / catch_up / 50', () => {
-    expect(DEFAULT_BACKLOG_POLICY).toEqual({ onFirstJoin: 'since_joined', onResume: 'catch_up', maxReplay: 50, maxExpansion: 1000 });
+    expect(DEFAULT_BACKLOG_POLICY).toEqual({
+      onFirstJoin: 'since_joined',
+      onResume: 'catch_up',
+      maxReplay: 50,
+      maxExpansion: 1000,
+    });
   });
 
   it.each(cases)('$name', ({ headSeq, runs, checkpoint, joinedSeq, policy, afterSeq, rule, maxReads }) => {
@@ -185,7 +293,13 @@ describe('selectReplayWindow', () => {
   });
 
   it('the first request covers the window plus a margin, in one page', () => {
-    const decision = selectReplayWindow({ checkpoint: null, joinedSeq: 1, headSeq: 500, policy: DEFAULT_BACKLOG_POLICY, events: [] });
+    const decision = selectReplayWindow({
+      checkpoint: null,
+      joinedSeq: 1,
+      headSeq: 500,
+      policy: DEFAULT_BACKLOG_POLICY,
+      events: [],
+    });
     expect(decision).toEqual({ kind: 'need_events', beforeSeq: 501, limit: 150 });
   });
 

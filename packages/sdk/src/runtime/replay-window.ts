@@ -108,7 +108,10 @@ export function selectReplayWindow(input: ReplayWindowInput): ReplayWindowDecisi
 
   const floor = rule === 'catch_up' ? (checkpoint ?? 0) : clamp(input.joinedSeq - 1, 0, headSeq);
   const candidate = Math.max(floor, headSeq - policy.maxReplay);
-  const lowest = rule === 'catch_up' ? Math.max(floor, candidate - policy.maxExpansion) : Math.max(0, candidate - policy.maxExpansion);
+  const lowest =
+    rule === 'catch_up'
+      ? Math.max(floor, candidate - policy.maxExpansion)
+      : Math.max(0, candidate - policy.maxExpansion);
   if (candidate <= lowest) return { kind: 'start', afterSeq: candidate, rule, expandedBy: 0 };
 
   const events = input.events ?? [];
@@ -116,7 +119,11 @@ export function selectReplayWindow(input: ReplayWindowInput): ReplayWindowDecisi
   const seenToFloor = lo <= lowest + 1;
   // First read: the window itself plus a margin, so runs started just before it are in hand.
   if (lo > candidate) {
-    return { kind: 'need_events', beforeSeq: lo, limit: Math.min(LIMITS.maxPageLimit, lo - 1 - lowest, lo - 1 - candidate + LOOKBACK_MARGIN) };
+    return {
+      kind: 'need_events',
+      beforeSeq: lo,
+      limit: Math.min(LIMITS.maxPageLimit, lo - 1 - lowest, lo - 1 - candidate + LOOKBACK_MARGIN),
+    };
   }
 
   const spans = runSpans(events);

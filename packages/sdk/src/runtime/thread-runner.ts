@@ -55,7 +55,9 @@ export interface ThreadHandler {
   stop?(reason: ThreadStopReason): Promise<void> | void;
 }
 
-export type ThreadHandlerFactory<C extends BotRuntimeClient = BotRuntimeClient> = (context: ThreadContext<C>) => ThreadHandler | Promise<ThreadHandler>;
+export type ThreadHandlerFactory<C extends BotRuntimeClient = BotRuntimeClient> = (
+  context: ThreadContext<C>,
+) => ThreadHandler | Promise<ThreadHandler>;
 
 export interface ThreadRunnerConfig<C extends BotRuntimeClient = BotRuntimeClient> {
   readonly grant: Grant;
@@ -80,7 +82,14 @@ const RECEIPT_GRACE_MS = 2_000;
  * request. Judged by code, not by `retryable` (a WebSocket error frame is never marked retryable,
  * yet an `internal` one is worth another try).
  */
-const PERMANENT_CODES: ReadonlySet<string> = new Set(['unauthorized', 'forbidden', 'not_found', 'invalid_request', 'conflict', 'payload_too_large']);
+const PERMANENT_CODES: ReadonlySet<string> = new Set([
+  'unauthorized',
+  'forbidden',
+  'not_found',
+  'invalid_request',
+  'conflict',
+  'payload_too_large',
+]);
 
 function isPermanent(error: unknown): boolean {
   return isBubbleApiError(error) && PERMANENT_CODES.has(error.code);
@@ -143,7 +152,11 @@ export class ThreadRunner<C extends BotRuntimeClient = BotRuntimeClient> {
             endReason = 'failed';
             break;
           }
-          const delayMs = fullJitterDelay(attempt, { baseMs: this.config.retryBaseMs, capMs: this.config.retryCapMs }, Math.random);
+          const delayMs = fullJitterDelay(
+            attempt,
+            { baseMs: this.config.retryBaseMs, capMs: this.config.retryCapMs },
+            Math.random,
+          );
           this.logger.warn({ err: error, attempt, delayMs }, 'thread start failed; retrying');
           await this.sleep(delayMs);
         }
@@ -184,11 +197,23 @@ export class ThreadRunner<C extends BotRuntimeClient = BotRuntimeClient> {
         signal: this.abort.signal,
       });
       this.lastDelivered = start.afterSeq;
-      this.logger.info({ checkpoint, headSeq: thread.headSeq, afterSeq: start.afterSeq, rule: start.rule, expandedBy: start.expandedBy }, 'thread starts');
+      this.logger.info(
+        {
+          checkpoint,
+          headSeq: thread.headSeq,
+          afterSeq: start.afterSeq,
+          rule: start.rule,
+          expandedBy: start.expandedBy,
+        },
+        'thread starts',
+      );
       handler = await this.config.handlerFactory(this.context(checkpoint, start.afterSeq));
       this.handler = handler;
     }
-    const subscription = live.subscribeThread(this.threadId, { afterSeq: this.lastDelivered, signal: this.abort.signal });
+    const subscription = live.subscribeThread(this.threadId, {
+      afterSeq: this.lastDelivered,
+      signal: this.abort.signal,
+    });
     for await (const event of subscription) {
       if (this.stopping) break;
       await this.take(handler, event);
@@ -204,14 +229,27 @@ export class ThreadRunner<C extends BotRuntimeClient = BotRuntimeClient> {
   /** Delivers one event, guarding order: a repeat is dropped, a gap is filled over HTTP first. */
   private async take(handler: ThreadHandler, event: EventEnvelope): Promise<void> {
     if (event.seq <= this.lastDelivered) {
-      this.logger.warn({ seq: event.seq, lastDelivered: this.lastDelivered }, 'event delivered twice by the stream; dropped');
+      this.logger.warn(
+        { seq: event.seq, lastDelivered: this.lastDelivered },
+        'event delivered twice by the stream; dropped',
+      );
       return;
     }
     while (event.seq > this.lastDelivered + 1 && !this.stopping) {
-      this.logger.error({ expected: this.lastDelivered + 1, got: event.seq }, 'gap in the stream; reading the missing events');
-      const page = await this.config.client.readEvents(this.threadId, { after: this.lastDelivered, limit: Math.min(1000, event.seq - 1 - this.lastDelivered) }, { signal: this.abort.signal });
-      const missing = page.events.filter((candidate) => candidate.seq > this.lastDelivered && candidate.seq < event.seq);
-      if (missing.length === 0) throw new Error(`events ${this.lastDelivered + 1}..${event.seq - 1} of ${this.threadId} could not be read`);
+      this.logger.error(
+        { expected: this.lastDelivered + 1, got: event.seq },
+        'gap in the stream; reading the missing events',
+      );
+      const page = await this.config.client.readEvents(
+        this.threadId,
+        { after: this.lastDelivered, limit: Math.min(1000, event.seq - 1 - this.lastDelivered) },
+        { signal: this.abort.signal },
+      );
+      const missing = page.events.filter(
+        (candidate) => candidate.seq > this.lastDelivered && candidate.seq < event.seq,
+      );
+      if (missing.length === 0)
+        throw new Error(`events ${this.lastDelivered + 1}..${event.seq - 1} of ${this.threadId} could not be read`);
       for (const candidate of missing) await this.deliver(handler, candidate);
     }
     if (!this.stopping) await this.deliver(handler, event);
@@ -241,7 +279,10 @@ export class ThreadRunner<C extends BotRuntimeClient = BotRuntimeClient> {
       return null;
     }
     if (stored !== null && stored < joinedSeq - 1) {
-      this.logger.info({ checkpoint: stored, joinedSeq }, 'checkpoint predates the current membership; falling back to onFirstJoin');
+      this.logger.info(
+        { checkpoint: stored, joinedSeq },
+        'checkpoint predates the current membership; falling back to onFirstJoin',
+      );
       return null;
     }
     return stored;
@@ -262,8 +303,12 @@ export class ThreadRunner<C extends BotRuntimeClient = BotRuntimeClient> {
   }
 
   private async settle(seq: number): Promise<void> {
-    if (!Number.isSafeInteger(seq) || seq < 0) throw new RangeError(`settle needs a non-negative integer seq, got ${String(seq)}`);
-    if (seq > this.lastDelivered) throw new RangeError(`cannot settle seq ${seq} of ${this.threadId}: only up to ${this.lastDelivered} was delivered`);
+    if (!Number.isSafeInteger(seq) || seq < 0)
+      throw new RangeError(`settle needs a non-negative integer seq, got ${String(seq)}`);
+    if (seq > this.lastDelivered)
+      throw new RangeError(
+        `cannot settle seq ${seq} of ${this.threadId}: only up to ${this.lastDelivered} was delivered`,
+      );
     if (seq <= this.lastSettled) return;
     await this.config.checkpoints.settle(this.threadId, seq);
     this.lastSettled = Math.max(this.lastSettled, seq);

@@ -19,7 +19,9 @@ export const WriteArtifactInputSchema = z.strictObject({
     .int()
     .nonnegative()
     .optional()
-    .describe('The version you read and are replacing (0 for a new artifact); the write fails if someone wrote a newer one meanwhile.'),
+    .describe(
+      'The version you read and are replacing (0 for a new artifact); the write fails if someone wrote a newer one meanwhile.',
+    ),
   threadId: threadIdField,
 });
 
@@ -58,12 +60,26 @@ export const writeArtifactTool = defineTool({
     const artifact = await context.client.putArtifact(
       input.threadId ?? context.threadId,
       input.name,
-      { content: input.content, mediaType: input.mediaType, ...(input.baseVersion !== undefined ? { baseVersion: input.baseVersion } : {}) },
+      {
+        content: input.content,
+        mediaType: input.mediaType,
+        ...(input.baseVersion !== undefined ? { baseVersion: input.baseVersion } : {}),
+      },
       callOptions(context),
     );
-    return { name: artifact.name, version: artifact.version, mediaType: artifact.mediaType, size: artifact.size, updatedAt: artifact.updatedAt };
+    return {
+      name: artifact.name,
+      version: artifact.version,
+      mediaType: artifact.mediaType,
+      size: artifact.size,
+      updatedAt: artifact.updatedAt,
+    };
   },
 });
 
 /** The artifacts extension's tools; registered only when the server's manifest matches. */
-export const ARTIFACT_TOOLS: readonly LocalTool[] = Object.freeze([listArtifactsTool, readArtifactTool, writeArtifactTool] as LocalTool[]);
+export const ARTIFACT_TOOLS: readonly LocalTool[] = Object.freeze([
+  listArtifactsTool,
+  readArtifactTool,
+  writeArtifactTool,
+] as LocalTool[]);

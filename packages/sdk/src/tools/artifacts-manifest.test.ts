@@ -11,8 +11,16 @@ describe('artifactsManifestMatches', () => {
 
   it.each([
     ['the exact manifest', { ...base, extensions: { artifacts: { version: 1 } } }, true],
-    ['the exact manifest beside other extensions', { ...base, extensions: { polls: { version: 3 }, artifacts: { version: 1 } } }, true],
-    ['the exact version with extra manifest fields', { ...base, extensions: { artifacts: { version: 1, maxBytes: 1048576 } } }, true],
+    [
+      'the exact manifest beside other extensions',
+      { ...base, extensions: { polls: { version: 3 }, artifacts: { version: 1 } } },
+      true,
+    ],
+    [
+      'the exact version with extra manifest fields',
+      { ...base, extensions: { artifacts: { version: 1, maxBytes: 1048576 } } },
+      true,
+    ],
     ['a newer version', { ...base, extensions: { artifacts: { version: 2 } } }, false],
     ['an older version', { ...base, extensions: { artifacts: { version: 0 } } }, false],
     ['the version as a string', { ...base, extensions: { artifacts: { version: '1' } } }, false],

@@ -5,7 +5,12 @@ import { renderTranscript } from './render-transcript.js';
 
 export const BrowseThreadInputSchema = z.strictObject({
   threadId: ThreadIdSchema.optional().describe('The thread to read; default: the thread this call comes from.'),
-  after: z.number().int().nonnegative().optional().describe('Read the events after this seq (oldest first). Without it, the newest events are read.'),
+  after: z
+    .number()
+    .int()
+    .nonnegative()
+    .optional()
+    .describe('Read the events after this seq (oldest first). Without it, the newest events are read.'),
   before: z.number().int().positive().optional().describe('Read the events just below this seq (to page back).'),
   limit: z.number().int().min(1).max(200).default(50).describe('Most events to read (1 to 200, default 50).'),
 });

@@ -14,14 +14,23 @@ export const InviteToThreadInputSchema = z.strictObject({
  */
 export const inviteToThreadTool = defineTool({
   name: 'invite_to_thread',
-  description: 'Invite a person or bot to this thread (or to threadId) as a member. Someone already in the thread is left as they are.',
+  description:
+    'Invite a person or bot to this thread (or to threadId) as a member. Someone already in the thread is left as they are.',
   inputSchema: InviteToThreadInputSchema,
   async handler(input, context) {
     const threadId = input.threadId ?? context.threadId;
     const options = callOptions(context);
-    const existing = (await context.client.listParticipants(threadId, options)).find((grant) => grant.principalId === input.principalId);
+    const existing = (await context.client.listParticipants(threadId, options)).find(
+      (grant) => grant.principalId === input.principalId,
+    );
     if (existing !== undefined) {
-      return { threadId, principalId: input.principalId, role: existing.role, joinedSeq: existing.joinedSeq, invited: false };
+      return {
+        threadId,
+        principalId: input.principalId,
+        role: existing.role,
+        joinedSeq: existing.joinedSeq,
+        invited: false,
+      };
     }
     const { grant } = await context.client.addParticipant(threadId, input.principalId, 'member', options);
     return { threadId, principalId: grant.principalId, role: grant.role, joinedSeq: grant.joinedSeq, invited: true };

@@ -5,7 +5,16 @@ import { isBubbleApiError } from '../client/bubble-api-error.js';
 /** What the tools need of the bot's own client. */
 export type ToolClient = Pick<
   BubbleClient,
-  'info' | 'getThread' | 'readEvents' | 'createThread' | 'searchPrincipals' | 'listParticipants' | 'addParticipant' | 'listArtifacts' | 'getArtifact' | 'putArtifact'
+  | 'info'
+  | 'getThread'
+  | 'readEvents'
+  | 'createThread'
+  | 'searchPrincipals'
+  | 'listParticipants'
+  | 'addParticipant'
+  | 'listArtifacts'
+  | 'getArtifact'
+  | 'putArtifact'
 >;
 
 /** The calling context of one tool call: who calls, from which run of which thread. */
@@ -50,7 +59,10 @@ export class ToolError extends Error {
 
 export type ToolOutcome =
   | { readonly ok: true; readonly result: JsonValue }
-  | { readonly ok: false; readonly error: { readonly code: string; readonly message: string; readonly status?: number } };
+  | {
+      readonly ok: false;
+      readonly error: { readonly code: string; readonly message: string; readonly status?: number };
+    };
 
 /**
  * Runs a tool on raw input: validates it, calls the handler, and turns every failure into a tool
@@ -60,16 +72,25 @@ export type ToolOutcome =
 export async function runTool(tool: LocalTool, rawInput: unknown, context: ToolContext): Promise<ToolOutcome> {
   const parsed = tool.inputSchema.safeParse(rawInput ?? {});
   if (!parsed.success) {
-    return { ok: false, error: { code: 'invalid_input', message: `invalid input for ${tool.name}: ${z.prettifyError(parsed.error)}` } };
+    return {
+      ok: false,
+      error: { code: 'invalid_input', message: `invalid input for ${tool.name}: ${z.prettifyError(parsed.error)}` },
+    };
   }
   try {
     return { ok: true, result: await tool.handler(parsed.data, context) };
   } catch (error) {
     if (isBubbleApiError(error)) {
-      return { ok: false, error: { code: error.code, status: error.status, message: `Bubble refused: ${error.message}` } };
+      return {
+        ok: false,
+        error: { code: error.code, status: error.status, message: `Bubble refused: ${error.message}` },
+      };
     }
     if (error instanceof ToolError) return { ok: false, error: { code: error.code, message: error.message } };
-    return { ok: false, error: { code: 'tool_failed', message: error instanceof Error ? error.message : String(error) } };
+    return {
+      ok: false,
+      error: { code: 'tool_failed', message: error instanceof Error ? error.message : String(error) },
+    };
   }
 }
 

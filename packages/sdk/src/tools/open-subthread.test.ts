@@ -20,7 +20,11 @@ describe('subthreadKey', () => {
 
   it('is a valid thread key', () => {
     expect(ThreadKeySchema.safeParse(subthreadKey(ids)).success).toBe(true);
-    expect(ThreadKeySchema.safeParse(subthreadKey({ threadId: 'x'.repeat(500), runId: 'y'.repeat(200), toolCallId: 'z'.repeat(200) })).success).toBe(true);
+    expect(
+      ThreadKeySchema.safeParse(
+        subthreadKey({ threadId: 'x'.repeat(500), runId: 'y'.repeat(200), toolCallId: 'z'.repeat(200) }),
+      ).success,
+    ).toBe(true);
   });
 
   it('takes no key from the model', () => {

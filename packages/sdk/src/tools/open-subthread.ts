@@ -9,7 +9,9 @@ import { callOptions, defineTool } from './local-tool.js';
  * same child instead of a second one.
  */
 export function subthreadKey(ids: { threadId: string; runId: string; toolCallId: string }): string {
-  const digest = createHash('sha256').update(JSON.stringify([ids.threadId, ids.runId, ids.toolCallId])).digest('base64url');
+  const digest = createHash('sha256')
+    .update(JSON.stringify([ids.threadId, ids.runId, ids.toolCallId]))
+    .digest('base64url');
   return `tool-subthread-${digest.slice(0, 43)}`;
 }
 
@@ -28,7 +30,10 @@ export const openSubthreadTool = defineTool({
   async handler(input, context) {
     const parentThreadId = input.parentThreadId ?? context.threadId;
     const key = subthreadKey({ threadId: context.threadId, runId: context.runId, toolCallId: context.toolCallId });
-    const { thread, created } = await context.client.createThread({ parentThreadId, key, ...(input.title !== undefined ? { title: input.title } : {}) }, callOptions(context));
+    const { thread, created } = await context.client.createThread(
+      { parentThreadId, key, ...(input.title !== undefined ? { title: input.title } : {}) },
+      callOptions(context),
+    );
     return { threadId: thread.threadId, parentThreadId: thread.parentThreadId, title: thread.title, created };
   },
 });

@@ -35,11 +35,20 @@ describe('renderTranscript', () => {
       'tool calls split text, and show their input and output',
       log(
         ['bot-x', 'message_part', part('b', { type: 'text-delta', id: 't', delta: 'Let me look.' })],
-        ['bot-x', 'message_part', part('b', { type: 'tool-input-available', toolCallId: 'tc1', toolName: 'search', input: { q: 'cats' } })],
+        [
+          'bot-x',
+          'message_part',
+          part('b', { type: 'tool-input-available', toolCallId: 'tc1', toolName: 'search', input: { q: 'cats' } }),
+        ],
         ['bot-x', 'message_part', part('b', { type: 'tool-output-available', toolCallId: 'tc1', output: { hits: 2 } })],
         ['bot-x', 'message_part', part('b', { type: 'text-delta', id: 't2', delta: 'Found two.' })],
       ),
-      ['#1 bot-x: Let me look.', '#2 bot-x calls tool search (tc1) {"q":"cats"}', '#3 bot-x tool result (tc1): {"hits":2}', '#4 bot-x: Found two.'],
+      [
+        '#1 bot-x: Let me look.',
+        '#2 bot-x calls tool search (tc1) {"q":"cats"}',
+        '#3 bot-x tool result (tc1): {"hits":2}',
+        '#4 bot-x: Found two.',
+      ],
     ],
     [
       'interleaved runs keep their own lines',
@@ -86,7 +95,18 @@ describe('renderTranscript', () => {
   });
 
   it('clips long tool inputs', () => {
-    const [line] = renderTranscript(log(['bot-x', 'message_part', part('b', { type: 'tool-input-available', toolCallId: 'tc', toolName: 'write', input: { text: 'x'.repeat(5000) } })]));
+    const [line] = renderTranscript(
+      log([
+        'bot-x',
+        'message_part',
+        part('b', {
+          type: 'tool-input-available',
+          toolCallId: 'tc',
+          toolName: 'write',
+          input: { text: 'x'.repeat(5000) },
+        }),
+      ]),
+    );
     expect(line?.length).toBeLessThan(450);
     expect(line).toMatch(/more chars\)$/);
   });

@@ -101,20 +101,31 @@ export function renderTranscript(events: readonly EventEnvelope[]): string[] {
       }
       case 'run_interrupt_requested': {
         const parsed = RunInterruptRequestedDataSchema.safeParse(event.data);
-        if (parsed.success) add(event.seq, `#${event.seq} ${who} asked to stop run ${parsed.data.runId}${parsed.data.reason ? ` (${parsed.data.reason})` : ''}`);
+        if (parsed.success)
+          add(
+            event.seq,
+            `#${event.seq} ${who} asked to stop run ${parsed.data.runId}${parsed.data.reason ? ` (${parsed.data.reason})` : ''}`,
+          );
         break;
       }
       case 'tool_call_approval': {
         const parsed = ToolCallApprovalDataSchema.safeParse(event.data);
         if (parsed.success) {
           const verb = parsed.data.decision === 'allow' ? 'allowed' : 'denied';
-          add(event.seq, `#${event.seq} ${who} ${verb} tool call ${parsed.data.toolCallId}${parsed.data.reason ? ` (${parsed.data.reason})` : ''}`);
+          add(
+            event.seq,
+            `#${event.seq} ${who} ${verb} tool call ${parsed.data.toolCallId}${parsed.data.reason ? ` (${parsed.data.reason})` : ''}`,
+          );
         }
         break;
       }
       case 'tool_call_result': {
         const parsed = ToolCallResultDataSchema.safeParse(event.data);
-        if (parsed.success) add(event.seq, `#${event.seq} ${who} answered tool call ${parsed.data.toolCallId}${parsed.data.isError ? ' with an error' : ''}: ${json(parsed.data.output)}`);
+        if (parsed.success)
+          add(
+            event.seq,
+            `#${event.seq} ${who} answered tool call ${parsed.data.toolCallId}${parsed.data.isError ? ' with an error' : ''}: ${json(parsed.data.output)}`,
+          );
         break;
       }
       case 'participant_added':
@@ -128,7 +139,11 @@ export function renderTranscript(events: readonly EventEnvelope[]): string[] {
       }
       case 'artifact_updated': {
         const parsed = ArtifactUpdatedDataSchema.safeParse(event.data);
-        if (parsed.success) add(event.seq, `#${event.seq} ${parsed.data.by} wrote artifact ${parsed.data.name} v${parsed.data.version} (${parsed.data.mediaType})`);
+        if (parsed.success)
+          add(
+            event.seq,
+            `#${event.seq} ${parsed.data.by} wrote artifact ${parsed.data.name} v${parsed.data.version} (${parsed.data.mediaType})`,
+          );
         break;
       }
       default: {

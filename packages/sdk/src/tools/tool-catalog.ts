@@ -8,7 +8,12 @@ import { openSubthreadTool } from './open-subthread.js';
 import { searchPrincipalsTool } from './search-principals.js';
 
 /** The tools every bot gets. */
-export const CORE_TOOLS: readonly LocalTool[] = Object.freeze([browseThreadTool, openSubthreadTool, searchPrincipalsTool, inviteToThreadTool] as LocalTool[]);
+export const CORE_TOOLS: readonly LocalTool[] = Object.freeze([
+  browseThreadTool,
+  openSubthreadTool,
+  searchPrincipalsTool,
+  inviteToThreadTool,
+] as LocalTool[]);
 
 export interface ToolCatalog {
   readonly tools: readonly LocalTool[];
@@ -24,7 +29,11 @@ export function toolCatalog(tools: readonly LocalTool[], extensions: { artifacts
     if (byName.has(tool.name)) throw new Error(`two tools are named ${tool.name}`);
     byName.set(tool.name, tool);
   }
-  return { tools: Object.freeze([...tools]), extensions: Object.freeze({ ...extensions }), get: (name) => byName.get(name) };
+  return {
+    tools: Object.freeze([...tools]),
+    extensions: Object.freeze({ ...extensions }),
+    get: (name) => byName.get(name),
+  };
 }
 
 /**
@@ -32,7 +41,10 @@ export function toolCatalog(tools: readonly LocalTool[], extensions: { artifacts
  * advertises exactly the artifacts manifest this SDK knows. A server whose `/v1/info` cannot be
  * parsed gets no extension tools; a server that cannot be reached is an error (retry later).
  */
-export async function buildToolCatalog(client: Pick<ToolClient, 'info'>, options: { signal?: AbortSignal } = {}): Promise<ToolCatalog> {
+export async function buildToolCatalog(
+  client: Pick<ToolClient, 'info'>,
+  options: { signal?: AbortSignal } = {},
+): Promise<ToolCatalog> {
   let artifacts = false;
   try {
     const info = await client.info(options.signal ? { signal: options.signal } : {});

@@ -25,7 +25,10 @@ export class HttpFaultProxy {
     readonly url: string,
   ) {}
 
-  static async start(upstream: string, plan: (method: string, path: string, index: number) => FaultAction): Promise<HttpFaultProxy> {
+  static async start(
+    upstream: string,
+    plan: (method: string, path: string, index: number) => FaultAction,
+  ): Promise<HttpFaultProxy> {
     let proxy: HttpFaultProxy | undefined;
     const server = createServer((req, res) => {
       void (async () => {
@@ -41,9 +44,14 @@ export class HttpFaultProxy {
         }
         const headers: Record<string, string> = {};
         for (const [key, value] of Object.entries(req.headers)) {
-          if (typeof value === 'string' && !['host', 'connection', 'content-length'].includes(key)) headers[key] = value;
+          if (typeof value === 'string' && !['host', 'connection', 'content-length'].includes(key))
+            headers[key] = value;
         }
-        const upstreamResponse = await fetch(new URL(path, upstream), { method, headers, body: body.length > 0 ? body : undefined });
+        const upstreamResponse = await fetch(new URL(path, upstream), {
+          method,
+          headers,
+          body: body.length > 0 ? body : undefined,
+        });
         const text = await upstreamResponse.text();
         if (action.kind === 'drop-response') {
           req.socket.destroy();
@@ -53,7 +61,8 @@ export class HttpFaultProxy {
         if (req.socket.destroyed) return;
         const outHeaders: Record<string, string> = {};
         upstreamResponse.headers.forEach((value, key) => {
-          if (!['content-length', 'connection', 'keep-alive', 'transfer-encoding'].includes(key)) outHeaders[key] = value;
+          if (!['content-length', 'connection', 'keep-alive', 'transfer-encoding'].includes(key))
+            outHeaders[key] = value;
         });
         res.writeHead(upstreamResponse.status, outHeaders);
         res.end(text);

@@ -12,7 +12,11 @@ export async function take<T>(iterator: AsyncIterator<T>, count: number): Promis
 }
 
 /** Resolves when `predicate` holds, polling; rejects after `timeoutMs` (a guard, not a measurement). */
-export async function waitUntil(predicate: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
+export async function waitUntil(
+  predicate: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await predicate())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
@@ -29,7 +33,9 @@ export function range(from: number, to: number): number[] {
 }
 
 /** The result of the iterator's next call: an item, the end, or the error it threw. */
-export async function settle<T>(promise: Promise<IteratorResult<T>>): Promise<{ value?: T; done?: boolean; error?: unknown }> {
+export async function settle<T>(
+  promise: Promise<IteratorResult<T>>,
+): Promise<{ value?: T; done?: boolean; error?: unknown }> {
   try {
     const result = await promise;
     return result.done ? { done: true } : { value: result.value };

@@ -22,9 +22,13 @@ export function runBubble(args: string[], env: Record<string, string | undefined
   });
 }
 
-export function spawnBubble(args: string[], env: Record<string, string | undefined> = {}): ChildProcessWithoutNullStreams {
+export function spawnBubble(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+): ChildProcessWithoutNullStreams {
   const childEnv: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) if (value !== undefined && !key.startsWith('BUBBLE_')) childEnv[key] = value;
+  for (const [key, value] of Object.entries(process.env))
+    if (value !== undefined && !key.startsWith('BUBBLE_')) childEnv[key] = value;
   for (const [key, value] of Object.entries(env)) if (value !== undefined) childEnv[key] = value;
   return spawn(process.execPath, [BUBBLE_BIN, ...args], { env: childEnv, stdio: 'pipe' });
 }
@@ -52,7 +56,8 @@ export class TailProcess {
     for (;;) {
       const found = this.lines.find(predicate);
       if (found !== undefined) return found;
-      if (Date.now() > deadline) throw new Error(`tail never printed ${what}; stdout:\n${this.lines.join('\n')}\nstderr:\n${this.stderr}`);
+      if (Date.now() > deadline)
+        throw new Error(`tail never printed ${what}; stdout:\n${this.lines.join('\n')}\nstderr:\n${this.stderr}`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }

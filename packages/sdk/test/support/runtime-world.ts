@@ -4,7 +4,12 @@ import { BubbleClient } from '../../src/client/bubble-client.js';
 import type { ThreadContext, ThreadHandler, ThreadStopReason } from '../../src/runtime/thread-runner.js';
 
 /** Fast reconnects for tests (the defaults are for production). */
-export const FAST_LIVE = { reconnectBaseMs: 50, reconnectCapMs: 500, heartbeatIntervalMs: 2_000, heartbeatTimeoutMs: 2_000 } as const;
+export const FAST_LIVE = {
+  reconnectBaseMs: 50,
+  reconnectCapMs: 500,
+  heartbeatIntervalMs: 2_000,
+  heartbeatTimeoutMs: 2_000,
+} as const;
 export const FAST_RETRY = { attempts: 8, baseMs: 50, capMs: 500 } as const;
 
 export interface RuntimeWorld {
@@ -72,7 +77,10 @@ export class RecordingHandler implements ThreadHandler {
   until(test: (handler: this) => boolean, label: string, timeoutMs = 20_000): Promise<void> {
     if (test(this)) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out waiting for ${label}; seqs so far: ${this.seqs.join(',')}`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`timed out waiting for ${label}; seqs so far: ${this.seqs.join(',')}`)),
+        timeoutMs,
+      );
       this.waiters.push({
         test: () => test(this),
         resolve: () => {
@@ -132,7 +140,12 @@ export class HandlerRegistry {
 }
 
 /** One complete run by the client's principal: run_started, text deltas, run_finished. */
-export async function sayRun(client: BubbleClient, threadId: string, runId: string, text: string): Promise<EventEnvelope[]> {
+export async function sayRun(
+  client: BubbleClient,
+  threadId: string,
+  runId: string,
+  text: string,
+): Promise<EventEnvelope[]> {
   const { events } = await client.appendEvents(threadId, [
     { type: 'run_started', data: { runId } },
     { type: 'message_part', data: { runId, chunk: { type: 'text-delta', id: 't', delta: text } } },

@@ -19,7 +19,14 @@ export async function freePort(): Promise<number> {
 
 /** `bubble-server principal create-human <id> --data <dir>`: the plaintext token, printed once. */
 export async function createHumanWithCli(dataDir: string, principalId: string): Promise<string> {
-  const { stdout } = await promisify(execFile)(process.execPath, [SERVER_BIN, 'principal', 'create-human', principalId, '--data', dataDir]);
+  const { stdout } = await promisify(execFile)(process.execPath, [
+    SERVER_BIN,
+    'principal',
+    'create-human',
+    principalId,
+    '--data',
+    dataDir,
+  ]);
   const parsed = JSON.parse(stdout.trim()) as { token: { token: string } };
   return parsed.token.token;
 }
@@ -35,9 +42,13 @@ export interface ServerProcess {
 
 /** `bubble-server serve --host 127.0.0.1 --port <port> --data <dir>`, resolved once it prints `listening on`. */
 export async function startServerProcess(dataDir: string, port: number): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [SERVER_BIN, 'serve', '--host', '127.0.0.1', '--port', String(port), '--data', dataDir, '--log-level', 'warn'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [SERVER_BIN, 'serve', '--host', '127.0.0.1', '--port', String(port), '--data', dataDir, '--log-level', 'warn'],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const stderr: string[] = [];
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr.push(chunk.toString());

@@ -46,7 +46,8 @@ export class WsCloseProxy {
               return;
             }
           }
-          if (frame.type === 'subscribe' && typeof frame.threadId === 'string') proxy.subscribes.push({ threadId: frame.threadId, afterSeq: frame.afterSeq });
+          if (frame.type === 'subscribe' && typeof frame.threadId === 'string')
+            proxy.subscribes.push({ threadId: frame.threadId, afterSeq: frame.afterSeq });
         } catch {
           // not JSON: relayed as it is
         }
@@ -62,7 +63,8 @@ export class WsCloseProxy {
       const end = (code: number, reason: string) => {
         proxy.pairs.delete(pair);
         if (client.readyState === WebSocket.OPEN) client.close(code, reason);
-        if (upstream.readyState === WebSocket.OPEN || upstream.readyState === WebSocket.CONNECTING) upstream.terminate();
+        if (upstream.readyState === WebSocket.OPEN || upstream.readyState === WebSocket.CONNECTING)
+          upstream.terminate();
       };
       upstream.on('close', (code, reason) => end(code >= 4000 ? code : 1011, reason.toString()));
       upstream.on('error', () => end(1011, 'upstream error'));

@@ -13,7 +13,13 @@ const APPEND_DURATION_MS = 5_000;
 const APPEND_ROUNDS = 3;
 /** One append body per bench human: a run belongs to the principal that opened it, so each has its own runId. */
 const appendBody = (i: number): string =>
-  JSON.stringify({ type: 'message_part', data: { runId: `bench-run-${String(i).padStart(2, '0')}`, chunk: { type: 'text-delta', id: 't1', delta: 'lorem ipsum ' } } });
+  JSON.stringify({
+    type: 'message_part',
+    data: {
+      runId: `bench-run-${String(i).padStart(2, '0')}`,
+      chunk: { type: 'text-delta', id: 't1', delta: 'lorem ipsum ' },
+    },
+  });
 const APPEND_BODIES = Array.from({ length: BENCH_HUMANS }, (_, i) => appendBody(i));
 
 async function load(job: LoadJob): Promise<LoadResult> {
@@ -42,7 +48,8 @@ export async function appendFigures(root: string, notes: string[], modes: readon
       const ids = new Map<Limits, string[]>();
       for (const limits of modes) {
         const list: string[] = [];
-        for (let i = 0; i < threads; i += 1) list.push((await createThread(bubbles.get(limits)!, `appends ${connections}x${threads} #${i}`)).threadId);
+        for (let i = 0; i < threads; i += 1)
+          list.push((await createThread(bubbles.get(limits)!, `appends ${connections}x${threads} #${i}`)).threadId);
         ids.set(limits, list);
       }
       const ours = new Map<Limits, LoadResult[]>(modes.map((limits) => [limits, []]));
@@ -53,8 +60,16 @@ export async function appendFigures(root: string, notes: string[], modes: readon
         for (const limits of inTurn(modes, turn)) {
           const bubble = bubbles.get(limits)!;
           const cpuBefore = await cpuMs(bubble.child.pid ?? 0);
-          const result = await load({ ...common, tokens: bubble.tokens, host: bubble.host, port: bubble.port, paths: ids.get(limits)!.map((id) => `/v1/threads/${id}/events`) });
-          cpuPerAnswer.get(limits)!.push((((await cpuMs(bubble.child.pid ?? 0)) - cpuBefore) * 1000) / Math.max(1, result.answered));
+          const result = await load({
+            ...common,
+            tokens: bubble.tokens,
+            host: bubble.host,
+            port: bubble.port,
+            paths: ids.get(limits)!.map((id) => `/v1/threads/${id}/events`),
+          });
+          cpuPerAnswer
+            .get(limits)!
+            .push((((await cpuMs(bubble.child.pid ?? 0)) - cpuBefore) * 1000) / Math.max(1, result.answered));
           ours.get(limits)!.push(result);
         }
         bases.push(
@@ -111,7 +126,7 @@ export async function appendFigures(root: string, notes: string[], modes: readon
     `Appends: closed loop, one \`message_part\` text-delta event per POST on keep-alive connections (raw HTTP/1.1 client in its own process), ` +
       `each connection taking the ${BENCH_HUMANS} humans' tokens in turn; ` +
       `${APPEND_WARMUP_MS / 1000} s warm-up then ${APPEND_DURATION_MS / 1000} s measured, ${APPEND_ROUNDS} rounds per scenario, each figure the median; only 2xx answers count. ` +
-      'Server CPU per append is the server process\'s user + system time over a whole load (warm-up included) divided by its answers: it moves less than throughput when other work shares the machine. ' +
+      "Server CPU per append is the server process's user + system time over a whole load (warm-up included) divided by its answers: it moves less than throughput when other work shares the machine. " +
       'The 50- and 10-connection runs append to one thread (the hardest case for per-thread ordering).',
   );
   return figures;
@@ -136,4 +151,3 @@ export async function httpCeiling(): Promise<number> {
     await stopProcess(noop.child);
   }
 }
-

@@ -23,7 +23,9 @@ db.pragma('synchronous = FULL');
 db.exec(`CREATE TABLE IF NOT EXISTS events (
   id TEXT PRIMARY KEY, thread_id TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL,
   principal_id TEXT NOT NULL, data TEXT NOT NULL, created_at TEXT NOT NULL, UNIQUE (thread_id, seq))`);
-const insert = db.prepare('INSERT INTO events (id, thread_id, seq, type, principal_id, data, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
+const insert = db.prepare(
+  'INSERT INTO events (id, thread_id, seq, type, principal_id, data, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+);
 const begin = db.prepare('BEGIN IMMEDIATE');
 const commit = db.prepare('COMMIT');
 const heads = new Map<string, number>();
@@ -43,7 +45,15 @@ function commitGroup(): void {
   begin.run();
   for (const { threadId, type, data } of group) {
     const seq = (heads.get(threadId) ?? 0) + 1;
-    const event = { id: `ev_${randomUUID()}`, threadId, seq, type, principalId: 'bench', data, createdAt: new Date().toISOString() };
+    const event = {
+      id: `ev_${randomUUID()}`,
+      threadId,
+      seq,
+      type,
+      principalId: 'bench',
+      data,
+      createdAt: new Date().toISOString(),
+    };
     insert.run(event.id, threadId, seq, event.type, event.principalId, JSON.stringify(event.data), event.createdAt);
     heads.set(threadId, seq);
     answers.push(JSON.stringify({ events: [event] }));
@@ -51,7 +61,9 @@ function commitGroup(): void {
   commit.run();
   group.forEach(({ response }, i) => {
     const text = answers[i] as string;
-    response.writeHead(201, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+    response
+      .writeHead(201, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) })
+      .end(text);
   });
 }
 
@@ -67,7 +79,9 @@ const server = createServer((request, response) => {
       body = {};
     }
     if (request.method !== 'POST' || match === null || typeof body.type !== 'string') {
-      response.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"code":"invalid_request","message":"bad","details":{}}}');
+      response
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end('{"error":{"code":"invalid_request","message":"bad","details":{}}}');
       return;
     }
     if (queue.length === 0) setImmediate(commitGroup);
@@ -77,7 +91,8 @@ const server = createServer((request, response) => {
 server.keepAliveTimeout = 60_000;
 server.listen(0, '127.0.0.1', () => {
   const address = server.address();
-  if (address !== null && typeof address === 'object') process.stdout.write(`listening on http://127.0.0.1:${address.port}\n`);
+  if (address !== null && typeof address === 'object')
+    process.stdout.write(`listening on http://127.0.0.1:${address.port}\n`);
 });
 process.on('SIGTERM', () => {
   server.close();

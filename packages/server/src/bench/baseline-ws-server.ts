@@ -35,6 +35,7 @@ wss.on('connection', (socket) => {
 server.keepAliveTimeout = 60_000;
 server.listen(0, '127.0.0.1', () => {
   const address = server.address();
-  if (address !== null && typeof address === 'object') process.stdout.write(`listening on http://127.0.0.1:${address.port}\n`);
+  if (address !== null && typeof address === 'object')
+    process.stdout.write(`listening on http://127.0.0.1:${address.port}\n`);
 });
 process.on('SIGTERM', () => process.exit(0));

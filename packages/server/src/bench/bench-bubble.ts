@@ -44,18 +44,41 @@ export async function startBubble(serverBin: string, dataDir: string, limits: Li
     await store.close();
   }
   const port = await freePort();
-  const args = [serverBin, 'serve', '--host', '127.0.0.1', '--port', String(port), '--data', dataDir, '--log-level', 'warn'];
+  const args = [
+    serverBin,
+    'serve',
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--data',
+    dataDir,
+    '--log-level',
+    'warn',
+  ];
   const started = await startServer(process.execPath, limits === 'off' ? [...args, ...LIMITS_OFF] : args);
   return { ...started, limits, token: tokens[0]!, tokens, host: '127.0.0.1', port };
 }
 
 /** A thread of the first human with every other bench human on it as a member (so any of them may append). */
 export async function createThread(bubble: Bubble, title: string): Promise<{ threadId: string; headSeq: number }> {
-  const { thread } = await httpJson<{ thread: { threadId: string } }>('POST', `${bubble.url}/v1/threads`, bubble.token, { title });
+  const { thread } = await httpJson<{ thread: { threadId: string } }>(
+    'POST',
+    `${bubble.url}/v1/threads`,
+    bubble.token,
+    { title },
+  );
   for (let i = 1; i < BENCH_HUMANS; i += 1) {
-    await httpJson('POST', `${bubble.url}/v1/threads/${thread.threadId}/participants`, bubble.token, { principalId: `bench-${String(i).padStart(2, '0')}`, role: 'member' });
+    await httpJson('POST', `${bubble.url}/v1/threads/${thread.threadId}/participants`, bubble.token, {
+      principalId: `bench-${String(i).padStart(2, '0')}`,
+      role: 'member',
+    });
   }
-  const { thread: after } = await httpJson<{ thread: { threadId: string; headSeq: number } }>('GET', `${bubble.url}/v1/threads/${thread.threadId}`, bubble.token);
+  const { thread: after } = await httpJson<{ thread: { threadId: string; headSeq: number } }>(
+    'GET',
+    `${bubble.url}/v1/threads/${thread.threadId}`,
+    bubble.token,
+  );
   return after;
 }
 

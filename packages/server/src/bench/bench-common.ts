@@ -16,14 +16,21 @@ export function log(line: string): void {
 }
 
 /** Each Bubble figure is named for its limits when both runs are measured. */
-export const named = (name: string, limits: Limits, modes: readonly Limits[]): string => (modes.length === 1 ? name : `${name}, limits ${limits}`);
+export const named = (name: string, limits: Limits, modes: readonly Limits[]): string =>
+  modes.length === 1 ? name : `${name}, limits ${limits}`;
 
 /** Back to back in alternating order (off then on, then on then off, ...), so drift of the machine does not favour one. */
-export const inTurn = (modes: readonly Limits[], turn: number): Limits[] => (turn % 2 === 0 ? [...modes] : [...modes].reverse());
+export const inTurn = (modes: readonly Limits[], turn: number): Limits[] =>
+  turn % 2 === 0 ? [...modes] : [...modes].reverse();
 
-export async function startBubbles(root: string, prefix: string, modes: readonly Limits[]): Promise<Map<Limits, Bubble>> {
+export async function startBubbles(
+  root: string,
+  prefix: string,
+  modes: readonly Limits[],
+): Promise<Map<Limits, Bubble>> {
   const bubbles = new Map<Limits, Bubble>();
-  for (const limits of modes) bubbles.set(limits, await startBubble(serverBin, await mkdtemp(join(root, `${prefix}-${limits}-`)), limits));
+  for (const limits of modes)
+    bubbles.set(limits, await startBubble(serverBin, await mkdtemp(join(root, `${prefix}-${limits}-`)), limits));
   return bubbles;
 }
 
@@ -31,9 +38,11 @@ export async function stopBubbles(bubbles: Map<Limits, Bubble>): Promise<void> {
   for (const bubble of bubbles.values()) await stopProcess(bubble.child);
 }
 
-export async function startBaseline(file: string, args: string[]): Promise<StartedServer & { host: string; port: number }> {
+export async function startBaseline(
+  file: string,
+  args: string[],
+): Promise<StartedServer & { host: string; port: number }> {
   const started = await startServer(process.execPath, [worker(file), ...args]);
   const url = new URL(started.url);
   return { ...started, host: url.hostname, port: Number(url.port) };
 }
-

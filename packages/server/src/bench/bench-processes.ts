@@ -13,7 +13,11 @@ export interface StartedServer {
 }
 
 /** Starts a server process and resolves once it prints `listening on http://HOST:PORT`. */
-export function startServer(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<StartedServer> {
+export function startServer(
+  command: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<StartedServer> {
   const child = spawn(command, args, { env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let output = '';
@@ -89,7 +93,8 @@ export class Worker<TJob> {
   /** The next message; rejects if it carries `error` or the worker is gone. */
   next<T>(timeoutMs = 120_000): Promise<T> {
     const check = (message: unknown): T => {
-      if (typeof message === 'object' && message !== null && 'error' in message) throw new Error(String((message as { error: unknown }).error));
+      if (typeof message === 'object' && message !== null && 'error' in message)
+        throw new Error(String((message as { error: unknown }).error));
       return message as T;
     };
     if (this.inbox.length > 0) return Promise.resolve().then(() => check(this.inbox.shift()));

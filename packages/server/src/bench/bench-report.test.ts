@@ -1,9 +1,36 @@
 import { describe, expect, it } from 'vitest';
-import { benchmarksMarkdown, consoleTable, median, mergeBenchmarksFile, quantile, ratio, type Figure } from './bench-report.js';
+import {
+  benchmarksMarkdown,
+  consoleTable,
+  median,
+  mergeBenchmarksFile,
+  quantile,
+  ratio,
+  type Figure,
+} from './bench-report.js';
 
 const figures: Figure[] = [
-  { section: 'Appends', name: '50 connections', unit: '/s', bubble: 12_000, baseline: 20_000, better: 'higher', target: '>= 10,000/s', meetsTarget: true },
-  { section: 'Fan-out', name: 'p99, 100 subscribers', unit: 'ms', bubble: 20, baseline: 31, better: 'lower', target: '<= 15 ms', meetsTarget: false, note: 'noisy' },
+  {
+    section: 'Appends',
+    name: '50 connections',
+    unit: '/s',
+    bubble: 12_000,
+    baseline: 20_000,
+    better: 'higher',
+    target: '>= 10,000/s',
+    meetsTarget: true,
+  },
+  {
+    section: 'Fan-out',
+    name: 'p99, 100 subscribers',
+    unit: 'ms',
+    bubble: 20,
+    baseline: 31,
+    better: 'lower',
+    target: '<= 15 ms',
+    meetsTarget: false,
+    note: 'noisy',
+  },
 ];
 
 describe('bench report', () => {
@@ -29,9 +56,22 @@ describe('bench report', () => {
   });
 
   it('writes every figure, its ratio and whether it met its target into the markdown', () => {
-    const md = benchmarksMarkdown(figures, { cpus: 2, cpuModel: 'cpu', node: 'v20.20.2', platform: 'linux x64', date: '2026-11-29', loadAverage: { start: 0.5, end: 3.25 } }, ['one note']);
+    const md = benchmarksMarkdown(
+      figures,
+      {
+        cpus: 2,
+        cpuModel: 'cpu',
+        node: 'v20.20.2',
+        platform: 'linux x64',
+        date: '2026-11-29',
+        loadAverage: { start: 0.5, end: 3.25 },
+      },
+      ['one note'],
+    );
     expect(md).toContain('| 50 connections | 12,000 /s | 20,000 /s | 0.60x (higher is better) | >= 10,000/s | met |');
-    expect(md).toContain('| p99, 100 subscribers | 20.0 ms | 31.0 ms | 0.65x (lower is better) | <= 15 ms | **missed** |');
+    expect(md).toContain(
+      '| p99, 100 subscribers | 20.0 ms | 31.0 ms | 0.65x (lower is better) | <= 15 ms | **missed** |',
+    );
     expect(md).toContain('- p99, 100 subscribers: noisy');
     expect(md).toContain('2 CPUs (nproc)');
     expect(md).toContain('- one note');

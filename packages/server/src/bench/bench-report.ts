@@ -37,7 +37,9 @@ export function median(values: readonly number[]): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 export function ratio(figure: Figure): number {
@@ -66,7 +68,11 @@ export function consoleTable(figures: readonly Figure[]): string {
   ]);
   const header = ['figure', 'bubble', 'baseline', 'bubble/baseline', ''];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
-  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i] as number)).join('  ').trimEnd();
+  const line = (cells: string[]): string =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] as number))
+      .join('  ')
+      .trimEnd();
   return [line(header), ...rows.map(line)].join('\n');
 }
 
@@ -82,7 +88,9 @@ export function benchmarksMarkdown(figures: readonly Figure[], machine: Machine,
     `- Machine: ${machine.cpus} CPUs (nproc), ${machine.cpuModel}, ${machine.platform}`,
     `- Node: ${machine.node}`,
     `- Load average (1 min) at start / end: ${machine.loadAverage.start.toFixed(2)} / ${machine.loadAverage.end.toFixed(2)}` +
-      (Math.max(machine.loadAverage.start, machine.loadAverage.end) > machine.cpus ? ' (**busy machine: other work shared the CPUs; figures are pessimistic**)' : ''),
+      (Math.max(machine.loadAverage.start, machine.loadAverage.end) > machine.cpus
+        ? ' (**busy machine: other work shared the CPUs; figures are pessimistic**)'
+        : ''),
     '',
     '## Reproduce',
     '',
@@ -96,13 +104,20 @@ export function benchmarksMarkdown(figures: readonly Figure[], machine: Machine,
     '',
   ];
   for (const section of sections) {
-    out.push(`## ${section}`, '', '| figure | bubble | baseline | bubble / baseline | target | |', '|---|---:|---:|---:|---|---|');
+    out.push(
+      `## ${section}`,
+      '',
+      '| figure | bubble | baseline | bubble / baseline | target | |',
+      '|---|---:|---:|---:|---|---|',
+    );
     for (const f of figures.filter((x) => x.section === section)) {
       out.push(
         `| ${f.name} | ${formatNumber(f.bubble)} ${f.unit} | ${formatNumber(f.baseline)} ${f.unit} | ${formatNumber(ratio(f))}x (${f.better} is better) | ${f.target ?? ''} | ${verdict(f)} |`,
       );
     }
-    const sectionNotes = figures.filter((x) => x.section === section && x.note !== undefined).map((x) => `- ${x.name}: ${x.note}`);
+    const sectionNotes = figures
+      .filter((x) => x.section === section && x.note !== undefined)
+      .map((x) => `- ${x.name}: ${x.note}`);
     if (sectionNotes.length > 0) out.push('', ...sectionNotes);
     out.push('');
   }

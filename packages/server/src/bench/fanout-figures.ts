@@ -13,16 +13,31 @@ const FANOUT_DURATION_MS = 5_000;
 /** Rounds per subscriber count; each fan-out figure is the median of the rounds (one host stall skews one round). */
 const FANOUT_ROUNDS = 3;
 
-async function fanoutOnce(wsUrl: string, clients: number, bubble: FanoutJob['bubble'], publishTo: Omit<PublishJob, 'durationMs'>): Promise<FanoutResult> {
-  const subscribers = new Worker<FanoutJob>(worker('fanout-subscribers'), { wsUrl, clients, ...(bubble ? { bubble } : {}) });
+async function fanoutOnce(
+  wsUrl: string,
+  clients: number,
+  bubble: FanoutJob['bubble'],
+  publishTo: Omit<PublishJob, 'durationMs'>,
+): Promise<FanoutResult> {
+  const subscribers = new Worker<FanoutJob>(worker('fanout-subscribers'), {
+    wsUrl,
+    clients,
+    ...(bubble ? { bubble } : {}),
+  });
   try {
     await subscribers.next<{ ready: true }>();
-    const warm = await new Worker<PublishJob>(worker('fanout-publisher'), { ...publishTo, durationMs: FANOUT_WARMUP_MS }).next<PublishResult>();
+    const warm = await new Worker<PublishJob>(worker('fanout-publisher'), {
+      ...publishTo,
+      durationMs: FANOUT_WARMUP_MS,
+    }).next<PublishResult>();
     if (warm.failed > 0) throw new Error(`warm-up appends failed: ${warm.firstFailure}`);
     await sleep(300);
     subscribers.send('reset');
     await subscribers.next<{ reset: true }>();
-    const published = await new Worker<PublishJob>(worker('fanout-publisher'), { ...publishTo, durationMs: FANOUT_DURATION_MS }).next<PublishResult>();
+    const published = await new Worker<PublishJob>(worker('fanout-publisher'), {
+      ...publishTo,
+      durationMs: FANOUT_DURATION_MS,
+    }).next<PublishResult>();
     if (published.failed > 0) throw new Error(`appends failed: ${published.failed} (${published.firstFailure})`);
     await sleep(500);
     subscribers.send('stop');
@@ -41,7 +56,12 @@ interface FanoutRound {
   ourCpu: Map<Limits, number>;
 }
 
-async function fanoutRound(bubbles: Map<Limits, Bubble>, order: readonly Limits[], baseline: StartedServer, clients: number): Promise<FanoutRound> {
+async function fanoutRound(
+  bubbles: Map<Limits, Bubble>,
+  order: readonly Limits[],
+  baseline: StartedServer,
+  clients: number,
+): Promise<FanoutRound> {
   const jitterProbe = new Worker<Record<string, never>>(worker('jitter-probe'), {});
   await jitterProbe.next<{ ready: true }>();
   try {
@@ -59,7 +79,12 @@ async function fanoutRound(bubbles: Map<Limits, Bubble>, order: readonly Limits[
           `${bubble.url.replace('http', 'ws')}/v1/ws`,
           clients,
           { token: bubble.token, threadId: thread.threadId, afterSeq: thread.headSeq },
-          { url: `${bubble.url}/v1/threads/${thread.threadId}/events`, tokens: bubble.tokens, mode: 'bubble', ratePerSecond: FANOUT_RATE },
+          {
+            url: `${bubble.url}/v1/threads/${thread.threadId}/events`,
+            tokens: bubble.tokens,
+            mode: 'bubble',
+            ratePerSecond: FANOUT_RATE,
+          },
         ),
       );
       ourCpu.set(limits, ((await cpuMs(pid)) - cpuBefore) / (performance.now() - startedAt));
@@ -108,8 +133,9 @@ export async function fanoutFigures(root: string, notes: string[], modes: readon
         const max = Math.max(...results.map((r) => r.maxPerClient));
         const closes = results.reduce((sum, r) => sum + r.unexpectedCloses, 0);
         return (
-          (min === expected && max === expected ? `all ${expected} events reached every client in every round` : `${min} to ${max} of ${expected} events per client`) +
-          (closes > 0 ? `, ${closes} sockets closed` : '')
+          (min === expected && max === expected
+            ? `all ${expected} events reached every client in every round`
+            : `${min} to ${max} of ${expected} events per client`) + (closes > 0 ? `, ${closes} sockets closed` : '')
         );
       };
       for (const key of ['p50', 'p99'] as const) {
@@ -149,8 +175,7 @@ export async function fanoutFigures(root: string, notes: string[], modes: readon
       `${FANOUT_ROUNDS} rounds per subscriber count (Bubble with limits off and on in turn, then the baseline, in each), each figure the median of the rounds. ` +
       'Bubble latency includes the HTTP append, validation, the durable commit and the fan-out; the baseline only relays the POST body to its sockets. ' +
       'A p99 over 5,000 events at 1,000/s is the 50th-worst event, so one 30 ms stall of the machine (see host jitter: an idle process timing 1 ms timers during the round) ' +
-      'puts about 30 ms into that round\'s p99 whatever the server does.',
+      "puts about 30 ms into that round's p99 whatever the server does.",
   );
   return figures;
 }
-

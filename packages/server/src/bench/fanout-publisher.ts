@@ -57,7 +57,12 @@ export function publish(job: PublishJob): Promise<PublishResult> {
   const senders = job.tokens?.length ?? 1;
   const agents = Array.from(
     { length: senders },
-    (_, i) => new Agent({ keepAlive: true, maxSockets: Math.ceil(MAX_SOCKETS / senders), ...(senders > 1 ? { localAddress: `127.0.1.${1 + (i % 250)}` } : {}) }),
+    (_, i) =>
+      new Agent({
+        keepAlive: true,
+        maxSockets: Math.ceil(MAX_SOCKETS / senders),
+        ...(senders > 1 ? { localAddress: `127.0.1.${1 + (i % 250)}` } : {}),
+      }),
   );
   const target = new URL(job.url);
   const result: PublishResult = { sent: 0, ok: 0, failed: 0, firstFailure: null };
@@ -69,23 +74,29 @@ export function publish(job: PublishJob): Promise<PublishResult> {
       const sender = result.sent % senders;
       const agent = agents[sender] as Agent;
       const text = body(job.mode, wallClockMs(), sender);
-      const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) };
+      const headers: Record<string, string | number> = {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(text),
+      };
       if (job.tokens !== undefined) headers.authorization = `Bearer ${job.tokens[sender]}`;
-      const req = request({ agent, host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers }, (res) => {
-        const status = res.statusCode ?? 0;
-        const ok = status >= 200 && status < 300;
-        let said = '';
-        if (ok) res.resume();
-        else res.setEncoding('utf8').on('data', (chunk: string) => (said += chunk));
-        res.on('end', () => {
-          if (ok) result.ok += 1;
-          else {
-            result.failed += 1;
-            result.firstFailure ??= `${status} ${said.slice(0, 300)}`;
-          }
-          done();
-        });
-      });
+      const req = request(
+        { agent, host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers },
+        (res) => {
+          const status = res.statusCode ?? 0;
+          const ok = status >= 200 && status < 300;
+          let said = '';
+          if (ok) res.resume();
+          else res.setEncoding('utf8').on('data', (chunk: string) => (said += chunk));
+          res.on('end', () => {
+            if (ok) result.ok += 1;
+            else {
+              result.failed += 1;
+              result.firstFailure ??= `${status} ${said.slice(0, 300)}`;
+            }
+            done();
+          });
+        },
+      );
       req.on('error', (error) => {
         result.failed += 1;
         result.firstFailure ??= error.message;

@@ -50,46 +50,62 @@ async function run(job: FanoutJob): Promise<void> {
   const openOne = (index: number): Promise<void> =>
     new Promise((resolve, reject) => {
       let ready = false;
-      const client: RawWsClient = new RawWsClient(job.wsUrl, {
-        onOpen: () => client.sendText(JSON.stringify({ type: 'client.auth', token: job.bubble?.token ?? 'baseline' })),
-        onText: (data) => {
-          if (ready) {
-            const at = data.indexOf(DELTA_MARK);
-            if (at < 0) return;
-            const sentAt = Number.parseFloat(data.toString('latin1', at + DELTA_MARK.length, at + DELTA_MARK.length + 24));
-            if (Number.isFinite(sentAt)) {
-              const now = wallClockMs();
-              latencies.push(now - sentAt);
-              const created = data.indexOf(CREATED_MARK);
-              if (created >= 0) {
-                const createdAt = Date.parse(data.toString('latin1', created + CREATED_MARK.length, created + CREATED_MARK.length + 24));
-                if (Number.isFinite(createdAt)) fromCreatedAt.push(now - createdAt);
+      const client: RawWsClient = new RawWsClient(
+        job.wsUrl,
+        {
+          onOpen: () =>
+            client.sendText(JSON.stringify({ type: 'client.auth', token: job.bubble?.token ?? 'baseline' })),
+          onText: (data) => {
+            if (ready) {
+              const at = data.indexOf(DELTA_MARK);
+              if (at < 0) return;
+              const sentAt = Number.parseFloat(
+                data.toString('latin1', at + DELTA_MARK.length, at + DELTA_MARK.length + 24),
+              );
+              if (Number.isFinite(sentAt)) {
+                const now = wallClockMs();
+                latencies.push(now - sentAt);
+                const created = data.indexOf(CREATED_MARK);
+                if (created >= 0) {
+                  const createdAt = Date.parse(
+                    data.toString('latin1', created + CREATED_MARK.length, created + CREATED_MARK.length + 24),
+                  );
+                  if (Number.isFinite(createdAt)) fromCreatedAt.push(now - createdAt);
+                }
+                perClient[index] = (perClient[index] ?? 0) + 1;
               }
-              perClient[index] = (perClient[index] ?? 0) + 1;
+              return;
             }
-            return;
-          }
-          const frame = JSON.parse(data.toString('utf8')) as { type: string };
-          if (job.bubble === undefined && frame.type === 'ready') {
-            ready = true;
-            resolve();
-          } else if (job.bubble !== undefined && frame.type === 'server.ready') {
-            client.sendText(JSON.stringify({ type: 'subscribe', id: 's', threadId: job.bubble.threadId, afterSeq: job.bubble.afterSeq }));
-          } else if (frame.type === 'subscribed') {
-            ready = true;
-            resolve();
-          } else if (frame.type === 'error') {
-            reject(new Error(`subscribe refused: ${data.toString('utf8')}`));
-          }
+            const frame = JSON.parse(data.toString('utf8')) as { type: string };
+            if (job.bubble === undefined && frame.type === 'ready') {
+              ready = true;
+              resolve();
+            } else if (job.bubble !== undefined && frame.type === 'server.ready') {
+              client.sendText(
+                JSON.stringify({
+                  type: 'subscribe',
+                  id: 's',
+                  threadId: job.bubble.threadId,
+                  afterSeq: job.bubble.afterSeq,
+                }),
+              );
+            } else if (frame.type === 'subscribed') {
+              ready = true;
+              resolve();
+            } else if (frame.type === 'error') {
+              reject(new Error(`subscribe refused: ${data.toString('utf8')}`));
+            }
+          },
+          onClose: (code) => {
+            if (stopping) return;
+            unexpectedCloses += 1;
+            if (!ready) reject(new Error(`socket closed with ${code} before it was ready`));
+          },
+          // Spread over loopback addresses as separate clients would be: the server caps connections per address,
+          // and the publisher's up to 256 keep-alive sockets come from 127.0.0.1.
         },
-        onClose: (code) => {
-          if (stopping) return;
-          unexpectedCloses += 1;
-          if (!ready) reject(new Error(`socket closed with ${code} before it was ready`));
-        },
-        // Spread over loopback addresses as separate clients would be: the server caps connections per address,
-        // and the publisher's up to 256 keep-alive sockets come from 127.0.0.1.
-      }, `127.0.0.${2 + (index % 200)}`);
+        `127.0.0.${2 + (index % 200)}`,
+      );
       sockets.push(client);
     });
 

@@ -18,7 +18,10 @@ async function run(job: IdleJob): Promise<void> {
   const openOne = (): Promise<void> =>
     new Promise((resolve, reject) => {
       // Spread over client addresses of the loopback range, as many clients would be (the server caps connections per address).
-      const socket = new WebSocket(job.wsUrl, { perMessageDeflate: false, localAddress: `127.0.0.${2 + (opened++ % 200)}` });
+      const socket = new WebSocket(job.wsUrl, {
+        perMessageDeflate: false,
+        localAddress: `127.0.0.${2 + (opened++ % 200)}`,
+      });
       sockets.push(socket);
       socket.on('open', () => socket.send(JSON.stringify({ type: 'client.auth', token: job.token })));
       socket.once('message', (data: Buffer) => {

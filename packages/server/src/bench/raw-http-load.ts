@@ -36,7 +36,14 @@ export interface LoadResult {
 }
 
 export async function runLoad(job: LoadJob): Promise<LoadResult> {
-  const result: LoadResult = { ok: 0, failed: 0, firstFailure: null, socketErrors: 0, measuredMs: job.durationMs, answered: 0 };
+  const result: LoadResult = {
+    ok: 0,
+    failed: 0,
+    firstFailure: null,
+    socketErrors: 0,
+    measuredMs: job.durationMs,
+    answered: 0,
+  };
   const start = performance.now();
   const measureFrom = start + job.warmupMs;
   const stopAt = measureFrom + job.durationMs;
@@ -61,7 +68,14 @@ export async function runLoad(job: LoadJob): Promise<LoadResult> {
   return result;
 }
 
-function runConnection(job: LoadJob, requests: Buffer[], offset: number, measureFrom: number, stopAt: number, result: LoadResult): Promise<void> {
+function runConnection(
+  job: LoadJob,
+  requests: Buffer[],
+  offset: number,
+  measureFrom: number,
+  stopAt: number,
+  result: LoadResult,
+): Promise<void> {
   let next = offset;
   return new Promise((resolve) => {
     const socket: Socket = connect({ host: job.host, port: job.port });

@@ -21,9 +21,17 @@ export class RawWsClient {
   private closed = false;
 
   /** `localAddress`: connect from this address (another 127.x.y.z stands for another client). */
-  constructor(url: string, private readonly handlers: RawWsHandlers, localAddress?: string) {
+  constructor(
+    url: string,
+    private readonly handlers: RawWsHandlers,
+    localAddress?: string,
+  ) {
     const target = new URL(url);
-    this.socket = connect({ host: target.hostname, port: Number(target.port), ...(localAddress === undefined ? {} : { localAddress }) });
+    this.socket = connect({
+      host: target.hostname,
+      port: Number(target.port),
+      ...(localAddress === undefined ? {} : { localAddress }),
+    });
     this.socket.setNoDelay(true);
     this.socket.on('connect', () => {
       this.socket.write(

@@ -73,7 +73,9 @@ async function memoryFigures(root: string, notes: string[], modes: readonly Limi
   } finally {
     await stopProcess(baseline.child);
   }
-  log(`memory per idle socket: ${modes.map((limits) => `bubble (limits ${limits}) ${ours.get(limits)!.toFixed(1)} KiB`).join(', ')}, baseline ${base.toFixed(1)} KiB`);
+  log(
+    `memory per idle socket: ${modes.map((limits) => `bubble (limits ${limits}) ${ours.get(limits)!.toFixed(1)} KiB`).join(', ')}, baseline ${base.toFixed(1)} KiB`,
+  );
   notes.push(
     `Memory: server RSS after ${IDLE_CONNECTIONS} idle authenticated sockets minus RSS before (after a 100-socket warm-up), divided by ${IDLE_CONNECTIONS}; ` +
       'in KiB per connection (the same number is MiB per 1,024 connections). RSS includes not-yet-collected garbage, so it is an upper bound.',
@@ -129,7 +131,9 @@ async function main(): Promise<void> {
   const figures: Figure[] = [];
   try {
     if (sections.includes('appends')) {
-      const probe = JSON.parse(await runCommand(process.execPath, [worker('fsync-probe'), root])) as { commitsPerSecond: number };
+      const probe = JSON.parse(await runCommand(process.execPath, [worker('fsync-probe'), root])) as {
+        commitsPerSecond: number;
+      };
       log(`disk: ${Math.round(probe.commitsPerSecond)} durable single-row commits/s`);
       notes.push(
         `This disk allowed ${Math.round(probe.commitsPerSecond).toLocaleString('en-US')} durable single-row SQLite commits/s (WAL, synchronous=FULL, one process, no HTTP) ` +
@@ -167,7 +171,9 @@ async function main(): Promise<void> {
   notes.push(`Whole run took ${Math.round((Date.now() - started) / 1000)} s.`);
   process.stdout.write(`${consoleTable(figures)}\n`);
   if (comparisons.length > 0) process.stdout.write(`\n${comparisons.join('\n')}\n`);
-  process.stdout.write(`load average (1 min) at start / end: ${machine.loadAverage.start.toFixed(2)} / ${machine.loadAverage.end.toFixed(2)} on ${machine.cpus} CPUs\n`);
+  process.stdout.write(
+    `load average (1 min) at start / end: ${machine.loadAverage.start.toFixed(2)} / ${machine.loadAverage.end.toFixed(2)} on ${machine.cpus} CPUs\n`,
+  );
   if (sections.length < SECTIONS.length || modes.length < 2) return;
   const benchmarksPath = join(repoRoot, 'BENCHMARKS.md');
   const current = await readFile(benchmarksPath, 'utf8').catch(() => null);

@@ -8,10 +8,12 @@ describe('parseCli', () => {
       ok: true,
       value: { command: 'serve', host: '127.0.0.1', port: 7777, logLevel: 'info', storage: {} },
     });
-    expect(parseCli(['serve', '--host', '0.0.0.0', '--port', '0', '--data', '/tmp/x', '--log-level', 'debug'])).toEqual({
-      ok: true,
-      value: { command: 'serve', host: '0.0.0.0', port: 0, logLevel: 'debug', storage: { data: '/tmp/x' } },
-    });
+    expect(parseCli(['serve', '--host', '0.0.0.0', '--port', '0', '--data', '/tmp/x', '--log-level', 'debug'])).toEqual(
+      {
+        ok: true,
+        value: { command: 'serve', host: '0.0.0.0', port: 0, logLevel: 'debug', storage: { data: '/tmp/x' } },
+      },
+    );
   });
 
   it('parses rate limits', () => {
@@ -47,32 +49,68 @@ describe('parseCli', () => {
 
   it('parses connection caps, and says what is wrong with a bad one', () => {
     const r = parseCli(['serve', '--max-connections', '100', '--max-connections-per-address', '10']);
-    expect(r.ok && r.value.command === 'serve' && [r.value.maxConnections, r.value.maxConnectionsPerAddress]).toEqual([100, 10]);
-    expect(parseCli(['serve', '--max-connections-per-address', '0'])).toEqual({ ok: false, errors: ['--max-connections-per-address must be at least 1'] });
-    expect(parseCli(['serve', '--max-connections', 'lots'])).toEqual({ ok: false, errors: ['--max-connections must be a number'] });
+    expect(r.ok && r.value.command === 'serve' && [r.value.maxConnections, r.value.maxConnectionsPerAddress]).toEqual([
+      100, 10,
+    ]);
+    expect(parseCli(['serve', '--max-connections-per-address', '0'])).toEqual({
+      ok: false,
+      errors: ['--max-connections-per-address must be at least 1'],
+    });
+    expect(parseCli(['serve', '--max-connections', 'lots'])).toEqual({
+      ok: false,
+      errors: ['--max-connections must be a number'],
+    });
   });
 
   it('parses principal create-human', () => {
     expect(parseCli(['principal', 'create-human', 'alice', '--display-name', 'Alice', '--data', './d'])).toEqual({
       ok: true,
-      value: { command: 'create-human', principalId: 'alice', displayName: 'Alice', logLevel: 'warn', storage: { data: './d' } },
+      value: {
+        command: 'create-human',
+        principalId: 'alice',
+        displayName: 'Alice',
+        logLevel: 'warn',
+        storage: { data: './d' },
+      },
     });
   });
 
   it('parses the other principal commands', () => {
-    expect(parseCli(['principal', 'list', '--data', './d'])).toEqual({ ok: true, value: { command: 'list-principals', logLevel: 'warn', storage: { data: './d' } } });
-    expect(parseCli(['principal', 'mint-token', 'bot-a'])).toEqual({ ok: true, value: { command: 'mint-token', principalId: 'bot-a', logLevel: 'warn', storage: {} } });
-    expect(parseCli(['principal', 'revoke-tokens', 'alice'])).toEqual({ ok: true, value: { command: 'revoke-tokens', principalId: 'alice', logLevel: 'warn', storage: {} } });
+    expect(parseCli(['principal', 'list', '--data', './d'])).toEqual({
+      ok: true,
+      value: { command: 'list-principals', logLevel: 'warn', storage: { data: './d' } },
+    });
+    expect(parseCli(['principal', 'mint-token', 'bot-a'])).toEqual({
+      ok: true,
+      value: { command: 'mint-token', principalId: 'bot-a', logLevel: 'warn', storage: {} },
+    });
+    expect(parseCli(['principal', 'revoke-tokens', 'alice'])).toEqual({
+      ok: true,
+      value: { command: 'revoke-tokens', principalId: 'alice', logLevel: 'warn', storage: {} },
+    });
   });
 
   it('parses the identity provider flags of serve', () => {
-    const r = parseCli(['serve', '--oidc-issuer', 'https://x.auth0.com/', '--oidc-audience', 'https://api', '--oidc-client-id', 'abc', '--config', 'c.json']);
-    expect(r.ok && r.value.command === 'serve' && [r.value.oidcIssuer, r.value.oidcAudience, r.value.oidcClientId, r.value.configFile]).toEqual([
+    const r = parseCli([
+      'serve',
+      '--oidc-issuer',
       'https://x.auth0.com/',
+      '--oidc-audience',
       'https://api',
+      '--oidc-client-id',
       'abc',
+      '--config',
       'c.json',
     ]);
+    expect(
+      r.ok &&
+        r.value.command === 'serve' && [
+          r.value.oidcIssuer,
+          r.value.oidcAudience,
+          r.value.oidcClientId,
+          r.value.configFile,
+        ],
+    ).toEqual(['https://x.auth0.com/', 'https://api', 'abc', 'c.json']);
   });
 
   it('accepts --database in the parser (main answers that PostgreSQL is not built yet)', () => {
@@ -93,7 +131,10 @@ describe('parseCli', () => {
     [['serve', '--rate-limit', 'lots'], '--rate-limit must be a number or off'],
     [['serve', '--frame-rate-limit', ''], '--frame-rate-limit must be a number or off'],
     [['serve', '--rate-limit', 'off', '--rate-limit-burst', '5'], '--rate-limit-burst needs --rate-limit on, not off'],
-    [['serve', '--failed-auth-limit', '0', '--failed-auth-limit-burst', '5'], '--failed-auth-limit-burst needs --failed-auth-limit on, not off'],
+    [
+      ['serve', '--failed-auth-limit', '0', '--failed-auth-limit-burst', '5'],
+      '--failed-auth-limit-burst needs --failed-auth-limit on, not off',
+    ],
     [['serve', '--rate-limit', '5', '--rate-limit-burst', '0'], '--rate-limit-burst must be at least 1'],
     [['serve', '--frame-rate-limit-burst', '1.5'], '--frame-rate-limit-burst must be a whole number'],
     [['principal', 'create-human', 'alice', '--failed-auth-limit', '1'], '--failed-auth-limit belongs to "serve"'],

@@ -68,7 +68,11 @@ const rateFlag = (flag: string) =>
     .optional();
 
 const burstFlag = (flag: string) =>
-  z.coerce.number({ error: `${flag} must be a number` }).int(`${flag} must be a whole number`).min(1, `${flag} must be at least 1`).optional();
+  z.coerce
+    .number({ error: `${flag} must be a number` })
+    .int(`${flag} must be a whole number`)
+    .min(1, `${flag} must be at least 1`)
+    .optional();
 
 const RATE_FLAGS = [
   ['requests', 'rateLimit', 'rateLimitBurst', '--rate-limit'],
@@ -86,41 +90,47 @@ const StorageSchema = z
     }
   });
 
-const ServeSchema = z.object({
-  command: z.literal('serve'),
-  host: z.string().min(1, '--host must not be empty').default('127.0.0.1'),
-  port: z.coerce
-    .number({ error: '--port must be a number' })
-    .int('--port must be a whole number')
-    .min(0, '--port must be between 0 and 65535')
-    .max(65535, '--port must be between 0 and 65535')
-    .default(7777),
-  logLevel: LogLevelSchema.default('info'),
-  rateLimit: rateFlag('--rate-limit'),
-  rateLimitBurst: burstFlag('--rate-limit-burst'),
-  frameRateLimit: rateFlag('--frame-rate-limit'),
-  frameRateLimitBurst: burstFlag('--frame-rate-limit-burst'),
-  failedAuthLimit: rateFlag('--failed-auth-limit'),
-  failedAuthLimitBurst: burstFlag('--failed-auth-limit-burst'),
-  webRoot: z.string().min(1, '--web-root must not be empty').optional(),
-  maxConnections: z.coerce.number({ error: '--max-connections must be a number' }).int('--max-connections must be a whole number').min(1, '--max-connections must be at least 1').optional(),
-  maxConnectionsPerAddress: z.coerce
-    .number({ error: '--max-connections-per-address must be a number' })
-    .int('--max-connections-per-address must be a whole number')
-    .min(1, '--max-connections-per-address must be at least 1')
-    .optional(),
-  oidcIssuer: z.string().min(1, '--oidc-issuer must not be empty').optional(),
-  oidcAudience: z.string().min(1, '--oidc-audience must not be empty').optional(),
-  oidcClientId: z.string().min(1, '--oidc-client-id must not be empty').optional(),
-  configFile: z.string().min(1, '--config must not be empty').optional(),
-  storage: StorageSchema,
-}).check((ctx) => {
-  for (const [, rate, burst, flag] of RATE_FLAGS) {
-    if (ctx.value[rate] === 0 && ctx.value[burst] !== undefined) {
-      ctx.issues.push({ code: 'custom', message: `${flag}-burst needs ${flag} on, not off`, input: ctx.value });
+const ServeSchema = z
+  .object({
+    command: z.literal('serve'),
+    host: z.string().min(1, '--host must not be empty').default('127.0.0.1'),
+    port: z.coerce
+      .number({ error: '--port must be a number' })
+      .int('--port must be a whole number')
+      .min(0, '--port must be between 0 and 65535')
+      .max(65535, '--port must be between 0 and 65535')
+      .default(7777),
+    logLevel: LogLevelSchema.default('info'),
+    rateLimit: rateFlag('--rate-limit'),
+    rateLimitBurst: burstFlag('--rate-limit-burst'),
+    frameRateLimit: rateFlag('--frame-rate-limit'),
+    frameRateLimitBurst: burstFlag('--frame-rate-limit-burst'),
+    failedAuthLimit: rateFlag('--failed-auth-limit'),
+    failedAuthLimitBurst: burstFlag('--failed-auth-limit-burst'),
+    webRoot: z.string().min(1, '--web-root must not be empty').optional(),
+    maxConnections: z.coerce
+      .number({ error: '--max-connections must be a number' })
+      .int('--max-connections must be a whole number')
+      .min(1, '--max-connections must be at least 1')
+      .optional(),
+    maxConnectionsPerAddress: z.coerce
+      .number({ error: '--max-connections-per-address must be a number' })
+      .int('--max-connections-per-address must be a whole number')
+      .min(1, '--max-connections-per-address must be at least 1')
+      .optional(),
+    oidcIssuer: z.string().min(1, '--oidc-issuer must not be empty').optional(),
+    oidcAudience: z.string().min(1, '--oidc-audience must not be empty').optional(),
+    oidcClientId: z.string().min(1, '--oidc-client-id must not be empty').optional(),
+    configFile: z.string().min(1, '--config must not be empty').optional(),
+    storage: StorageSchema,
+  })
+  .check((ctx) => {
+    for (const [, rate, burst, flag] of RATE_FLAGS) {
+      if (ctx.value[rate] === 0 && ctx.value[burst] !== undefined) {
+        ctx.issues.push({ code: 'custom', message: `${flag}-burst needs ${flag} on, not off`, input: ctx.value });
+      }
     }
-  }
-});
+  });
 
 const CreateHumanSchema = z.object({
   command: z.literal('create-human'),
@@ -131,9 +141,23 @@ const CreateHumanSchema = z.object({
 });
 
 const PrincipalIdArgSchema = z.string().regex(PRINCIPAL_ID_PATTERN, `<id> must match ${PRINCIPAL_ID_PATTERN.source}`);
-const ListPrincipalsSchema = z.object({ command: z.literal('list-principals'), logLevel: LogLevelSchema.default('warn'), storage: StorageSchema });
-const MintTokenSchema = z.object({ command: z.literal('mint-token'), principalId: PrincipalIdArgSchema, logLevel: LogLevelSchema.default('warn'), storage: StorageSchema });
-const RevokeTokensSchema = z.object({ command: z.literal('revoke-tokens'), principalId: PrincipalIdArgSchema, logLevel: LogLevelSchema.default('warn'), storage: StorageSchema });
+const ListPrincipalsSchema = z.object({
+  command: z.literal('list-principals'),
+  logLevel: LogLevelSchema.default('warn'),
+  storage: StorageSchema,
+});
+const MintTokenSchema = z.object({
+  command: z.literal('mint-token'),
+  principalId: PrincipalIdArgSchema,
+  logLevel: LogLevelSchema.default('warn'),
+  storage: StorageSchema,
+});
+const RevokeTokensSchema = z.object({
+  command: z.literal('revoke-tokens'),
+  principalId: PrincipalIdArgSchema,
+  logLevel: LogLevelSchema.default('warn'),
+  storage: StorageSchema,
+});
 
 export type ServeCommand = z.infer<typeof ServeSchema>;
 export type CreateHumanCommand = z.infer<typeof CreateHumanSchema>;
@@ -187,13 +211,15 @@ export function parseCli(argv: string[]): CliParse {
     return { ok: false, errors: [(error as Error).message] };
   }
   const { values, positionals } = parsed;
-  if (values.help || positionals.length === 0 || positionals[0] === 'help') return { ok: true, value: { command: 'help' } };
+  if (values.help || positionals.length === 0 || positionals[0] === 'help')
+    return { ok: true, value: { command: 'help' } };
   const storage = { data: values.data, database: values.database };
   const [first, second, ...rest] = positionals;
   let raw: unknown;
   let schema: z.ZodType<CliCommand>;
   if (first === 'serve' && second === undefined) {
-    if (values['display-name'] !== undefined) return { ok: false, errors: ['--display-name belongs to "principal create-human"'] };
+    if (values['display-name'] !== undefined)
+      return { ok: false, errors: ['--display-name belongs to "principal create-human"'] };
     raw = {
       command: 'serve',
       host: values.host,
@@ -218,21 +244,43 @@ export function parseCli(argv: string[]): CliParse {
   } else if (first === 'principal' && second !== undefined && Object.hasOwn(PRINCIPAL_COMMANDS, second)) {
     const spec = PRINCIPAL_COMMANDS[second as keyof typeof PRINCIPAL_COMMANDS];
     if (rest.length !== (spec.takesId ? 1 : 0)) {
-      return { ok: false, errors: [spec.takesId ? `"principal ${second}" needs exactly one <id>` : `"principal ${second}" takes no arguments`] };
+      return {
+        ok: false,
+        errors: [
+          spec.takesId ? `"principal ${second}" needs exactly one <id>` : `"principal ${second}" takes no arguments`,
+        ],
+      };
     }
     if (values.host !== undefined || values.port !== undefined || values['rate-limit'] !== undefined) {
       return { ok: false, errors: ['--host, --port and --rate-limit belong to "serve"'] };
     }
     const serveOnly = [
-      'web-root', 'rate-limit-burst', 'frame-rate-limit', 'frame-rate-limit-burst', 'failed-auth-limit', 'failed-auth-limit-burst',
-      'max-connections', 'max-connections-per-address', 'oidc-issuer', 'oidc-audience', 'oidc-client-id', 'config',
+      'web-root',
+      'rate-limit-burst',
+      'frame-rate-limit',
+      'frame-rate-limit-burst',
+      'failed-auth-limit',
+      'failed-auth-limit-burst',
+      'max-connections',
+      'max-connections-per-address',
+      'oidc-issuer',
+      'oidc-audience',
+      'oidc-client-id',
+      'config',
     ] as const;
     const misplaced = serveOnly.filter((flag) => values[flag] !== undefined);
     if (misplaced.length > 0) {
       return { ok: false, errors: misplaced.map((flag) => `--${flag} belongs to "serve"`) };
     }
-    if (second !== 'create-human' && values['display-name'] !== undefined) return { ok: false, errors: ['--display-name belongs to "principal create-human"'] };
-    raw = { command: spec.command, principalId: rest[0], displayName: values['display-name'], logLevel: values['log-level'], storage };
+    if (second !== 'create-human' && values['display-name'] !== undefined)
+      return { ok: false, errors: ['--display-name belongs to "principal create-human"'] };
+    raw = {
+      command: spec.command,
+      principalId: rest[0],
+      displayName: values['display-name'],
+      logLevel: values['log-level'],
+      storage,
+    };
     schema = spec.schema;
   } else {
     return { ok: false, errors: [`unknown command "${positionals.join(' ')}"`] };

@@ -14,7 +14,10 @@ import type { BubbleStore } from '../store/store.js';
 export const listPrincipals = (store: BubbleStore): Promise<Principal[]> => store.listPrincipals();
 
 /** `principal mint-token <id>`: a new token of a human or a bot, its plaintext returned once. */
-export async function mintPrincipalToken(store: BubbleStore, principalId: string): Promise<{ principal: Principal; token: Token }> {
+export async function mintPrincipalToken(
+  store: BubbleStore,
+  principalId: string,
+): Promise<{ principal: Principal; token: Token }> {
   const principal = await store.getPrincipal(principalId);
   if (principal === null) throw notFound(`principal ${principalId} not found`);
   const secret = mintTokenSecret(principal.kind);

@@ -7,7 +7,14 @@ const serve = (...argv: string[]): ServeCommand => {
   if (!r.ok || r.value.command !== 'serve') throw new Error(JSON.stringify(r));
   return r.value;
 };
-const FLAGS = ['--oidc-issuer', 'https://tenant.eu.auth0.com/', '--oidc-audience', 'https://bubble.example.com', '--oidc-client-id', 'abc'];
+const FLAGS = [
+  '--oidc-issuer',
+  'https://tenant.eu.auth0.com/',
+  '--oidc-audience',
+  'https://bubble.example.com',
+  '--oidc-client-id',
+  'abc',
+];
 
 describe('resolveServeConfig', () => {
   it('has no identity provider without flags or file', () => {
@@ -16,20 +23,47 @@ describe('resolveServeConfig', () => {
   });
 
   it('takes the provider from the flags, from the file, and a flag over the file field by field', () => {
-    const expected = { issuer: 'https://tenant.eu.auth0.com/', audience: 'https://bubble.example.com', clientId: 'abc' };
+    const expected = {
+      issuer: 'https://tenant.eu.auth0.com/',
+      audience: 'https://bubble.example.com',
+      clientId: 'abc',
+    };
     expect(resolveServeConfig(serve(...FLAGS), undefined)).toEqual({ ok: true, oidc: expected });
-    expect(resolveServeConfig(serve('--config', 'c.json'), JSON.stringify({ oidc: expected }))).toEqual({ ok: true, oidc: expected });
-    const mixed = resolveServeConfig(serve('--config', 'c.json', '--oidc-client-id', 'from-flag'), JSON.stringify({ oidc: expected }));
+    expect(resolveServeConfig(serve('--config', 'c.json'), JSON.stringify({ oidc: expected }))).toEqual({
+      ok: true,
+      oidc: expected,
+    });
+    const mixed = resolveServeConfig(
+      serve('--config', 'c.json', '--oidc-client-id', 'from-flag'),
+      JSON.stringify({ oidc: expected }),
+    );
     expect(mixed).toEqual({ ok: true, oidc: { ...expected, clientId: 'from-flag' } });
-    expect(resolveServeConfig(serve('--oidc-issuer', 'http://127.0.0.1:4000', '--oidc-audience', 'a', '--oidc-client-id', 'c'), undefined).ok).toBe(true);
+    expect(
+      resolveServeConfig(
+        serve('--oidc-issuer', 'http://127.0.0.1:4000', '--oidc-audience', 'a', '--oidc-client-id', 'c'),
+        undefined,
+      ).ok,
+    ).toBe(true);
   });
 
   it.each([
     [['--oidc-issuer', 'https://x.example/'], undefined, '--oidc-audience (or oidc.audience in --config) is needed'],
-    [['--oidc-audience', 'a', '--oidc-client-id', 'c'], undefined, '--oidc-issuer (or oidc.issuer in --config) is needed'],
-    [['--oidc-issuer', 'http://idp.example', '--oidc-audience', 'a', '--oidc-client-id', 'c'], undefined, 'must use https'],
+    [
+      ['--oidc-audience', 'a', '--oidc-client-id', 'c'],
+      undefined,
+      '--oidc-issuer (or oidc.issuer in --config) is needed',
+    ],
+    [
+      ['--oidc-issuer', 'http://idp.example', '--oidc-audience', 'a', '--oidc-client-id', 'c'],
+      undefined,
+      'must use https',
+    ],
     [['--oidc-issuer', 'not a url', '--oidc-audience', 'a', '--oidc-client-id', 'c'], undefined, 'must be a URL'],
-    [['--oidc-issuer', 'https://x.example/?a=1', '--oidc-audience', 'a', '--oidc-client-id', 'c'], undefined, 'no query or fragment'],
+    [
+      ['--oidc-issuer', 'https://x.example/?a=1', '--oidc-audience', 'a', '--oidc-client-id', 'c'],
+      undefined,
+      'no query or fragment',
+    ],
     [['--config', 'c.json'], '{"oidc": {"issuer": "https://x/"', 'c.json is not JSON'],
     [['--config', 'c.json'], '{"oidc": {"isuer": "https://x/"}}', 'c.json: oidc: Unrecognized key: "isuer"'],
     [['--config', 'c.json'], '{"port": 1}', 'c.json: Unrecognized key: "port"'],

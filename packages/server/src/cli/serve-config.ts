@@ -37,7 +37,10 @@ export function resolveServeConfig(command: ServeCommand, fileText: string | und
     if (!parsed.success) {
       return {
         ok: false,
-        errors: parsed.error.issues.map((issue) => `${command.configFile}: ${issue.path.length > 0 ? `${issue.path.join('.')}: ` : ''}${issue.message}`),
+        errors: parsed.error.issues.map(
+          (issue) =>
+            `${command.configFile}: ${issue.path.length > 0 ? `${issue.path.join('.')}: ` : ''}${issue.message}`,
+        ),
       };
     }
     file = parsed.data;
@@ -47,7 +50,8 @@ export function resolveServeConfig(command: ServeCommand, fileText: string | und
   const clientId = command.oidcClientId ?? file.oidc?.clientId;
   if (issuer === undefined && audience === undefined && clientId === undefined) return { ok: true, oidc: undefined };
   const errors: string[] = [];
-  const missing = (flag: string, key: string) => errors.push(`${flag} (or oidc.${key} in --config) is needed to sign people in with an identity provider`);
+  const missing = (flag: string, key: string) =>
+    errors.push(`${flag} (or oidc.${key} in --config) is needed to sign people in with an identity provider`);
   if (issuer === undefined) missing('--oidc-issuer', 'issuer');
   if (audience === undefined) missing('--oidc-audience', 'audience');
   if (clientId === undefined) missing('--oidc-client-id', 'clientId');

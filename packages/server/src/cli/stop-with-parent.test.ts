@@ -30,7 +30,10 @@ afterAll(async () => {
 /** Runs the child in the background of a shell that exits first, as npm's `sh -c` does on SIGTERM; resolves with what it printed. */
 function orphan(env: NodeJS.ProcessEnv, arg = ''): Promise<string> {
   return new Promise((resolve, reject) => {
-    const shell = spawn('sh', ['-c', `"${process.execPath}" "${child}" ${arg} & sleep 0.3`], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const shell = spawn('sh', ['-c', `"${process.execPath}" "${child}" ${arg} & sleep 0.3`], {
+      env,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     shell.stdout.on('data', (c) => (out += c));
     // 'close' waits for every holder of the pipe, the orphaned child included.

@@ -54,24 +54,34 @@ const datas: unknown[] = [
 ];
 
 describe('fastSingleEvent', () => {
-  it.each(bodies.map((body) => [JSON.stringify(body), body]))('agrees with AppendRequestSchema on %s', (_name, body) => {
-    const fast = fastSingleEvent(body);
-    if (fast === null) return;
-    const parsed = AppendRequestSchema.safeParse(body);
-    expect(parsed.success).toBe(true);
-    expect(appendRequestEvents(parsed.data!)).toStrictEqual([fast]);
-  });
+  it.each(bodies.map((body) => [JSON.stringify(body), body]))(
+    'agrees with AppendRequestSchema on %s',
+    (_name, body) => {
+      const fast = fastSingleEvent(body);
+      if (fast === null) return;
+      const parsed = AppendRequestSchema.safeParse(body);
+      expect(parsed.success).toBe(true);
+      expect(appendRequestEvents(parsed.data!)).toStrictEqual([fast]);
+    },
+  );
 
   it('takes the common single event', () => {
     expect(fastSingleEvent(bodies[0])).not.toBeNull();
-    expect(fastSingleEvent(bodies[1])).toStrictEqual({ type: 'message_part', data: delta({ type: 'text-delta', id: 't1', delta: 'hi' }), clientEventId: 'c-1' });
+    expect(fastSingleEvent(bodies[1])).toStrictEqual({
+      type: 'message_part',
+      data: delta({ type: 'text-delta', id: 't1', delta: 'hi' }),
+      clientEventId: 'c-1',
+    });
   });
 });
 
 describe('isPlainTextDelta', () => {
-  it.each(datas.map((data) => [JSON.stringify(data), data]))('accepts only what validateEventData accepts: %s', (_name, data) => {
-    if (isPlainTextDelta('message_part', data)) expect(validateEventData('message_part', data).ok).toBe(true);
-  });
+  it.each(datas.map((data) => [JSON.stringify(data), data]))(
+    'accepts only what validateEventData accepts: %s',
+    (_name, data) => {
+      if (isPlainTextDelta('message_part', data)) expect(validateEventData('message_part', data).ok).toBe(true);
+    },
+  );
 
   it('takes plain text deltas and nothing of another type', () => {
     expect(isPlainTextDelta('message_part', datas[0])).toBe(true);

@@ -12,7 +12,8 @@ import type { NewEvent } from '@bubble/protocol';
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-const isIdString = (value: unknown): value is string => typeof value === 'string' && value.length >= 1 && value.length <= 200;
+const isIdString = (value: unknown): value is string =>
+  typeof value === 'string' && value.length >= 1 && value.length <= 200;
 
 /**
  * The body of a single-event append, as `AppendRequestSchema` would parse it

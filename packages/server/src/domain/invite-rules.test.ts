@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { decideInviteAcceptance, isInviteOpen, type InviteState } from './invite-rules.js';
 
 const NOW = '2026-12-01T10:00:00.000Z';
-const base: InviteState = { role: 'member', expiresAt: '2026-12-08T10:00:00.000Z', maxUses: 1, uses: 0, revokedAt: null, creatorIsOwner: true };
+const base: InviteState = {
+  role: 'member',
+  expiresAt: '2026-12-08T10:00:00.000Z',
+  maxUses: 1,
+  uses: 0,
+  revokedAt: null,
+  creatorIsOwner: true,
+};
 
 describe('decideInviteAcceptance', () => {
   it.each<[string, Partial<InviteState>, 'owner' | 'member' | null, string]>([
@@ -28,7 +35,10 @@ describe('decideInviteAcceptance', () => {
 
   it('says why a dead invite is refused, the same to someone already in as to a newcomer', () => {
     for (const existing of [null, 'member', 'owner'] as const) {
-      expect(decideInviteAcceptance({ ...base, uses: 1 }, existing, NOW)).toEqual({ kind: 'refuse', message: 'this invite was used 1 time, its limit' });
+      expect(decideInviteAcceptance({ ...base, uses: 1 }, existing, NOW)).toEqual({
+        kind: 'refuse',
+        message: 'this invite was used 1 time, its limit',
+      });
     }
   });
 

@@ -29,8 +29,16 @@ export type InviteDecision =
 export function decideInviteAcceptance(invite: InviteState, existingRole: Role | null, nowIso: string): InviteDecision {
   if (invite.revokedAt !== null) return { kind: 'refuse', message: 'this invite was revoked' };
   if (invite.expiresAt <= nowIso) return { kind: 'refuse', message: `this invite expired at ${invite.expiresAt}` };
-  if (invite.uses >= invite.maxUses) return { kind: 'refuse', message: `this invite was used ${invite.uses} time${invite.uses === 1 ? '' : 's'}, its limit` };
-  if (!invite.creatorIsOwner) return { kind: 'refuse', message: 'this invite no longer works: whoever created it is no longer an owner of the thread' };
+  if (invite.uses >= invite.maxUses)
+    return {
+      kind: 'refuse',
+      message: `this invite was used ${invite.uses} time${invite.uses === 1 ? '' : 's'}, its limit`,
+    };
+  if (!invite.creatorIsOwner)
+    return {
+      kind: 'refuse',
+      message: 'this invite no longer works: whoever created it is no longer an owner of the thread',
+    };
   if (existingRole === 'owner' || existingRole === invite.role) return { kind: 'already_joined' };
   return { kind: 'grant', role: invite.role };
 }

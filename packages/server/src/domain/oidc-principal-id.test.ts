@@ -73,7 +73,9 @@ describe('principalIdCandidates', () => {
     const random = candidates.slice(LAST_NUMBERED_CANDIDATE);
     expect(random.every((id) => new RegExp(`^alice-\\d{${RANDOM_SUFFIX_DIGITS}}$`).test(id))).toBe(true);
     expect(new Set(random).size).toBe(RANDOM_CANDIDATES);
-    expect(new Set([...random, ...principalIdCandidates('alice').slice(LAST_NUMBERED_CANDIDATE)]).size).toBe(2 * RANDOM_CANDIDATES);
+    expect(new Set([...random, ...principalIdCandidates('alice').slice(LAST_NUMBERED_CANDIDATE)]).size).toBe(
+      2 * RANDOM_CANDIDATES,
+    );
   });
 });
 

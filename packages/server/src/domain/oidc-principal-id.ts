@@ -39,7 +39,8 @@ export function fitPrincipalId(text: string): string | null {
 }
 
 const trimEnd = (id: string): string => id.replace(/[._-]+$/, '');
-const claimText = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value : undefined);
+const claimText = (value: unknown): string | undefined =>
+  typeof value === 'string' && value.trim() !== '' ? value : undefined;
 
 /**
  * The id a person's principal is created with (protocol.md, Principals): the first of
@@ -49,7 +50,10 @@ const claimText = (value: unknown): string | undefined => (typeof value === 'str
  */
 export function principalIdBase(claims: IdentityClaims): string {
   const email = claimText(claims.email);
-  const local = email === undefined ? undefined : email.slice(0, email.lastIndexOf('@') === -1 ? email.length : email.lastIndexOf('@'));
+  const local =
+    email === undefined
+      ? undefined
+      : email.slice(0, email.lastIndexOf('@') === -1 ? email.length : email.lastIndexOf('@'));
   for (const candidate of [claimText(claims.preferred_username), claimText(claims.nickname), local, claims.sub]) {
     if (candidate === undefined) continue;
     const fitted = fitPrincipalId(candidate);

@@ -9,9 +9,7 @@ export interface RunState {
   finished: boolean;
 }
 
-export type RunDecision =
-  | { ok: true; next: RunState }
-  | { ok: false; code: 'forbidden' | 'conflict'; message: string };
+export type RunDecision = { ok: true; next: RunState } | { ok: false; code: 'forbidden' | 'conflict'; message: string };
 
 /** Event types that carry a run id and are bound by the ownership rules. */
 export const RUN_BOUND_TYPES: ReadonlySet<string> = new Set(['run_started', 'message_part', 'run_finished']);

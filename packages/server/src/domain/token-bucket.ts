@@ -11,5 +11,9 @@ export function takeToken(bucket: Bucket | undefined, nowMs: number, perSecond: 
   const elapsed = Math.max(0, nowMs - previous.updatedMs);
   const tokens = Math.min(burst, previous.tokens + (elapsed * perSecond) / 1000);
   if (tokens >= 1) return { ok: true, bucket: { tokens: tokens - 1, updatedMs: nowMs } };
-  return { ok: false, bucket: { tokens, updatedMs: nowMs }, retryAfterMs: Math.ceil(((1 - tokens) * 1000) / perSecond) };
+  return {
+    ok: false,
+    bucket: { tokens, updatedMs: nowMs },
+    retryAfterMs: Math.ceil(((1 - tokens) * 1000) / perSecond),
+  };
 }

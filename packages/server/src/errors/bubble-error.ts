@@ -10,7 +10,12 @@ export class BubbleError extends Error {
   readonly details: Record<string, unknown>;
   readonly headers: Record<string, string>;
 
-  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    details: Record<string, unknown> = {},
+    headers: Record<string, string> = {},
+  ) {
     super(message);
     this.name = 'BubbleError';
     this.code = code;
@@ -25,8 +30,10 @@ export class BubbleError extends Error {
 
 export const invalidRequest = (message: string, details?: Record<string, unknown>): BubbleError =>
   new BubbleError('invalid_request', message, details);
-export const unauthorized = (message = 'missing, unknown or revoked credential', details?: Record<string, unknown>): BubbleError =>
-  new BubbleError('unauthorized', message, details);
+export const unauthorized = (
+  message = 'missing, unknown or revoked credential',
+  details?: Record<string, unknown>,
+): BubbleError => new BubbleError('unauthorized', message, details);
 export const forbidden = (message: string, details?: Record<string, unknown>): BubbleError =>
   new BubbleError('forbidden', message, details);
 export const notFound = (message: string, details?: Record<string, unknown>): BubbleError =>

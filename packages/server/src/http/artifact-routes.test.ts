@@ -18,8 +18,21 @@ describe('artifacts extension', () => {
     const alice = w.as['alice']!;
     const v1 = await alice.put(`/v1/threads/${t}/artifacts/plan.md`, { content: '# Plan', mediaType: 'text/markdown' });
     expect(v1.status).toBe(201);
-    expect(v1.body).toEqual({ artifact: { name: 'plan.md', version: 1, mediaType: 'text/markdown', updatedBy: 'alice', updatedAt: expect.any(String), size: 6 } });
-    const v2 = await alice.put(`/v1/threads/${t}/artifacts/plan.md`, { content: '# Plan ✓', mediaType: 'text/markdown', baseVersion: 1 });
+    expect(v1.body).toEqual({
+      artifact: {
+        name: 'plan.md',
+        version: 1,
+        mediaType: 'text/markdown',
+        updatedBy: 'alice',
+        updatedAt: expect.any(String),
+        size: 6,
+      },
+    });
+    const v2 = await alice.put(`/v1/threads/${t}/artifacts/plan.md`, {
+      content: '# Plan ✓',
+      mediaType: 'text/markdown',
+      baseVersion: 1,
+    });
     expect(v2.body.artifact.version).toBe(2);
     expect(v2.body.artifact.size).toBe(Buffer.byteLength('# Plan ✓'));
     const latest = await alice.get(`/v1/threads/${t}/artifacts/plan.md`);
@@ -37,11 +50,26 @@ describe('artifacts extension', () => {
     const alice = w.as['alice']!;
     await alice.put(`/v1/threads/${t}/artifacts/a.txt`, { content: '1', mediaType: 'text/plain' });
     await alice.put(`/v1/threads/${t}/artifacts/a.txt`, { content: '2', mediaType: 'text/plain' });
-    const stale = await alice.put(`/v1/threads/${t}/artifacts/a.txt`, { content: '3', mediaType: 'text/plain', baseVersion: 1 });
+    const stale = await alice.put(`/v1/threads/${t}/artifacts/a.txt`, {
+      content: '3',
+      mediaType: 'text/plain',
+      baseVersion: 1,
+    });
     expect(stale.status).toBe(409);
     expect(stale.body.error).toMatchObject({ code: 'conflict', details: { latestVersion: 2 } });
-    expect(code(await alice.put(`/v1/threads/${t}/artifacts/new.txt`, { content: 'x', mediaType: 'text/plain', baseVersion: 1 }))).toBe('conflict');
-    expect((await alice.put(`/v1/threads/${t}/artifacts/new.txt`, { content: 'x', mediaType: 'text/plain', baseVersion: 0 })).status).toBe(201);
+    expect(
+      code(
+        await alice.put(`/v1/threads/${t}/artifacts/new.txt`, {
+          content: 'x',
+          mediaType: 'text/plain',
+          baseVersion: 1,
+        }),
+      ),
+    ).toBe('conflict');
+    expect(
+      (await alice.put(`/v1/threads/${t}/artifacts/new.txt`, { content: 'x', mediaType: 'text/plain', baseVersion: 0 }))
+        .status,
+    ).toBe(201);
     expect(code(await alice.get(`/v1/threads/${t}/artifacts/missing.txt`))).toBe('not_found');
     expect(code(await alice.get(`/v1/threads/${t}/artifacts/a.txt?version=3`))).toBe('not_found');
   });
@@ -52,10 +80,14 @@ describe('artifacts extension', () => {
     await w.as['alice']!.put(`/v1/threads/${sub}/artifacts/doc`, { content: 'x', mediaType: 'text/plain' });
     expect((await w.as['bob']!.get(`/v1/threads/${sub}/artifacts/doc`)).status).toBe(200);
     expect((await w.as['bob']!.get(`/v1/threads/${sub}/artifacts`)).status).toBe(200);
-    expect(code(await w.as['bob']!.put(`/v1/threads/${sub}/artifacts/doc`, { content: 'y', mediaType: 'text/plain' }))).toBe('forbidden');
+    expect(
+      code(await w.as['bob']!.put(`/v1/threads/${sub}/artifacts/doc`, { content: 'y', mediaType: 'text/plain' })),
+    ).toBe('forbidden');
     expect(code(await w.as['carol']!.get(`/v1/threads/${sub}/artifacts/doc`))).toBe('forbidden');
     expect(code(await w.as['carol']!.get(`/v1/threads/${t}/artifacts`))).toBe('forbidden');
-    expect((await w.as['bob']!.put(`/v1/threads/${t}/artifacts/doc`, { content: 'y', mediaType: 'text/plain' })).status).toBe(201);
+    expect(
+      (await w.as['bob']!.put(`/v1/threads/${t}/artifacts/doc`, { content: 'y', mediaType: 'text/plain' })).status,
+    ).toBe(201);
   });
 
   it.each([

@@ -7,7 +7,12 @@ const as: Record<string, TestClient> = {};
 let shared: string;
 beforeEach(async () => {
   server = await startTestServer();
-  for (const [id, name] of [['alice', 'Alice'], ['bob', 'Bob Stone'], ['carol', 'Carol'], ['u7', 'Scout']] as const) {
+  for (const [id, name] of [
+    ['alice', 'Alice'],
+    ['bob', 'Bob Stone'],
+    ['carol', 'Carol'],
+    ['u7', 'Scout'],
+  ] as const) {
     as[id] = client(server.url, (await server.createHuman(id, name)).token.token);
   }
   shared = (await as['alice']!.post('/v1/threads', {})).body.thread.threadId;
@@ -18,7 +23,8 @@ afterEach(async () => {
   await server.stop();
 });
 
-const createBot = (who: string, body: Record<string, unknown>) => as[who]!.post('/v1/principals', { kind: 'bot', ...body });
+const createBot = (who: string, body: Record<string, unknown>) =>
+  as[who]!.post('/v1/principals', { kind: 'bot', ...body });
 
 describe('a bot may not be named like someone the human naming it can see', () => {
   it.each([
@@ -45,7 +51,10 @@ describe('a bot may not be named like someone the human naming it can see', () =
   });
 
   it('applies to renames too, seen from the owner and from the bot', async () => {
-    const bot = client(server.url, (await createBot('alice', { principalId: 'helper', displayName: 'Helper' })).body.token.token);
+    const bot = client(
+      server.url,
+      (await createBot('alice', { principalId: 'helper', displayName: 'Helper' })).body.token.token,
+    );
     expect((await as['alice']!.call('PATCH', '/v1/principals/helper', { displayName: 'Scout' })).status).toBe(409);
     expect((await bot.call('PATCH', '/v1/principals/helper', { displayName: 'alice' })).status).toBe(409);
     // Its own id, and a new name, are fine.

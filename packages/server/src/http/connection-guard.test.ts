@@ -24,10 +24,11 @@ function silent(port: number, localAddress: string) {
   });
 }
 
-
 describe('connection limits', () => {
   it('refuses connections past the per-address cap with 429 while everyone else is served, and closes the silent ones after the header timeout', async () => {
-    server = await startTestServer({ connections: { maxPerAddress: 20, headersTimeoutMs: 1_000, requestTimeoutMs: 2_000 } });
+    server = await startTestServer({
+      connections: { maxPerAddress: 20, headersTimeoutMs: 1_000, requestTimeoutMs: 2_000 },
+    });
     const { token } = await server.createHuman('alice');
     const port = Number(new URL(server.url).port);
     const held = await Promise.all(Array.from({ length: 20 }, () => silent(port, '127.0.0.2')));

@@ -46,13 +46,22 @@ export function guardConnections(server: Server, limits: ConnectionLimits, logge
     const address = socket.remoteAddress ?? 'unknown';
     const fromAddress = perAddress.get(address) ?? 0;
     if (open >= l.maxConnections || fromAddress >= l.maxPerAddress) {
-      const which = open >= l.maxConnections ? `the server holds ${l.maxConnections} connections` : `${address} holds ${l.maxPerAddress} connections`;
+      const which =
+        open >= l.maxConnections
+          ? `the server holds ${l.maxConnections} connections`
+          : `${address} holds ${l.maxPerAddress} connections`;
       const now = Date.now();
       if (now - lastWarning > 10_000) {
         lastWarning = now;
         logger.warn({ address, open, fromAddress }, `connection refused: ${which}`);
       }
-      const body = JSON.stringify({ error: { code: 'rate_limited', message: `too many open connections: ${which}; close some and try again`, details: {} } });
+      const body = JSON.stringify({
+        error: {
+          code: 'rate_limited',
+          message: `too many open connections: ${which}; close some and try again`,
+          details: {},
+        },
+      });
       socket.end(
         `HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nRetry-After: ${REFUSAL_RETRY_SECONDS}\r\nConnection: close\r\n\r\n${body}`,
       );

@@ -26,7 +26,11 @@ export interface RequestHandlerDeps {
  * The HTTP edge: route, run the handler, and turn whatever it returns or
  * throws into the answer. This is the only place errors become responses.
  */
-const API_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer' } as const;
+const API_HEADERS = {
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+} as const;
 
 export function createRequestHandler(deps: RequestHandlerDeps) {
   const { router, authenticate, logger } = deps;
@@ -56,7 +60,14 @@ export function createRequestHandler(deps: RequestHandlerDeps) {
       const failed = status >= 500;
       if (!failed && !logger.isLevelEnabled('info')) return;
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      const line = { reqId: requestId, method: req.method, path: pathname, status, ms: Math.round(ms * 100) / 100, ...fields };
+      const line = {
+        reqId: requestId,
+        method: req.method,
+        path: pathname,
+        status,
+        ms: Math.round(ms * 100) / 100,
+        ...fields,
+      };
       if (failed) logger.error(line, 'request failed');
       else logger.info(line, 'request');
     };
@@ -86,7 +97,10 @@ export function createRequestHandler(deps: RequestHandlerDeps) {
             const key = budgetKeyOf(principal);
             const wait = deps.rateLimiter?.take(key) ?? 0;
             if (wait > 0) {
-              const whose = key === principal.principalId ? principal.principalId : `${principal.principalId} (counted with ${key}, who created it)`;
+              const whose =
+                key === principal.principalId
+                  ? principal.principalId
+                  : `${principal.principalId} (counted with ${key}, who created it)`;
               throw rateLimited(`too many requests from ${whose}; retry in ${wait} s`, wait);
             }
             return a;

@@ -15,18 +15,45 @@ afterEach(async () => {
 
 const code = (res: { body: any }) => res.body?.error?.code;
 const append = (who: string, body: unknown) => w.as[who]!.post(`/v1/threads/${t}/events`, body);
-const part = (runId: string, delta = 'x') => ({ type: 'message_part', data: { runId, chunk: { type: 'text-delta', id: 'txt', delta } } });
+const part = (runId: string, delta = 'x') => ({
+  type: 'message_part',
+  data: { runId, chunk: { type: 'text-delta', id: 'txt', delta } },
+});
 
 describe('append', () => {
   it('appends one event as the caller and ignores a principalId in the body', async () => {
-    const res = await append('bob', { type: 'acme.note', data: { text: 'hi' }, clientEventId: 'c-1', principalId: 'alice' });
+    const res = await append('bob', {
+      type: 'acme.note',
+      data: { text: 'hi' },
+      clientEventId: 'c-1',
+      principalId: 'alice',
+    });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
-      events: [{ id: expect.stringMatching(/^ev_/), threadId: t, seq: 3, type: 'acme.note', principalId: 'bob', data: { text: 'hi' }, clientEventId: 'c-1', createdAt: expect.any(String) }],
+      events: [
+        {
+          id: expect.stringMatching(/^ev_/),
+          threadId: t,
+          seq: 3,
+          type: 'acme.note',
+          principalId: 'bob',
+          data: { text: 'hi' },
+          clientEventId: 'c-1',
+          createdAt: expect.any(String),
+        },
+      ],
     });
-    const batch = await append('bob', { events: [{ type: 'acme.note', data: { n: 1 }, principalId: 'system' }, { type: 'acme.note', data: { n: 2 } }] });
+    const batch = await append('bob', {
+      events: [
+        { type: 'acme.note', data: { n: 1 }, principalId: 'system' },
+        { type: 'acme.note', data: { n: 2 } },
+      ],
+    });
     expect(batch.status).toBe(201);
-    expect(batch.body.events.map((e: any) => [e.seq, e.principalId, e.clientEventId])).toEqual([[4, 'bob', null], [5, 'bob', null]]);
+    expect(batch.body.events.map((e: any) => [e.seq, e.principalId, e.clientEventId])).toEqual([
+      [4, 'bob', null],
+      [5, 'bob', null],
+    ]);
   });
 
   it('replays a clientEventId (200 with the stored envelope) and refuses it with a different body (409)', async () => {
@@ -34,7 +61,12 @@ describe('append', () => {
     const again = await append('alice', { type: 'acme.note', data: { a: 1 }, clientEventId: 'c-1' });
     expect(again.status).toBe(200);
     expect(again.body).toEqual(first.body);
-    const partly = await append('alice', { events: [{ type: 'acme.note', data: { a: 1 }, clientEventId: 'c-1' }, { type: 'acme.note', data: { a: 2 }, clientEventId: 'c-2' }] });
+    const partly = await append('alice', {
+      events: [
+        { type: 'acme.note', data: { a: 1 }, clientEventId: 'c-1' },
+        { type: 'acme.note', data: { a: 2 }, clientEventId: 'c-2' },
+      ],
+    });
     expect(partly.status).toBe(201);
     expect(partly.body.events.map((e: any) => e.seq)).toEqual([3, 4]);
     const other = await append('alice', { type: 'acme.note', data: { a: 9 }, clientEventId: 'c-1' });
@@ -49,11 +81,37 @@ describe('append', () => {
   it('lands a batch atomically: one invalid event lands nothing', async () => {
     const before = (await w.as['alice']!.get(`/v1/threads/${t}`)).body.thread.headSeq;
     const cases = [
-      { events: [{ type: 'acme.note', data: {} }, { type: 'run_finished', data: { runId: 'r', status: 'bogus' } }] },
-      { events: [{ type: 'acme.note', data: {} }, { type: 'unknowntype', data: {} }] },
-      { events: [{ type: 'acme.note', data: {} }, { type: 'participant_added', data: { principalId: 'x', role: 'member', by: 'x' } }] },
-      { events: [{ type: 'acme.note', data: {} }, { type: 'acme.big', data: { s: 'x'.repeat(70_000) } }] },
-      { events: [part('r-1'), { type: 'run_started', data: { runId: 'r-1' } }, { type: 'run_started', data: { runId: 'r-1' } }] },
+      {
+        events: [
+          { type: 'acme.note', data: {} },
+          { type: 'run_finished', data: { runId: 'r', status: 'bogus' } },
+        ],
+      },
+      {
+        events: [
+          { type: 'acme.note', data: {} },
+          { type: 'unknowntype', data: {} },
+        ],
+      },
+      {
+        events: [
+          { type: 'acme.note', data: {} },
+          { type: 'participant_added', data: { principalId: 'x', role: 'member', by: 'x' } },
+        ],
+      },
+      {
+        events: [
+          { type: 'acme.note', data: {} },
+          { type: 'acme.big', data: { s: 'x'.repeat(70_000) } },
+        ],
+      },
+      {
+        events: [
+          part('r-1'),
+          { type: 'run_started', data: { runId: 'r-1' } },
+          { type: 'run_started', data: { runId: 'r-1' } },
+        ],
+      },
     ];
     const codes = [];
     for (const body of cases) codes.push(code(await append('alice', body)));
@@ -66,13 +124,21 @@ describe('append', () => {
   it('enforces run ownership (403) and open-once/close-once (409)', async () => {
     expect((await append('alice', { type: 'run_started', data: { runId: 'r1', replyTo: [1] } })).status).toBe(201);
     expect(code(await append('bob', part('r1')))).toBe('forbidden');
-    expect(code(await append('bob', { type: 'run_finished', data: { runId: 'r1', status: 'completed' } }))).toBe('forbidden');
+    expect(code(await append('bob', { type: 'run_finished', data: { runId: 'r1', status: 'completed' } }))).toBe(
+      'forbidden',
+    );
     expect(code(await append('alice', { type: 'run_started', data: { runId: 'r1' } }))).toBe('conflict');
     expect((await append('alice', part('r1'))).status).toBe(201);
-    expect((await append('bob', { type: 'run_interrupt_requested', data: { runId: 'r1', reason: 'stop' } })).status).toBe(201);
-    expect((await append('alice', { type: 'run_finished', data: { runId: 'r1', status: 'interrupted' } })).status).toBe(201);
+    expect(
+      (await append('bob', { type: 'run_interrupt_requested', data: { runId: 'r1', reason: 'stop' } })).status,
+    ).toBe(201);
+    expect((await append('alice', { type: 'run_finished', data: { runId: 'r1', status: 'interrupted' } })).status).toBe(
+      201,
+    );
     expect(code(await append('alice', part('r1')))).toBe('conflict');
-    expect(code(await append('alice', { type: 'run_finished', data: { runId: 'r1', status: 'completed' } }))).toBe('conflict');
+    expect(code(await append('alice', { type: 'run_finished', data: { runId: 'r1', status: 'completed' } }))).toBe(
+      'conflict',
+    );
     // a bare-delta run
     expect((await append('bob', part('r2'))).status).toBe(201);
     expect(code(await append('alice', part('r2')))).toBe('forbidden');
@@ -89,7 +155,19 @@ describe('append', () => {
       { type: '.acme', data: {} },
       { type: 'acme.', data: {} },
       { type: 'acme.ü b', data: {} },
-      { type: 'message_part', data: { runId: 'r9', chunk: { type: 'tool-input-available', toolCallId: 'tc', toolName: 'Task', input: {}, providerMetadata: { bubble: { childThreadId: `${t}.sub-abcde-123` } } } } },
+      {
+        type: 'message_part',
+        data: {
+          runId: 'r9',
+          chunk: {
+            type: 'tool-input-available',
+            toolCallId: 'tc',
+            toolName: 'Task',
+            input: {},
+            providerMetadata: { bubble: { childThreadId: `${t}.sub-abcde-123` } },
+          },
+        },
+      },
     ];
     for (const body of ok) expect((await append('alice', body)).status, body.type).toBe(201);
     const bad: Array<[unknown, string]> = [
@@ -97,7 +175,10 @@ describe('append', () => {
       [{ type: 'message_part', data: { runId: 'r9', chunk: { type: 'text-delta', id: 'a' } } }, 'invalid_request'],
       [{ type: 'poll_created', data: {} }, 'invalid_request'],
       [{ type: 'acme.list', data: [1, 2] }, 'invalid_request'],
-      [{ type: 'artifact_updated', data: { name: 'a', version: 1, mediaType: 'text/plain', by: 'alice' } }, 'forbidden'],
+      [
+        { type: 'artifact_updated', data: { name: 'a', version: 1, mediaType: 'text/plain', by: 'alice' } },
+        'forbidden',
+      ],
       [{ type: 'participant_removed', data: { principalId: 'bob', role: 'member', by: 'alice' } }, 'forbidden'],
     ];
     for (const [body, expected] of bad) expect(code(await append('alice', body)), JSON.stringify(body)).toBe(expected);
@@ -107,7 +188,12 @@ describe('append', () => {
     const res = await append('alice', { type: 'acme.note', data: { a: 1 }, clientEventId: null });
     expect(res.status).toBe(201);
     expect(res.body.events[0]).toMatchObject({ seq: 3, clientEventId: null });
-    const batch = await append('alice', { events: [{ type: 'acme.note', data: {}, clientEventId: null }, { type: 'acme.note', data: {}, clientEventId: null }] });
+    const batch = await append('alice', {
+      events: [
+        { type: 'acme.note', data: {}, clientEventId: null },
+        { type: 'acme.note', data: {}, clientEventId: null },
+      ],
+    });
     expect(batch.body.events.map((e: any) => e.seq)).toEqual([4, 5]);
   });
 
@@ -121,7 +207,9 @@ describe('append', () => {
 
   it('needs a live grant: strangers 403, unknown threads 404', async () => {
     expect(code(await append('carol', { type: 'acme.note', data: {} }))).toBe('forbidden');
-    expect(code(await w.as['carol']!.post('/v1/threads/th_nothere/events', { type: 'acme.note', data: {} }))).toBe('not_found');
+    expect(code(await w.as['carol']!.post('/v1/threads/th_nothere/events', { type: 'acme.note', data: {} }))).toBe(
+      'not_found',
+    );
   });
 
   it('gives several concurrent clients seqs 1..N with no gap and no duplicate', async () => {
@@ -180,19 +268,14 @@ describe('read', () => {
     expect(seqs(await w.as['bob']!.get(`/v1/threads/${t}/events?limit=1000`))).toHaveLength(170);
   });
 
-  it.each([
-    ['after=-1'],
-    ['after=abc'],
-    ['after=1.5'],
-    ['limit=0'],
-    ['limit=1001'],
-    ['limit='],
-    ['after=1&before=5'],
-  ])('answers 400 for the query %s', async (query) => {
-    const res = await w.as['bob']!.get(`/v1/threads/${t}/events?${query}`);
-    expect(res.status).toBe(400);
-    expect(res.body.error.code).toBe('invalid_request');
-  });
+  it.each([['after=-1'], ['after=abc'], ['after=1.5'], ['limit=0'], ['limit=1001'], ['limit='], ['after=1&before=5']])(
+    'answers 400 for the query %s',
+    async (query) => {
+      const res = await w.as['bob']!.get(`/v1/threads/${t}/events?${query}`);
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('invalid_request');
+    },
+  );
 
   it('needs read access', async () => {
     expect(code(await w.as['carol']!.get(`/v1/threads/${t}/events`))).toBe('forbidden');

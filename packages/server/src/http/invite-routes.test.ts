@@ -9,9 +9,14 @@ let idp: OidcTestProvider;
 let threadId: string;
 beforeEach(async () => {
   idp = await startOidcTestProvider({
-    accounts: { zoe: { name: 'Zoe Adams', preferred_username: 'zoe' }, yan: { name: 'Yan', preferred_username: 'yan' } },
+    accounts: {
+      zoe: { name: 'Zoe Adams', preferred_username: 'zoe' },
+      yan: { name: 'Yan', preferred_username: 'yan' },
+    },
   });
-  w = await startTestWorld(['alice', 'bob', 'carol'], { oidc: { issuer: idp.issuer, audience: idp.audience, clientId: idp.clientId } });
+  w = await startTestWorld(['alice', 'bob', 'carol'], {
+    oidc: { issuer: idp.issuer, audience: idp.audience, clientId: idp.clientId },
+  });
   threadId = await w.thread('alice', { title: 'plans' });
   await w.grant('alice', threadId, 'bob');
 });
@@ -47,7 +52,11 @@ describe('invites', () => {
     const list = await w.as['alice']!.get(`/v1/threads/${threadId}/invites`);
     expect(list.body).toEqual({ invites: [listed] });
     expect(list.text).not.toContain(token);
-    const custom = await w.as['alice']!.post(`/v1/threads/${threadId}/invites`, { role: 'owner', expiresInSeconds: 60, maxUses: 3 });
+    const custom = await w.as['alice']!.post(`/v1/threads/${threadId}/invites`, {
+      role: 'owner',
+      expiresInSeconds: 60,
+      maxUses: 3,
+    });
     expect(custom.body.invite).toMatchObject({ role: 'owner', maxUses: 3, uses: 0 });
   });
 
@@ -60,8 +69,12 @@ describe('invites', () => {
     }
     expect(code(await w.as['alice']!.post('/v1/threads/th_nowhere1234/invites'))).toBe('not_found');
     expect(code(await w.as['alice']!.post(`/v1/threads/${threadId}/invites`, { maxUses: 0 }))).toBe('invalid_request');
-    expect(code(await w.as['alice']!.post(`/v1/threads/${threadId}/invites`, { expiresInSeconds: 0 }))).toBe('invalid_request');
-    expect(code(await w.as['alice']!.post(`/v1/threads/${threadId}/invites`, { role: 'admin' }))).toBe('invalid_request');
+    expect(code(await w.as['alice']!.post(`/v1/threads/${threadId}/invites`, { expiresInSeconds: 0 }))).toBe(
+      'invalid_request',
+    );
+    expect(code(await w.as['alice']!.post(`/v1/threads/${threadId}/invites`, { role: 'admin' }))).toBe(
+      'invalid_request',
+    );
   });
 
   it('brings in a person signed in with the identity provider: participant_added by the inviter, once', async () => {
@@ -75,11 +88,29 @@ describe('invites', () => {
     const accepted = await zoe.post('/v1/invites/accept', { token: inv.token });
     expect(accepted.status).toBe(200);
     expect(accepted.body).toEqual({
-      grant: { threadId, principalId: 'zoe', role: 'member', grantedBy: 'alice', grantedAt: expect.any(String), joinedSeq: 3, revokedAt: null },
+      grant: {
+        threadId,
+        principalId: 'zoe',
+        role: 'member',
+        grantedBy: 'alice',
+        grantedAt: expect.any(String),
+        joinedSeq: 3,
+        revokedAt: null,
+      },
     });
     const events = (await zoe.get(`/v1/threads/${threadId}/events?after=2`)).body.events;
-    expect(events).toEqual([expect.objectContaining({ seq: 3, type: 'participant_added', principalId: 'system', data: { principalId: 'zoe', role: 'member', by: 'alice' } })]);
-    expect(await grants.socket.next((f) => f.type === 'grant')).toMatchObject({ change: 'added', grant: { threadId, principalId: 'zoe' } });
+    expect(events).toEqual([
+      expect.objectContaining({
+        seq: 3,
+        type: 'participant_added',
+        principalId: 'system',
+        data: { principalId: 'zoe', role: 'member', by: 'alice' },
+      }),
+    ]);
+    expect(await grants.socket.next((f) => f.type === 'grant')).toMatchObject({
+      change: 'added',
+      grant: { threadId, principalId: 'zoe' },
+    });
     grants.socket.close();
 
     // Opening the link again (a reload) while it has uses left answers the same grant and spends nothing.
@@ -87,7 +118,9 @@ describe('invites', () => {
     expect(again.status).toBe(200);
     expect(again.body.grant).toEqual(accepted.body.grant);
     expect((await zoe.get(`/v1/threads/${threadId}`)).body.thread.headSeq).toBe(3);
-    expect((await w.as['alice']!.get(`/v1/threads/${threadId}/invites`)).body.invites).toMatchObject([{ uses: 1, maxUses: 2 }]);
+    expect((await w.as['alice']!.get(`/v1/threads/${threadId}/invites`)).body.invites).toMatchObject([
+      { uses: 1, maxUses: 2 },
+    ]);
     expect((await (await signedIn('yan')).post('/v1/invites/accept', { token: inv.token })).status).toBe(200);
     // Two uses, its limit: gone from the owners' list, and 404 for everyone (protocol.md), zoe and yan included.
     expect((await w.as['alice']!.get(`/v1/threads/${threadId}/invites`)).body.invites).toEqual([]);
@@ -97,17 +130,27 @@ describe('invites', () => {
       expect(late.body.error.message).toContain('used 2 times');
     }
     // They stay in: a refused link takes nothing away.
-    const participants = (await zoe.get(`/v1/threads/${threadId}/participants`)).body.grants.map((g: { principalId: string }) => g.principalId);
+    const participants = (await zoe.get(`/v1/threads/${threadId}/participants`)).body.grants.map(
+      (g: { principalId: string }) => g.principalId,
+    );
     expect(participants).toEqual(expect.arrayContaining(['zoe', 'yan']));
     // The people now see each other.
-    expect((await w.as['alice']!.get('/v1/principals/zoe')).body.principal).toMatchObject({ principalId: 'zoe', displayName: 'Zoe Adams' });
+    expect((await w.as['alice']!.get('/v1/principals/zoe')).body.principal).toMatchObject({
+      principalId: 'zoe',
+      displayName: 'Zoe Adams',
+    });
   });
 
   it('counts uses up to maxUses, and an owner invite makes an owner', async () => {
-    const inv = (await w.as['alice']!.post(`/v1/threads/${threadId}/invites`, { role: 'owner', maxUses: 2 })).body.invite;
+    const inv = (await w.as['alice']!.post(`/v1/threads/${threadId}/invites`, { role: 'owner', maxUses: 2 })).body
+      .invite;
     const promoted = await w.as['bob']!.post('/v1/invites/accept', { token: inv.token });
     expect(promoted.body.grant).toMatchObject({ principalId: 'bob', role: 'owner' });
-    expect((await w.as['carol']!.post('/v1/invites/accept', { token: inv.token })).body.grant).toMatchObject({ principalId: 'carol', role: 'owner', grantedBy: 'alice' });
+    expect((await w.as['carol']!.post('/v1/invites/accept', { token: inv.token })).body.grant).toMatchObject({
+      principalId: 'carol',
+      role: 'owner',
+      grantedBy: 'alice',
+    });
     expect((await w.as['alice']!.get(`/v1/threads/${threadId}/invites`)).body.invites).toEqual([]);
     expect(code(await (await signedIn('zoe')).post('/v1/invites/accept', { token: inv.token }))).toBe('not_found');
   });
@@ -120,7 +163,8 @@ describe('invites', () => {
     expect(refused.status).toBe(404);
     expect(refused.body.error.message).toContain('revoked');
 
-    const short = (await w.as['alice']!.post(`/v1/threads/${threadId}/invites`, { expiresInSeconds: 1, maxUses: 5 })).body.invite;
+    const short = (await w.as['alice']!.post(`/v1/threads/${threadId}/invites`, { expiresInSeconds: 1, maxUses: 5 }))
+      .body.invite;
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     const expired = await w.as['carol']!.post('/v1/invites/accept', { token: short.token });
     expect(expired.status).toBe(404);
@@ -133,7 +177,9 @@ describe('invites', () => {
     const inv = (await w.as['alice']!.post(`/v1/threads/${threadId}/invites`)).body.invite;
     const bot = await w.bot('carol', 'bot-c');
     expect(code(await bot.post('/v1/invites/accept', { token: inv.token }))).toBe('forbidden');
-    expect(code(await w.as['carol']!.post('/v1/invites/accept', { token: `bubble_invite_${'A'.repeat(43)}` }))).toBe('not_found');
+    expect(code(await w.as['carol']!.post('/v1/invites/accept', { token: `bubble_invite_${'A'.repeat(43)}` }))).toBe(
+      'not_found',
+    );
     expect(code(await w.as['carol']!.post('/v1/invites/accept', { token: w.tokens['alice'] }))).toBe('not_found');
     expect(code(await w.as['carol']!.post('/v1/invites/accept', {}))).toBe('invalid_request');
     expect(code(await w.anonymous.post('/v1/invites/accept', { token: inv.token }))).toBe('unauthorized');

@@ -24,7 +24,10 @@ let server: TestServer;
 
 async function start(oidc: Partial<OidcOptions> = {}, options: TestServerOptions = {}): Promise<void> {
   idp = await startOidcTestProvider({ accounts: ACCOUNTS });
-  server = await startTestServer({ ...options, oidc: { issuer: idp.issuer, audience: idp.audience, clientId: idp.clientId, ...oidc } });
+  server = await startTestServer({
+    ...options,
+    oidc: { issuer: idp.issuer, audience: idp.audience, clientId: idp.clientId, ...oidc },
+  });
 }
 
 afterEach(async () => {
@@ -54,7 +57,13 @@ describe('signing in with an identity provider', () => {
     const first = await idp.login('alice');
     const whoami = await as(first.accessToken).get('/v1/auth/whoami');
     expect(whoami.status).toBe(200);
-    expect(whoami.body.principal).toEqual({ principalId: 'alice', kind: 'human', displayName: 'Alice Liddell', ownerPrincipalIds: [], createdAt: expect.any(String) });
+    expect(whoami.body.principal).toEqual({
+      principalId: 'alice',
+      kind: 'human',
+      displayName: 'Alice Liddell',
+      ownerPrincipalIds: [],
+      createdAt: expect.any(String),
+    });
     const thread = await as(first.accessToken).post('/v1/threads', { title: 'signed in' });
     expect(thread.status).toBe(201);
     expect(thread.body.thread.createdBy).toBe('alice');
@@ -62,7 +71,9 @@ describe('signing in with an identity provider', () => {
     const second = await idp.login('alice');
     expect(second.accessToken).not.toBe(first.accessToken);
     expect((await as(second.accessToken).get('/v1/auth/whoami')).body.principal).toEqual(whoami.body.principal);
-    expect((await as(second.accessToken).get('/v1/threads')).body.threads.map((t: { threadId: string }) => t.threadId)).toEqual([thread.body.thread.threadId]);
+    expect(
+      (await as(second.accessToken).get('/v1/threads')).body.threads.map((t: { threadId: string }) => t.threadId),
+    ).toEqual([thread.body.thread.threadId]);
     expect((await server.server.store.listPrincipals()).map((p) => p.principalId)).toEqual(['alice']);
   });
 
@@ -77,7 +88,8 @@ describe('signing in with an identity provider', () => {
   it('derives ids from the claims, with a numeric suffix when taken, and never system', async () => {
     await start();
     await server.createHuman('alice', 'Alice the operator-made');
-    const idOf = async (login: string) => (await as((await idp.login(login)).accessToken).get('/v1/auth/whoami')).body.principal;
+    const idOf = async (login: string) =>
+      (await as((await idp.login(login)).accessToken).get('/v1/auth/whoami')).body.principal;
     expect(await idOf('alice')).toMatchObject({ principalId: 'alice-2', displayName: 'Alice Liddell' });
     expect(await idOf('u-2')).toMatchObject({ principalId: 'alice-3', displayName: 'Another Alice' });
     // nickname, then the email's local part; no name claim: the id is the display name.
@@ -98,11 +110,16 @@ describe('signing in with an identity provider', () => {
     // group, after the sign-in's job ran once; so the group runs its jobs a second time, each in its own savepoint.
     store.resolveOidcSubject = (input) => {
       const resolved = resolve(input);
-      void store.acceptInvite({ hash: randomBytes(32), principalId: 'nobody' }).catch((error: unknown) => failures.push(error));
+      void store
+        .acceptInvite({ hash: randomBytes(32), principalId: 'nobody' })
+        .catch((error: unknown) => failures.push(error));
       return resolved;
     };
     const res = await as((await idp.login('alice')).accessToken).get('/v1/auth/whoami');
-    expect({ status: res.status, body: res.body }).toMatchObject({ status: 200, body: { principal: { principalId: 'alice', displayName: 'Alice Liddell' } } });
+    expect({ status: res.status, body: res.body }).toMatchObject({
+      status: 200,
+      body: { principal: { principalId: 'alice', displayName: 'Alice Liddell' } },
+    });
     expect(failures).toHaveLength(1);
     expect(failures[0]).toBeInstanceOf(BubbleError);
     expect((failures[0] as BubbleError).code).toBe('not_found');
@@ -144,21 +161,45 @@ describe('signing in with an identity provider', () => {
     const cases: Array<[string, string, string]> = [
       ['expired', await idp.signAccessToken({ ...claims, iat: now() - 3600, exp: now() - 120 }), 'expired at'],
       ['not yet valid', await idp.signAccessToken({ ...claims, nbf: now() + 120 }), 'not valid before'],
-      ['for another audience', await idp.signAccessToken({ ...claims, aud: 'https://other.example/api' }), 'not for this server\'s audience'],
-      ['from another issuer', await idp.signAccessToken({ ...claims, iss: 'https://evil.example/' }), 'not by this server\'s identity provider'],
+      [
+        'for another audience',
+        await idp.signAccessToken({ ...claims, aud: 'https://other.example/api' }),
+        "not for this server's audience",
+      ],
+      [
+        'from another issuer',
+        await idp.signAccessToken({ ...claims, iss: 'https://evil.example/' }),
+        "not by this server's identity provider",
+      ],
       // Only jose's own iss check (exact, against the discovered issuer) can refuse this one: the precheck tolerates the slash.
-      ['whose iss differs by a trailing slash', await idp.signAccessToken({ ...claims, iss: `${idp.issuer}/` }), "issuer is not this server's identity provider"],
+      [
+        'whose iss differs by a trailing slash',
+        await idp.signAccessToken({ ...claims, iss: `${idp.issuer}/` }),
+        "issuer is not this server's identity provider",
+      ],
       ['HS256 with the public key as the HMAC secret', await hs256WithPublicKey(idp, claims), 'algorithm'],
       ['without exp', await idp.signAccessToken({ ...claims, exp: undefined }), 'no exp claim'],
       ['with a bad signature', await idp.signWithForeignKey(claims), 'signature does not verify'],
       ['signed with an unpublished key', await idp.signWithForeignKey(claims, 'k-nobody'), 'does not publish'],
-      ['issued to a client', await idp.signAccessToken({ sub: idp.clientId, client_id: idp.clientId }), 'issued to a client'],
-      ['unsigned (alg none)', unsignedJwt({ iss: idp.issuer, aud: idp.audience, sub: 'alice', exp: now() + 600 }), 'algorithm'],
+      [
+        'issued to a client',
+        await idp.signAccessToken({ sub: idp.clientId, client_id: idp.clientId }),
+        'issued to a client',
+      ],
+      [
+        'unsigned (alg none)',
+        unsignedJwt({ iss: idp.issuer, aud: idp.audience, sub: 'alice', exp: now() + 600 }),
+        'algorithm',
+      ],
       ['not a token at all', 'hello', 'neither a Bubble token'],
     ];
     for (const [name, token, message] of cases) {
       const res = await as(token).get('/v1/auth/whoami');
-      expect({ name, status: res.status, code: res.body?.error?.code }).toEqual({ name, status: 401, code: 'unauthorized' });
+      expect({ name, status: res.status, code: res.body?.error?.code }).toEqual({
+        name,
+        status: 401,
+        code: 'unauthorized',
+      });
       expect(res.body.error.message, name).toContain(message);
     }
     // Within the clock tolerance (30 s) a token just past its exp still works.
@@ -264,7 +305,10 @@ describe('signing in with an identity provider', () => {
     }
     const statuses: number[] = [];
     for (let i = 0; i < 4; i += 1) {
-      statuses.push((await as(await idp.signAccessToken({ sub: 'alice', aud: 'https://other.example' })).get('/v1/auth/whoami')).status);
+      statuses.push(
+        (await as(await idp.signAccessToken({ sub: 'alice', aud: 'https://other.example' })).get('/v1/auth/whoami'))
+          .status,
+      );
     }
     expect(statuses).toEqual([401, 401, 401, 429]);
     // The token already in use keeps working from the same address.
@@ -306,9 +350,18 @@ describe('signing in with an identity provider', () => {
 async function hs256WithPublicKey(provider: OidcTestProvider, claims: Record<string, unknown>): Promise<string> {
   const { keys } = (await (await fetch(`${provider.issuer}/jwks`)).json()) as { keys: JWK[] };
   const jwk = keys.find((k) => k.kid === provider.currentKid)!;
-  const pem = createPublicKey({ key: jwk as import('node:crypto').JsonWebKey, format: 'jwk' }).export({ type: 'spki', format: 'pem' });
+  const pem = createPublicKey({ key: jwk as import('node:crypto').JsonWebKey, format: 'jwk' }).export({
+    type: 'spki',
+    format: 'pem',
+  });
   const nowSeconds = now();
-  return new SignJWT({ iss: provider.issuer, aud: provider.audience, iat: nowSeconds, exp: nowSeconds + 600, ...claims })
+  return new SignJWT({
+    iss: provider.issuer,
+    aud: provider.audience,
+    iat: nowSeconds,
+    exp: nowSeconds + 600,
+    ...claims,
+  })
     .setProtectedHeader({ alg: 'HS256', kid: jwk.kid!, typ: 'at+jwt' })
     .sign(new TextEncoder().encode(pem as string));
 }

@@ -8,7 +8,9 @@ let w: TestWorld;
 let idp: OidcTestProvider;
 beforeEach(async () => {
   idp = await startOidcTestProvider({ accounts: { zoe: { name: 'Zoe', preferred_username: 'zoe' } } });
-  w = await startTestWorld(['alice', 'bob'], { oidc: { issuer: idp.issuer, audience: idp.audience, clientId: idp.clientId } });
+  w = await startTestWorld(['alice', 'bob'], {
+    oidc: { issuer: idp.issuer, audience: idp.audience, clientId: idp.clientId },
+  });
 });
 afterEach(async () => {
   await w.stop();
@@ -16,13 +18,16 @@ afterEach(async () => {
 });
 
 const tokenIdOf = async (token: string): Promise<string> =>
-  (await client(w.server.url, token).get('/v1/auth/tokens')).body.tokens.find((t: { current?: boolean }) => t.current).tokenId;
+  (await client(w.server.url, token).get('/v1/auth/tokens')).body.tokens.find((t: { current?: boolean }) => t.current)
+    .tokenId;
 
 describe('GET/POST/DELETE /v1/auth/tokens', () => {
   it('lists the caller own tokens, the one in use marked current', async () => {
     const res = await w.as['alice']!.get('/v1/auth/tokens');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ tokens: [{ tokenId: expect.stringMatching(/^tok_/), createdAt: expect.any(String), current: true }] });
+    expect(res.body).toEqual({
+      tokens: [{ tokenId: expect.stringMatching(/^tok_/), createdAt: expect.any(String), current: true }],
+    });
     expect((await w.anonymous.get('/v1/auth/tokens')).status).toBe(401);
   });
 
@@ -30,14 +35,25 @@ describe('GET/POST/DELETE /v1/auth/tokens', () => {
     const first = await tokenIdOf(w.tokens['alice']!);
     const minted = await w.as['alice']!.post('/v1/auth/tokens');
     expect(minted.status).toBe(201);
-    expect(minted.body).toEqual({ token: { tokenId: expect.stringMatching(/^tok_/), token: expect.stringMatching(/^bubble_user_[A-Za-z0-9_-]{43,}$/), createdAt: expect.any(String) } });
+    expect(minted.body).toEqual({
+      token: {
+        tokenId: expect.stringMatching(/^tok_/),
+        token: expect.stringMatching(/^bubble_user_[A-Za-z0-9_-]{43,}$/),
+        createdAt: expect.any(String),
+      },
+    });
     const second = minted.body.token;
     expect((await w.as['alice']!.get('/v1/auth/tokens')).body.tokens).toEqual([
       { tokenId: first, createdAt: expect.any(String), current: true },
       { tokenId: second.tokenId, createdAt: second.createdAt },
     ]);
     const viaSecond = await w.withToken(second.token).get('/v1/auth/tokens');
-    expect(viaSecond.body.tokens.map((t: { tokenId: string; current?: boolean }) => [t.tokenId, t.current === true])).toEqual([[first, false], [second.tokenId, true]]);
+    expect(
+      viaSecond.body.tokens.map((t: { tokenId: string; current?: boolean }) => [t.tokenId, t.current === true]),
+    ).toEqual([
+      [first, false],
+      [second.tokenId, true],
+    ]);
     expect(viaSecond.text).not.toContain('bubble_user_');
     expect((await w.withToken(second.token).get('/v1/auth/whoami')).body.principal.principalId).toBe('alice');
     // A body that is not JSON is refused, as on POST /v1/principals/:id/tokens.
@@ -84,7 +100,9 @@ describe('GET/POST/DELETE /v1/auth/tokens', () => {
     const zoe = w.withToken(jwt);
     expect((await zoe.get('/v1/auth/tokens')).body).toEqual({ tokens: [] });
     const minted = (await zoe.post('/v1/auth/tokens')).body.token;
-    expect((await zoe.get('/v1/auth/tokens')).body).toEqual({ tokens: [{ tokenId: minted.tokenId, createdAt: minted.createdAt }] });
+    expect((await zoe.get('/v1/auth/tokens')).body).toEqual({
+      tokens: [{ tokenId: minted.tokenId, createdAt: minted.createdAt }],
+    });
     expect((await w.withToken(minted.token).get('/v1/auth/whoami')).body.principal.principalId).toBe('zoe');
     expect((await zoe.delete(`/v1/auth/tokens/${minted.tokenId}`)).status).toBe(204);
     expect((await zoe.get('/v1/auth/whoami')).status).toBe(200);

@@ -5,7 +5,10 @@ import { invalidRequest } from '../errors/bubble-error.js';
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, what: string): z.infer<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const issues = result.error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message }));
+  const issues = result.error.issues.map((issue) => ({
+    path: issue.path.map(String).join('.'),
+    message: issue.message,
+  }));
   const summary = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ');
   throw invalidRequest(`invalid ${what}: ${summary}`, { issues });
 }
@@ -15,7 +18,9 @@ export function queryObject(query: URLSearchParams): Record<string, string> {
   const object: Record<string, string> = {};
   for (const [name, value] of query) {
     if (Object.hasOwn(object, name)) {
-      throw invalidRequest(`invalid query: ${name} is given more than once`, { issues: [{ path: name, message: 'given more than once' }] });
+      throw invalidRequest(`invalid query: ${name} is given more than once`, {
+        issues: [{ path: name, message: 'given more than once' }],
+      });
     }
     object[name] = value;
   }

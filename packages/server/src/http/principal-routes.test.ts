@@ -16,7 +16,13 @@ describe('authentication', () => {
     const res = await w.as['alice']!.get('/v1/auth/whoami');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
-      principal: { principalId: 'alice', kind: 'human', displayName: 'alice', ownerPrincipalIds: [], createdAt: expect.any(String) },
+      principal: {
+        principalId: 'alice',
+        kind: 'human',
+        displayName: 'alice',
+        ownerPrincipalIds: [],
+        createdAt: expect.any(String),
+      },
     });
   });
 
@@ -27,7 +33,12 @@ describe('authentication', () => {
     ['a non-token', 'Bearer hello'],
     ['an empty bearer', 'Bearer '],
   ])('answers 401 unauthorized for %s', async (_name, header) => {
-    const res = await w.anonymous.call('GET', '/v1/auth/whoami', undefined, header ? { headers: { authorization: header } } : {});
+    const res = await w.anonymous.call(
+      'GET',
+      '/v1/auth/whoami',
+      undefined,
+      header ? { headers: { authorization: header } } : {},
+    );
     expect(res.status).toBe(401);
     expect(res.body).toEqual({ error: { code: 'unauthorized', message: expect.any(String), details: {} } });
   });
@@ -35,7 +46,12 @@ describe('authentication', () => {
   it('needs no credential for /v1/info and /healthz', async () => {
     const info = await w.anonymous.get('/v1/info');
     expect(info.status).toBe(200);
-    expect(info.body).toEqual({ name: 'bubble', version: '0.1.0', protocol: 1, extensions: { artifacts: { version: 1 } } });
+    expect(info.body).toEqual({
+      name: 'bubble',
+      version: '0.1.0',
+      protocol: 1,
+      extensions: { artifacts: { version: 1 } },
+    });
     const health = await w.anonymous.get('/healthz');
     expect(health.status).toBe(200);
     expect(health.body).toEqual({ ok: true });
@@ -44,7 +60,11 @@ describe('authentication', () => {
 
 describe('bots and tokens', () => {
   it('lets a human create a bot, owning it, with a one-time bubble_agent_ token', async () => {
-    const res = await w.as['alice']!.post('/v1/principals', { principalId: 'bot-research', kind: 'bot', displayName: 'Research bot' });
+    const res = await w.as['alice']!.post('/v1/principals', {
+      principalId: 'bot-research',
+      kind: 'bot',
+      displayName: 'Research bot',
+    });
     expect(res.status).toBe(201);
     expect(res.body.principal).toEqual({
       principalId: 'bot-research',
@@ -54,7 +74,11 @@ describe('bots and tokens', () => {
       joinableBy: 'owners',
       createdAt: expect.any(String),
     });
-    expect(res.body.token).toEqual({ tokenId: expect.stringMatching(/^tok_/), token: expect.stringMatching(/^bubble_agent_[A-Za-z0-9_-]{43,}$/), createdAt: expect.any(String) });
+    expect(res.body.token).toEqual({
+      tokenId: expect.stringMatching(/^tok_/),
+      token: expect.stringMatching(/^bubble_agent_[A-Za-z0-9_-]{43,}$/),
+      createdAt: expect.any(String),
+    });
     const bot = w.withToken(res.body.token.token);
     expect((await bot.get('/v1/auth/whoami')).body.principal.principalId).toBe('bot-research');
     const listed = await w.as['alice']!.get('/v1/principals/bot-research/tokens');
@@ -65,9 +89,15 @@ describe('bots and tokens', () => {
 
   it('refuses a taken id (409), the reserved id system (409), a bad id (400), a human kind (400) and a bot creator (403)', async () => {
     await w.bot('alice', 'bot-a');
-    expect(errorCode(await w.as['bob']!.post('/v1/principals', { principalId: 'bot-a', kind: 'bot' }))).toBe('conflict');
-    expect(errorCode(await w.as['bob']!.post('/v1/principals', { principalId: 'alice', kind: 'bot' }))).toBe('conflict');
-    expect(errorCode(await w.as['bob']!.post('/v1/principals', { principalId: 'system', kind: 'bot' }))).toBe('conflict');
+    expect(errorCode(await w.as['bob']!.post('/v1/principals', { principalId: 'bot-a', kind: 'bot' }))).toBe(
+      'conflict',
+    );
+    expect(errorCode(await w.as['bob']!.post('/v1/principals', { principalId: 'alice', kind: 'bot' }))).toBe(
+      'conflict',
+    );
+    expect(errorCode(await w.as['bob']!.post('/v1/principals', { principalId: 'system', kind: 'bot' }))).toBe(
+      'conflict',
+    );
     const bad = await w.as['bob']!.post('/v1/principals', { principalId: 'Bad Id', kind: 'bot' });
     expect(bad.status).toBe(400);
     expect(bad.body.error.details.issues[0].path).toBe('principalId');
@@ -83,16 +113,29 @@ describe('bots and tokens', () => {
     const alice = w.as['alice']!;
     const both = await alice.call('PATCH', '/v1/principals/bot-p', { joinableBy: 'anyone', displayName: 'Patched' });
     expect(both.status).toBe(200);
-    expect(both.body.principal).toMatchObject({ principalId: 'bot-p', displayName: 'Patched', joinableBy: 'anyone', ownerPrincipalIds: ['alice'] });
+    expect(both.body.principal).toMatchObject({
+      principalId: 'bot-p',
+      displayName: 'Patched',
+      joinableBy: 'anyone',
+      ownerPrincipalIds: ['alice'],
+    });
     expect((await alice.get('/v1/principals/bot-p')).body.principal.joinableBy).toBe('anyone');
     // The bot renames itself, but may not change who may add it.
-    expect((await bot.call('PATCH', '/v1/principals/bot-p', { displayName: 'Self-named' })).body.principal.displayName).toBe('Self-named');
+    expect(
+      (await bot.call('PATCH', '/v1/principals/bot-p', { displayName: 'Self-named' })).body.principal.displayName,
+    ).toBe('Self-named');
     const widen = await bot.call('PATCH', '/v1/principals/bot-p', { joinableBy: 'owners' });
     expect(widen.status).toBe(403);
     expect(widen.body.error.message).toBe('only an owner of bot-p may change who may add it to threads');
     // A human renames itself; joinableBy is for bots only; humans carry no joinableBy.
     const self = await alice.call('PATCH', '/v1/principals/alice', { displayName: 'Alice A.' });
-    expect(self.body.principal).toEqual({ principalId: 'alice', kind: 'human', displayName: 'Alice A.', ownerPrincipalIds: [], createdAt: expect.any(String) });
+    expect(self.body.principal).toEqual({
+      principalId: 'alice',
+      kind: 'human',
+      displayName: 'Alice A.',
+      ownerPrincipalIds: [],
+      createdAt: expect.any(String),
+    });
     // Strangers: 404 for an invisible principal, 403 for a visible one they do not own.
     expect((await w.as['bob']!.call('PATCH', '/v1/principals/bot-p', { joinableBy: 'owners' })).status).toBe(404);
     const t = await w.thread('alice');
@@ -161,7 +204,9 @@ describe('bots and tokens', () => {
     const off = w.server.server.bus.subscribe((m) => seen.push(m));
     await w.as['alice']!.delete('/v1/principals/bot-a/tokens');
     off();
-    expect(seen).toEqual([{ kind: 'tokens_revoked', principalId: 'bot-a', tokenIds: [expect.stringMatching(/^tok_/)] }]);
+    expect(seen).toEqual([
+      { kind: 'tokens_revoked', principalId: 'bot-a', tokenIds: [expect.stringMatching(/^tok_/)] },
+    ]);
   });
 });
 
@@ -169,7 +214,9 @@ describe('principal visibility', () => {
   it('shows self, owned bots, owners and co-readers, and answers 404 for anyone else', async () => {
     await w.bot('alice', 'bot-a');
     const names = async (who: string, query = '') =>
-      ((await w.as[who]!.get(`/v1/principals?query=${query}`)).body.principals as Array<{ principalId: string }>).map((p) => p.principalId);
+      ((await w.as[who]!.get(`/v1/principals?query=${query}`)).body.principals as Array<{ principalId: string }>).map(
+        (p) => p.principalId,
+      );
     expect(await names('alice')).toEqual(['alice', 'bot-a']);
     expect(await names('bot-a')).toEqual(['alice', 'bot-a']);
     expect(await names('bob')).toEqual(['bob']);
@@ -199,7 +246,11 @@ describe('principal visibility', () => {
   });
 
   it('searches id and displayName, case-insensitively, with a limit; bad limits are 400', async () => {
-    for (const [id, name] of [['bot-a', 'Alpha'], ['bot-b', 'Beta Research'], ['bot-c', 'Gamma']] as const) {
+    for (const [id, name] of [
+      ['bot-a', 'Alpha'],
+      ['bot-b', 'Beta Research'],
+      ['bot-c', 'Gamma'],
+    ] as const) {
       await w.as['alice']!.post('/v1/principals', { principalId: id, kind: 'bot', displayName: name });
     }
     const ids = (res: { body: any }) => res.body.principals.map((p: { principalId: string }) => p.principalId);

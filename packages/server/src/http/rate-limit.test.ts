@@ -16,7 +16,13 @@ const whoami = (token: string | undefined, localAddress?: string): Promise<TestR
 /** A 429 as the spec has it: `rate_limited`, `Retry-After` in whole seconds, the same figure in `details`. */
 function expectRateLimited(res: TestResponse, maxSeconds: number, message: RegExp): void {
   expect(res.status).toBe(429);
-  expect(res.body).toEqual({ error: { code: 'rate_limited', message: expect.stringMatching(message), details: { retryAfterSeconds: expect.any(Number) } } });
+  expect(res.body).toEqual({
+    error: {
+      code: 'rate_limited',
+      message: expect.stringMatching(message),
+      details: { retryAfterSeconds: expect.any(Number) },
+    },
+  });
   const retryAfter = Number(res.headers['retry-after']);
   expect(Number.isInteger(retryAfter)).toBe(true);
   expect(retryAfter).toBeGreaterThanOrEqual(1);
@@ -43,7 +49,8 @@ async function untilLimited(
       sent += 1;
       const res = await fetch(`${url}/v1/auth/whoami`, { headers: { authorization: `Bearer ${token}` } });
       const body = (await res.json()) as { error?: { message: string } };
-      if (res.status === 429) limited ??= { retryAfter: Number(res.headers.get('retry-after')), message: body.error?.message ?? '' };
+      if (res.status === 429)
+        limited ??= { retryAfter: Number(res.headers.get('retry-after')), message: body.error?.message ?? '' };
       else expect(res.status).toBe(200);
     }
   };
@@ -59,7 +66,11 @@ describe('requests per principal', () => {
     for (let i = 0; i < 3; i += 1) statuses.push((await w.as['alice']!.get('/v1/auth/whoami')).status);
     expect(statuses).toEqual([200, 200, 200]);
     const started = performance.now();
-    expectRateLimited(await w.as['alice']!.get('/v1/auth/whoami'), 100, /^too many requests from alice; retry in \d+ s$/);
+    expectRateLimited(
+      await w.as['alice']!.get('/v1/auth/whoami'),
+      100,
+      /^too many requests from alice; retry in \d+ s$/,
+    );
     expectRateLimited(await w.as['alice']!.post('/v1/threads', { title: 'x' }), 100, /too many requests/);
     expect(performance.now() - started).toBeLessThan(1_000);
     expect((await w.as['bob']!.get('/v1/auth/whoami')).status).toBe(200);
@@ -77,11 +88,19 @@ describe('requests per principal', () => {
     const spent = [];
     for (const c of [bot1, bot1, bot2, bot2]) spent.push((await c.get('/v1/auth/whoami')).status);
     expect(spent).toEqual([200, 200, 200, 200]);
-    expectRateLimited(await bot2.get('/v1/auth/whoami'), 100, /^too many requests from bot-two \(counted with alice, who created it\); retry in \d+ s$/);
+    expectRateLimited(
+      await bot2.get('/v1/auth/whoami'),
+      100,
+      /^too many requests from bot-two \(counted with alice, who created it\); retry in \d+ s$/,
+    );
     expectRateLimited(await bot1.get('/v1/auth/whoami'), 100, /counted with alice/);
     expectRateLimited(await w.as['alice']!.get('/v1/auth/whoami'), 100, /^too many requests from alice;/);
     // A third bot would not help either: minting it is a request of alice's.
-    expectRateLimited(await w.as['alice']!.post('/v1/principals', { principalId: 'bot-three', kind: 'bot' }), 100, /alice/);
+    expectRateLimited(
+      await w.as['alice']!.post('/v1/principals', { principalId: 'bot-three', kind: 'bot' }),
+      100,
+      /alice/,
+    );
     expect((await w.as['bob']!.get('/v1/auth/whoami')).status).toBe(200);
     expect((await bobsBot.get('/v1/auth/whoami')).status).toBe(200);
     expect(await healthzMs(w.server.url)).toBeLessThan(1_000);

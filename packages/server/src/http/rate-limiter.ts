@@ -70,7 +70,10 @@ export function createRateLimiter(options: RateLimitOptions, config: { maxKeys?:
     waitFor(key: string): number {
       const bucket = buckets.get(key);
       if (bucket === undefined) return 0;
-      const tokens = Math.min(options.burst, bucket.tokens + (Math.max(0, now() - bucket.updatedMs) * options.perSecond) / 1000);
+      const tokens = Math.min(
+        options.burst,
+        bucket.tokens + (Math.max(0, now() - bucket.updatedMs) * options.perSecond) / 1000,
+      );
       return tokens >= 1 ? 0 : seconds(((1 - tokens) * 1000) / options.perSecond);
     },
     /** Keys remembered now (for tests of the bound). */

@@ -104,7 +104,12 @@ export function readJsonBody(req: IncomingMessage, limit: number): Promise<unkno
         }
         const problem = jsonProblem(value, MAX_JSON_DEPTH);
         if (problem !== null) {
-          reject(invalidRequest(PROBLEM_MESSAGES[problem], problem === 'too_deep' ? { maxDepth: MAX_JSON_DEPTH } : { problem }));
+          reject(
+            invalidRequest(
+              PROBLEM_MESSAGES[problem],
+              problem === 'too_deep' ? { maxDepth: MAX_JSON_DEPTH } : { problem },
+            ),
+          );
           return;
         }
         resolve(value);
@@ -118,5 +123,10 @@ export function readJsonBody(req: IncomingMessage, limit: number): Promise<unkno
 
 /** 413, answered with `Connection: close`: the rest of the body is never read, so the connection cannot be reused. */
 function tooLarge(limit: number): BubbleError {
-  return new BubbleError('payload_too_large', `request body is over the limit of ${limit} bytes`, { limit }, { connection: 'close' });
+  return new BubbleError(
+    'payload_too_large',
+    `request body is over the limit of ${limit} bytes`,
+    { limit },
+    { connection: 'close' },
+  );
 }

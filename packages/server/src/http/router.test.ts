@@ -10,8 +10,14 @@ describe('Router', () => {
 
   it('matches literal and parameter segments, decoding parameters', () => {
     expect(router.match('GET', '/v1/threads')).toEqual({ handler: 'list', params: {} });
-    expect(router.match('GET', '/v1/threads/th_a.sub-abcde-123')).toEqual({ handler: 'get', params: { id: 'th_a.sub-abcde-123' } });
-    expect(router.match('GET', '/v1/threads/t/artifacts/a%20b.md')).toEqual({ handler: 'artifact', params: { id: 't', name: 'a b.md' } });
+    expect(router.match('GET', '/v1/threads/th_a.sub-abcde-123')).toEqual({
+      handler: 'get',
+      params: { id: 'th_a.sub-abcde-123' },
+    });
+    expect(router.match('GET', '/v1/threads/t/artifacts/a%20b.md')).toEqual({
+      handler: 'artifact',
+      params: { id: 't', name: 'a b.md' },
+    });
   });
 
   it('does not match other methods, lengths, or empty parameters', () => {

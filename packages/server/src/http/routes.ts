@@ -55,7 +55,8 @@ const threadParam = (ctx: RequestContext): string => {
 
 const artifactName = (ctx: RequestContext): string => {
   const name = ctx.params['name']!;
-  if (!ARTIFACT_NAME_PATTERN.test(name)) throw invalidRequest(`artifact name must match ${ARTIFACT_NAME_PATTERN.source}`);
+  if (!ARTIFACT_NAME_PATTERN.test(name))
+    throw invalidRequest(`artifact name must match ${ARTIFACT_NAME_PATTERN.source}`);
   return name;
 };
 
@@ -66,7 +67,9 @@ export function createRoutes(deps: RouteDeps): Router<Handler> {
     name: 'bubble',
     version: deps.version,
     protocol: PROTOCOL_VERSION,
-    ...(deps.oidc === undefined ? {} : { auth: { oidc: { issuer: deps.oidc.issuer, clientId: deps.oidc.clientId, audience: deps.oidc.audience } } }),
+    ...(deps.oidc === undefined
+      ? {}
+      : { auth: { oidc: { issuer: deps.oidc.issuer, clientId: deps.oidc.clientId, audience: deps.oidc.audience } } }),
     extensions: { artifacts: { ...ARTIFACTS_EXTENSION } },
   });
   const r = new Router<Handler>();
@@ -85,7 +88,9 @@ export function createRoutes(deps: RouteDeps): Router<Handler> {
   // principals and tokens
   r.add('GET', '/v1/auth/whoami', async (ctx) => ok({ principal: await ctx.caller() }));
   // one's own tokens
-  r.add('GET', '/v1/auth/tokens', async (ctx) => ok({ tokens: await principals.listOwnTokens(await ctx.authenticated()) }));
+  r.add('GET', '/v1/auth/tokens', async (ctx) =>
+    ok({ tokens: await principals.listOwnTokens(await ctx.authenticated()) }),
+  );
   r.add('POST', '/v1/auth/tokens', async (ctx) => {
     const caller = await ctx.caller();
     parseInput(MintTokenRequestSchema, await ctx.json(), 'token request');
@@ -105,7 +110,9 @@ export function createRoutes(deps: RouteDeps): Router<Handler> {
     const q = parseInput(PrincipalSearchQuerySchema, queryObject(ctx.query), 'query');
     return ok({ principals: await principals.search(caller, q.query, q.limit) });
   });
-  r.add('GET', '/v1/principals/:id', async (ctx) => ok({ principal: await principals.get(await ctx.caller(), ctx.params['id']!) }));
+  r.add('GET', '/v1/principals/:id', async (ctx) =>
+    ok({ principal: await principals.get(await ctx.caller(), ctx.params['id']!) }),
+  );
   r.add('PATCH', '/v1/principals/:id', async (ctx) => {
     const caller = await ctx.caller();
     const patch = parseInput(UpdatePrincipalRequestSchema, await ctx.json(), 'principal update');
@@ -190,7 +197,8 @@ export function createRoutes(deps: RouteDeps): Router<Handler> {
     const threadId = threadParam(ctx);
     const body = await ctx.json();
     const single = fastSingleEvent(body);
-    const list = single !== null ? [single] : appendRequestEvents(parseInput(AppendRequestSchema, body, 'append request'));
+    const list =
+      single !== null ? [single] : appendRequestEvents(parseInput(AppendRequestSchema, body, 'append request'));
     const result = await events.append(caller, threadId, list);
     const first = result.events[0]?.seq ?? 0;
     const last = result.events[result.events.length - 1]?.seq ?? 0;

@@ -13,7 +13,10 @@ let dir: string;
 let server: BubbleServer;
 
 /** A raw request: the path is sent exactly as given (fetch would normalise `..`). */
-function get(path: string, method = 'GET'): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+function get(
+  path: string,
+  method = 'GET',
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   return new Promise((resolveAnswer, reject) => {
     const req = request(`${server.url}${path}`, { method, path }, (res) => {
       let body = '';
@@ -59,7 +62,11 @@ describe('static web root', () => {
     expect(r.headers['cache-control']).toBe('public, max-age=31536000, immutable');
     expect(r.body).toBe(APP_JS);
     const svg = await get('/favicon.svg');
-    expect([svg.status, svg.headers['content-type'], svg.headers['cache-control']]).toEqual([200, 'image/svg+xml', 'no-cache']);
+    expect([svg.status, svg.headers['content-type'], svg.headers['cache-control']]).toEqual([
+      200,
+      'image/svg+xml',
+      'no-cache',
+    ]);
   });
 
   it('falls back to index.html for app routes, also with a query string', async () => {
@@ -114,6 +121,9 @@ describe('static web root', () => {
     }
     const parsed = parseCli(['serve', '--web-root', './web']);
     expect(parsed.ok && parsed.value.command === 'serve' && parsed.value.webRoot).toBe('./web');
-    expect(parseCli(['principal', 'create-human', 'alice', '--web-root', 'x'])).toEqual({ ok: false, errors: ['--web-root belongs to "serve"'] });
+    expect(parseCli(['principal', 'create-human', 'alice', '--web-root', 'x'])).toEqual({
+      ok: false,
+      errors: ['--web-root belongs to "serve"'],
+    });
   });
 });

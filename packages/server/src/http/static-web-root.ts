@@ -77,7 +77,13 @@ export function createStaticWebRoot(
   const root = resolve(webRoot);
   const index = join(root, 'index.html');
 
-  const send = async (req: IncomingMessage, res: ServerResponse, file: string, size: number, cache: string): Promise<void> => {
+  const send = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    file: string,
+    size: number,
+    cache: string,
+  ): Promise<void> => {
     const headers: Record<string, string | number> = {
       'content-type': CONTENT_TYPES[extname(file).toLowerCase()] ?? 'application/octet-stream',
       'content-length': size,
@@ -87,7 +93,8 @@ export function createStaticWebRoot(
     if (file === index) {
       // The sign-in link carries the token in the fragment; keep it out of any referrer.
       headers['referrer-policy'] = 'no-referrer';
-      headers['content-security-policy'] = options.connectOrigins === undefined ? WEB_CSP : webCsp(await options.connectOrigins());
+      headers['content-security-policy'] =
+        options.connectOrigins === undefined ? WEB_CSP : webCsp(await options.connectOrigins());
       headers['x-frame-options'] = 'DENY';
     }
     res.writeHead(200, headers);

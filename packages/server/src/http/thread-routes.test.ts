@@ -28,11 +28,24 @@ describe('threads', () => {
     });
     const grants = await w.as['alice']!.get(`/v1/threads/${thread.threadId}/participants`);
     expect(grants.body.grants).toEqual([
-      { threadId: thread.threadId, principalId: 'alice', role: 'owner', grantedBy: 'alice', grantedAt: expect.any(String), joinedSeq: 1, revokedAt: null },
+      {
+        threadId: thread.threadId,
+        principalId: 'alice',
+        role: 'owner',
+        grantedBy: 'alice',
+        grantedAt: expect.any(String),
+        joinedSeq: 1,
+        revokedAt: null,
+      },
     ]);
     const events = await w.as['alice']!.get(`/v1/threads/${thread.threadId}/events`);
     expect(events.body.events).toEqual([
-      expect.objectContaining({ seq: 1, type: 'participant_added', principalId: 'system', data: { principalId: 'alice', role: 'owner', by: 'alice' } }),
+      expect.objectContaining({
+        seq: 1,
+        type: 'participant_added',
+        principalId: 'system',
+        data: { principalId: 'alice', role: 'owner', by: 'alice' },
+      }),
     ]);
     expect((await w.as['alice']!.get(`/v1/threads/${thread.threadId}`)).body).toEqual({ thread });
     expect((await w.as['alice']!.post('/v1/threads', {})).body.thread.title).toBeNull();
@@ -61,9 +74,13 @@ describe('threads', () => {
     expect(subId).toMatch(new RegExp(`^${parent}\\.sub-[a-z0-9]{5}-[a-z0-9]{3}$`));
     expect(SUBTHREAD_ID_PATTERN.exec(subId)?.[1]).toBe(parent);
     expect(sub.body.thread.parentThreadId).toBe(parent);
-    expect((await w.as['alice']!.post('/v1/threads', { parentThreadId: parent, key: 'tool-1' })).body.thread.threadId).toBe(subId);
+    expect(
+      (await w.as['alice']!.post('/v1/threads', { parentThreadId: parent, key: 'tool-1' })).body.thread.threadId,
+    ).toBe(subId);
     const nested = await w.as['alice']!.post('/v1/threads', { parentThreadId: subId });
-    expect(nested.body.thread.threadId).toMatch(new RegExp(`^${subId.replace(/\./g, '\\.')}\\.sub-[a-z0-9]{5}-[a-z0-9]{3}$`));
+    expect(nested.body.thread.threadId).toMatch(
+      new RegExp(`^${subId.replace(/\./g, '\\.')}\\.sub-[a-z0-9]{5}-[a-z0-9]{3}$`),
+    );
 
     expect(code(await w.as['bob']!.post('/v1/threads', { parentThreadId: parent }))).toBe('forbidden');
     expect(code(await w.as['bob']!.post('/v1/threads', { parentThreadId: 'th_unknown' }))).toBe('not_found');
@@ -96,9 +113,13 @@ describe('threads', () => {
     const bob = w.as['bob']!;
     expect((await bob.get(`/v1/threads/${sub}`)).status).toBe(200);
     expect((await bob.get(`/v1/threads/${sub}/events`)).status).toBe(200);
-    expect((await bob.get(`/v1/threads/${sub}/participants`)).body.grants.map((g: any) => g.principalId)).toEqual(['alice']);
+    expect((await bob.get(`/v1/threads/${sub}/participants`)).body.grants.map((g: any) => g.principalId)).toEqual([
+      'alice',
+    ]);
     expect(code(await bob.post(`/v1/threads/${sub}/events`, { type: 'acme.note', data: {} }))).toBe('forbidden');
-    expect(code(await bob.post(`/v1/threads/${sub}/participants`, { principalId: 'carol', role: 'member' }))).toBe('forbidden');
+    expect(code(await bob.post(`/v1/threads/${sub}/participants`, { principalId: 'carol', role: 'member' }))).toBe(
+      'forbidden',
+    );
     expect(code(await bob.post('/v1/threads', { parentThreadId: sub }))).toBe('forbidden');
     expect((await bob.get('/v1/threads')).body.threads.map((t: any) => t.threadId)).toEqual([parent]);
     expect((await w.as['alice']!.get('/v1/threads')).body.threads.map((t: any) => t.threadId)).toEqual([parent, sub]);
@@ -115,9 +136,24 @@ describe('grants', () => {
     await w.as['alice']!.post(`/v1/threads/${t}/events`, { type: 'acme.note', data: {} });
     const res = await w.as['alice']!.post(`/v1/threads/${t}/participants`, { principalId: 'bob', role: 'member' });
     expect(res.status).toBe(201);
-    expect(res.body.grant).toEqual({ threadId: t, principalId: 'bob', role: 'member', grantedBy: 'alice', grantedAt: expect.any(String), joinedSeq: 3, revokedAt: null });
+    expect(res.body.grant).toEqual({
+      threadId: t,
+      principalId: 'bob',
+      role: 'member',
+      grantedBy: 'alice',
+      grantedAt: expect.any(String),
+      joinedSeq: 3,
+      revokedAt: null,
+    });
     const ev = await w.as['bob']!.get(`/v1/threads/${t}/events?after=2`);
-    expect(ev.body.events).toEqual([expect.objectContaining({ seq: 3, type: 'participant_added', principalId: 'system', data: { principalId: 'bob', role: 'member', by: 'alice' } })]);
+    expect(ev.body.events).toEqual([
+      expect.objectContaining({
+        seq: 3,
+        type: 'participant_added',
+        principalId: 'system',
+        data: { principalId: 'bob', role: 'member', by: 'alice' },
+      }),
+    ]);
     expect((await w.as['bob']!.get('/v1/grants')).body.grants).toEqual([res.body.grant]);
   });
 
@@ -126,41 +162,66 @@ describe('grants', () => {
     await w.grant('alice', t, 'bob', 'member');
     const bob = w.as['bob']!;
     // a member may add members but not owners
-    expect((await bob.post(`/v1/threads/${t}/participants`, { principalId: 'carol', role: 'member' })).status).toBe(201);
-    expect(code(await bob.post(`/v1/threads/${t}/participants`, { principalId: 'dave', role: 'owner' }))).toBe('forbidden');
+    expect((await bob.post(`/v1/threads/${t}/participants`, { principalId: 'carol', role: 'member' })).status).toBe(
+      201,
+    );
+    expect(code(await bob.post(`/v1/threads/${t}/participants`, { principalId: 'dave', role: 'owner' }))).toBe(
+      'forbidden',
+    );
     // an existing live grant is answered 200 unchanged, unless an owner changes its role
     const same = await bob.post(`/v1/threads/${t}/participants`, { principalId: 'carol', role: 'member' });
     expect(same.status).toBe(200);
     expect(same.body.grant.role).toBe('member');
-    const promoted = await w.as['alice']!.post(`/v1/threads/${t}/participants`, { principalId: 'carol', role: 'owner' });
+    const promoted = await w.as['alice']!.post(`/v1/threads/${t}/participants`, {
+      principalId: 'carol',
+      role: 'owner',
+    });
     expect(promoted.status).toBe(200);
     expect(promoted.body.grant).toMatchObject({ role: 'owner', joinedSeq: 3 });
     const demoteAttempt = await bob.post(`/v1/threads/${t}/participants`, { principalId: 'alice', role: 'member' });
     expect(demoteAttempt.status).toBe(200);
     expect(demoteAttempt.body.grant.role).toBe('owner');
     // a stranger may not add anyone; unknown principals and threads are 404; bad bodies 400
-    expect(code(await w.as['dave']!.post(`/v1/threads/${t}/participants`, { principalId: 'dave', role: 'member' }))).toBe('forbidden');
-    expect(code(await w.as['alice']!.post(`/v1/threads/${t}/participants`, { principalId: 'nobody', role: 'member' }))).toBe('not_found');
-    expect(code(await w.as['alice']!.post(`/v1/threads/${t}/participants`, { principalId: 'system', role: 'member' }))).toBe('not_found');
-    expect(code(await w.as['alice']!.post('/v1/threads/th_nothere/participants', { principalId: 'bob', role: 'member' }))).toBe('not_found');
-    expect(code(await w.as['alice']!.post(`/v1/threads/${t}/participants`, { principalId: 'bob', role: 'admin' }))).toBe('invalid_request');
+    expect(
+      code(await w.as['dave']!.post(`/v1/threads/${t}/participants`, { principalId: 'dave', role: 'member' })),
+    ).toBe('forbidden');
+    expect(
+      code(await w.as['alice']!.post(`/v1/threads/${t}/participants`, { principalId: 'nobody', role: 'member' })),
+    ).toBe('not_found');
+    expect(
+      code(await w.as['alice']!.post(`/v1/threads/${t}/participants`, { principalId: 'system', role: 'member' })),
+    ).toBe('not_found');
+    expect(
+      code(await w.as['alice']!.post('/v1/threads/th_nothere/participants', { principalId: 'bob', role: 'member' })),
+    ).toBe('not_found');
+    expect(
+      code(await w.as['alice']!.post(`/v1/threads/${t}/participants`, { principalId: 'bob', role: 'admin' })),
+    ).toBe('invalid_request');
   });
 
   it('lets a bot invite only principals it can see', async () => {
     const bot = await w.bot('alice', 'bot-a');
     const t = await w.thread('alice');
     await w.grant('alice', t, 'bot-a');
-    expect(code(await bot.post(`/v1/threads/${t}/participants`, { principalId: 'dave', role: 'member' }))).toBe('not_found');
+    expect(code(await bot.post(`/v1/threads/${t}/participants`, { principalId: 'dave', role: 'member' }))).toBe(
+      'not_found',
+    );
     const own = await bot.post('/v1/threads', {});
-    expect((await bot.post(`/v1/threads/${own.body.thread.threadId}/participants`, { principalId: 'alice', role: 'member' })).status).toBe(201);
+    expect(
+      (await bot.post(`/v1/threads/${own.body.thread.threadId}/participants`, { principalId: 'alice', role: 'member' }))
+        .status,
+    ).toBe(201);
   });
 
-  it("puts a bot on a thread only by one of its owners unless its joinableBy is anyone", async () => {
+  it('puts a bot on a thread only by one of its owners unless its joinableBy is anyone', async () => {
     await w.bot('alice', 'alice-bot');
     // Mallory (dave) cannot see alice-bot: adding it to her own thread is 404, as for an unknown id.
     const mallorys = await w.thread('dave');
     expect((await w.as['dave']!.get('/v1/principals/alice-bot')).status).toBe(404);
-    const hidden = await w.as['dave']!.post(`/v1/threads/${mallorys}/participants`, { principalId: 'alice-bot', role: 'member' });
+    const hidden = await w.as['dave']!.post(`/v1/threads/${mallorys}/participants`, {
+      principalId: 'alice-bot',
+      role: 'member',
+    });
     expect(hidden.status).toBe(404);
     expect(hidden.body.error.message).toBe('principal alice-bot not found');
     // Bob shares a thread with the bot, so he sees it; he is still not its owner: 403.
@@ -168,23 +229,40 @@ describe('grants', () => {
     await w.grant('alice', shared, 'bob');
     await w.grant('alice', shared, 'alice-bot');
     const bobs = await w.thread('bob');
-    const visible = await w.as['bob']!.post(`/v1/threads/${bobs}/participants`, { principalId: 'alice-bot', role: 'member' });
+    const visible = await w.as['bob']!.post(`/v1/threads/${bobs}/participants`, {
+      principalId: 'alice-bot',
+      role: 'member',
+    });
     expect(visible.status).toBe(403);
-    expect(visible.body.error).toMatchObject({ code: 'forbidden', message: 'only an owner of alice-bot may add it to a thread' });
+    expect(visible.body.error).toMatchObject({
+      code: 'forbidden',
+      message: 'only an owner of alice-bot may add it to a thread',
+    });
     // ... nor on the shared thread as owner role, nor as a re-add of a live grant.
-    expect(code(await w.as['bob']!.post(`/v1/threads/${shared}/participants`, { principalId: 'alice-bot', role: 'member' }))).toBe('forbidden');
+    expect(
+      code(await w.as['bob']!.post(`/v1/threads/${shared}/participants`, { principalId: 'alice-bot', role: 'member' })),
+    ).toBe('forbidden');
     // Nothing was appended to Bob's thread by the refusals.
-    expect((await w.as['bob']!.get(`/v1/threads/${bobs}/participants`)).body.grants.map((g: { principalId: string }) => g.principalId)).toEqual(['bob']);
+    expect(
+      (await w.as['bob']!.get(`/v1/threads/${bobs}/participants`)).body.grants.map(
+        (g: { principalId: string }) => g.principalId,
+      ),
+    ).toEqual(['bob']);
     // Another bot may not add it either (bots own no bots).
     const other = await w.bot('bob', 'bob-bot');
     await w.grant('bob', bobs, 'bob-bot');
-    expect(code(await other.post(`/v1/threads/${bobs}/participants`, { principalId: 'alice-bot', role: 'member' }))).toBe('not_found');
+    expect(
+      code(await other.post(`/v1/threads/${bobs}/participants`, { principalId: 'alice-bot', role: 'member' })),
+    ).toBe('not_found');
 
     // Its owner opens it up: now any participant may add it.
     const opened = await w.as['alice']!.call('PATCH', '/v1/principals/alice-bot', { joinableBy: 'anyone' });
     expect(opened.status).toBe(200);
     expect(opened.body.principal).toMatchObject({ principalId: 'alice-bot', joinableBy: 'anyone' });
-    const added = await w.as['bob']!.post(`/v1/threads/${bobs}/participants`, { principalId: 'alice-bot', role: 'member' });
+    const added = await w.as['bob']!.post(`/v1/threads/${bobs}/participants`, {
+      principalId: 'alice-bot',
+      role: 'member',
+    });
     expect(added.status).toBe(201);
     expect(added.body.grant).toMatchObject({ principalId: 'alice-bot', grantedBy: 'bob' });
   });
@@ -207,18 +285,29 @@ describe('grants', () => {
     ]);
     // access ends at once
     expect(code(await w.as['bob']!.get(`/v1/threads/${t}/events`))).toBe('forbidden');
-    expect(code(await w.as['carol']!.post(`/v1/threads/${t}/events`, { type: 'acme.note', data: {} }))).toBe('forbidden');
+    expect(code(await w.as['carol']!.post(`/v1/threads/${t}/events`, { type: 'acme.note', data: {} }))).toBe(
+      'forbidden',
+    );
     expect((await w.as['bob']!.get('/v1/grants')).body.grants).toEqual([]);
-    expect((await w.as['alice']!.get(`/v1/threads/${t}/participants`)).body.grants.map((g: any) => g.principalId)).toEqual(['alice']);
+    expect(
+      (await w.as['alice']!.get(`/v1/threads/${t}/participants`)).body.grants.map((g: any) => g.principalId),
+    ).toEqual(['alice']);
   });
 
   it('publishes grant changes on the live bus after the participant events', async () => {
     const t = await w.thread('alice');
     const seen: Array<{ kind: string; change?: string }> = [];
-    const off = w.server.server.bus.subscribe((m) => seen.push({ kind: m.kind, ...(m.kind === 'grant' ? { change: m.change } : {}) }));
+    const off = w.server.server.bus.subscribe((m) =>
+      seen.push({ kind: m.kind, ...(m.kind === 'grant' ? { change: m.change } : {}) }),
+    );
     await w.grant('alice', t, 'bob');
     await w.as['alice']!.delete(`/v1/threads/${t}/participants/bob`);
     off();
-    expect(seen).toEqual([{ kind: 'events' }, { kind: 'grant', change: 'added' }, { kind: 'events' }, { kind: 'grant', change: 'revoked' }]);
+    expect(seen).toEqual([
+      { kind: 'events' },
+      { kind: 'grant', change: 'added' },
+      { kind: 'events' },
+      { kind: 'grant', change: 'revoked' },
+    ]);
   });
 });

@@ -12,19 +12,42 @@ import {
   type JWTPayload,
   type JWTVerifyGetKey,
 } from 'jose';
-import { createOidcDiscovery, describeFetchError, holdOffAfterFailure, IdentityProviderUnreachable, type ProviderFetch } from './oidc-discovery.js';
+import {
+  createOidcDiscovery,
+  describeFetchError,
+  holdOffAfterFailure,
+  IdentityProviderUnreachable,
+  type ProviderFetch,
+} from './oidc-discovery.js';
 import { OIDC_DEFAULTS, sameIssuer, type OidcOptions } from './oidc-options.js';
 
 /** A verified access token's claims: `sub` and `exp` are always there. */
 export type VerifiedClaims = JWTPayload & { sub: string; exp: number };
 
 export type JwtCheck =
-  | { ok: true; claims: VerifiedClaims; issuer: string; /** When the server stops accepting it (ms): `exp` plus the clock tolerance. */ acceptedUntil: number }
+  | {
+      ok: true;
+      claims: VerifiedClaims;
+      issuer: string /** When the server stops accepting it (ms): `exp` plus the clock tolerance. */;
+      acceptedUntil: number;
+    }
   /** `invalid`: the token is wrong (counts as a failed authentication); `unreachable`: the provider could not be asked. */
   | { ok: false; reason: 'invalid' | 'unreachable'; message: string };
 
 /** Asymmetric algorithms only: a JWKS holds public keys, and `none` or an HMAC must never pass. */
-const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
+const ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
+];
 /** Far above any real access token; a bearer this long is refused before it is parsed. */
 export const MAX_JWT_LENGTH = 16 * 1024;
 
@@ -70,13 +93,17 @@ export function createJwtVerifier(options: OidcOptions, now: () => number = Date
       return refuse('the bearer is not a well-formed JWT');
     }
     if (typeof claims.iss !== 'string' || !sameIssuer(claims.iss, options.issuer)) {
-      return refuse(`the JWT was issued by ${JSON.stringify(claims.iss ?? null)}, not by this server's identity provider ${options.issuer}`);
+      return refuse(
+        `the JWT was issued by ${JSON.stringify(claims.iss ?? null)}, not by this server's identity provider ${options.issuer}`,
+      );
     }
     if (typeof claims.exp !== 'number') return refuse('the JWT has no exp claim');
     if (claims.exp + tolerance <= now() / 1000) return refuse(`the JWT expired at ${isoOf(claims.exp)}; sign in again`);
     const audiences = typeof claims.aud === 'string' ? [claims.aud] : Array.isArray(claims.aud) ? claims.aud : [];
     if (!audiences.includes(options.audience)) {
-      return refuse(`the JWT is for ${JSON.stringify(claims.aud ?? null)}, not for this server's audience ${options.audience}`);
+      return refuse(
+        `the JWT is for ${JSON.stringify(claims.aud ?? null)}, not for this server's audience ${options.audience}`,
+      );
     }
     // RFC 9068: a client-credentials token's subject is the client itself. It stands for no person.
     if (claims['gty'] === 'client-credentials' || (claims.sub !== undefined && claims.sub === claims['client_id'])) {
@@ -111,8 +138,17 @@ export function createJwtVerifier(options: OidcOptions, now: () => number = Date
         clearTimeout(timer);
       }
       const document = discovery.known();
-      const urls = [options.issuer, document?.token_endpoint, document?.userinfo_endpoint, document?.revocation_endpoint];
-      return [...new Set(urls.flatMap((url) => (url === undefined || URL.parse(url) === null ? [] : [URL.parse(url)!.origin])))];
+      const urls = [
+        options.issuer,
+        document?.token_endpoint,
+        document?.userinfo_endpoint,
+        document?.revocation_endpoint,
+      ];
+      return [
+        ...new Set(
+          urls.flatMap((url) => (url === undefined || URL.parse(url) === null ? [] : [URL.parse(url)!.origin])),
+        ),
+      ];
     },
     async verify(token: string): Promise<JwtCheck> {
       const early = precheck(token);
@@ -153,7 +189,9 @@ export const BROWSER_ORIGINS_WAIT_MS = 1_000;
 /** Whether a 200 body is a JSON Web Key Set (an object with an array of objects `keys`). */
 const jwksProblem = (body: unknown): string | null => {
   const keys = typeof body === 'object' && body !== null ? (body as { keys?: unknown }).keys : undefined;
-  return Array.isArray(keys) && keys.every((key) => typeof key === 'object' && key !== null) ? null : 'is not a JSON Web Key Set';
+  return Array.isArray(keys) && keys.every((key) => typeof key === 'object' && key !== null)
+    ? null
+    : 'is not a JSON Web Key Set';
 };
 
 /** A failure to fetch the key set (rather than something wrong with the token): the provider could not be asked. */
@@ -172,7 +210,12 @@ const isFetchFailure = (error: unknown): boolean =>
  * everyone whose token is signed with a key the server already has. A kid that set does not hold
  * still needs the provider, so that token is refused as unreachable (not as a wrong key).
  */
-function keysWithStaleFallback(url: URL, options: OidcOptions, timeoutMs: number, fetchFrom: ProviderFetch): JWTVerifyGetKey {
+function keysWithStaleFallback(
+  url: URL,
+  options: OidcOptions,
+  timeoutMs: number,
+  fetchFrom: ProviderFetch,
+): JWTVerifyGetKey {
   const maxStaleMs = options.jwksMaxStaleMs ?? OIDC_DEFAULTS.jwksMaxStaleMs;
   // jose writes every key set it fetches here, with the time (Date.now()) it fetched it.
   const lastGood: Partial<ExportedJWKSCache> = {};
@@ -189,7 +232,8 @@ function keysWithStaleFallback(url: URL, options: OidcOptions, timeoutMs: number
       return await remote(header, token);
     } catch (error) {
       const { jwks, uat } = lastGood;
-      if (!isFetchFailure(error) || jwks === undefined || uat === undefined || Date.now() - uat > maxStaleMs) throw error;
+      if (!isFetchFailure(error) || jwks === undefined || uat === undefined || Date.now() - uat > maxStaleMs)
+        throw error;
       if (stale?.jwks !== jwks) stale = { jwks, getKey: createLocalJWKSet(jwks) };
       try {
         return await stale.getKey(header, token);
@@ -203,8 +247,14 @@ function keysWithStaleFallback(url: URL, options: OidcOptions, timeoutMs: number
 const isoOf = (seconds: number): string => new Date(seconds * 1000).toISOString();
 
 /** A jose failure in words: what is wrong with the token, or that the provider could not be asked. */
-function classify(error: unknown, token: string, refuse: (m: string) => JwtCheck, unreachable: (d: string) => JwtCheck): JwtCheck {
-  if (error instanceof errors.JWTExpired) return refuse(`the JWT expired at ${isoOf(Number(error.payload.exp))}; sign in again`);
+function classify(
+  error: unknown,
+  token: string,
+  refuse: (m: string) => JwtCheck,
+  unreachable: (d: string) => JwtCheck,
+): JwtCheck {
+  if (error instanceof errors.JWTExpired)
+    return refuse(`the JWT expired at ${isoOf(Number(error.payload.exp))}; sign in again`);
   if (error instanceof errors.JWTClaimValidationFailed) {
     switch (error.claim) {
       case 'nbf':
@@ -217,16 +267,25 @@ function classify(error: unknown, token: string, refuse: (m: string) => JwtCheck
         return refuse(`the JWT's ${error.claim} claim is not acceptable: ${error.reason}`);
     }
   }
-  if (error instanceof errors.JWSSignatureVerificationFailed) return refuse("the JWT's signature does not verify with the identity provider's key");
+  if (error instanceof errors.JWSSignatureVerificationFailed)
+    return refuse("the JWT's signature does not verify with the identity provider's key");
   if (error instanceof errors.JWKSNoMatchingKey) {
     const kid = safeKid(token);
-    return refuse(`the JWT is signed with a key${kid === undefined ? '' : ` (kid ${JSON.stringify(kid)})`} that the identity provider does not publish`);
+    return refuse(
+      `the JWT is signed with a key${kid === undefined ? '' : ` (kid ${JSON.stringify(kid)})`} that the identity provider does not publish`,
+    );
   }
-  if (error instanceof errors.JOSEAlgNotAllowed) return refuse(`the JWT's algorithm is not one of ${ALGORITHMS.join(', ')}`);
-  if (error instanceof errors.JWSInvalid || error instanceof errors.JWTInvalid || error instanceof errors.JWKSMultipleMatchingKeys) {
+  if (error instanceof errors.JOSEAlgNotAllowed)
+    return refuse(`the JWT's algorithm is not one of ${ALGORITHMS.join(', ')}`);
+  if (
+    error instanceof errors.JWSInvalid ||
+    error instanceof errors.JWTInvalid ||
+    error instanceof errors.JWKSMultipleMatchingKeys
+  ) {
     return refuse(`the JWT is not acceptable: ${error.message}`);
   }
-  if (error instanceof errors.JOSENotSupported) return refuse(`the JWT uses something this server does not support: ${error.message}`);
+  if (error instanceof errors.JOSENotSupported)
+    return refuse(`the JWT uses something this server does not support: ${error.message}`);
   if (error instanceof IdentityProviderUnreachable) return unreachable(error.message);
   // Everything else comes from fetching the JWKS: a timeout, a refused connection, a non-200, a body that is no key set.
   if (error instanceof errors.JWKSTimeout) return unreachable('its JWKS did not answer in time');

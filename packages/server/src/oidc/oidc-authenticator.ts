@@ -14,7 +14,12 @@ import type { OidcOptions } from './oidc-options.js';
  * that is set; a token issued in the same second as the revocation counts as before it.
  * Nothing is cached here (the authenticator caches answers).
  */
-export function createOidcAuthenticator(store: BubbleStore, options: OidcOptions, logger?: Logger, now: () => number = Date.now) {
+export function createOidcAuthenticator(
+  store: BubbleStore,
+  options: OidcOptions,
+  logger?: Logger,
+  now: () => number = Date.now,
+) {
   const verifier = createJwtVerifier(options, now);
   return {
     prefetch: () => verifier.prefetch(),
@@ -37,15 +42,24 @@ export function createOidcAuthenticator(store: BubbleStore, options: OidcOptions
           countsAsFailure: true,
         };
       }
-      const accepted = { tokenId: null, acceptedUntil: check.acceptedUntil, ...(issuedAt === undefined ? {} : { issuedAt }) };
-      if (known !== null && (nameClaim === null || nameClaim === known.nameClaim)) return { principal: known.principal, ...accepted };
+      const accepted = {
+        tokenId: null,
+        acceptedUntil: check.acceptedUntil,
+        ...(issuedAt === undefined ? {} : { issuedAt }),
+      };
+      if (known !== null && (nameClaim === null || nameClaim === known.nameClaim))
+        return { principal: known.principal, ...accepted };
       const { principal, created } = await store.resolveOidcSubject({
         issuer,
         subject: claims.sub,
         idCandidates: principalIdCandidates(principalIdBase(claims)),
         nameClaim,
       });
-      if (created) logger?.info({ principalId: principal.principalId, issuer, subject: claims.sub }, 'first sign-in: principal created');
+      if (created)
+        logger?.info(
+          { principalId: principal.principalId, issuer, subject: claims.sub },
+          'first sign-in: principal created',
+        );
       return { principal, ...accepted };
     },
   };

@@ -7,7 +7,12 @@ import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createBubbleServer, type BubbleServer } from '../create-bubble-server.js';
 import { createJwtVerifier } from './jwt-verifier.js';
-import { createOidcDiscovery, holdOffAfterFailure, IdentityProviderUnreachable, jwksUriProblem } from './oidc-discovery.js';
+import {
+  createOidcDiscovery,
+  holdOffAfterFailure,
+  IdentityProviderUnreachable,
+  jwksUriProblem,
+} from './oidc-discovery.js';
 
 const DISCOVERY = '/.well-known/openid-configuration';
 
@@ -33,7 +38,8 @@ async function startFakeIssuer(): Promise<FakeIssuer> {
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     issuer,
-    answer: (path, status, body) => answers.set(path, { status, body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    answer: (path, status, body) =>
+      answers.set(path, { status, body: typeof body === 'string' ? body : JSON.stringify(body) }),
     count: (path) => counts.get(path) ?? 0,
     close: () =>
       new Promise<void>((resolve) => {
@@ -43,10 +49,15 @@ async function startFakeIssuer(): Promise<FakeIssuer> {
   };
 }
 
-const metadata = (issuer: string, extra: Record<string, unknown> = {}) => ({ issuer, jwks_uri: `${issuer}/jwks`, ...extra });
+const metadata = (issuer: string, extra: Record<string, unknown> = {}) => ({
+  issuer,
+  jwks_uri: `${issuer}/jwks`,
+  ...extra,
+});
 
 /** A fetch that answers every URL with this JSON (for issuers no test can serve, such as https ones). */
-const answering = (body: unknown) => async () => new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
+const answering = (body: unknown) => async () =>
+  new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
 
 let fake: FakeIssuer | undefined;
 afterEach(async () => {
@@ -70,13 +81,21 @@ describe('where the keys may come from', () => {
 
   it('refuses metadata of an https issuer whose jwks_uri is plain http', async () => {
     const issuer = 'https://idp.example/';
-    const plain = createOidcDiscovery(issuer, 1_000, answering({ issuer, jwks_uri: 'http://idp.example/.well-known/jwks.json' }));
+    const plain = createOidcDiscovery(
+      issuer,
+      1_000,
+      answering({ issuer, jwks_uri: 'http://idp.example/.well-known/jwks.json' }),
+    );
     const error = await plain.get().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(IdentityProviderUnreachable);
     expect((error as Error).message).toContain('not https');
     expect(plain.known()).toBeUndefined();
 
-    const secure = createOidcDiscovery(issuer, 1_000, answering({ issuer, jwks_uri: 'https://idp.example/.well-known/jwks.json' }));
+    const secure = createOidcDiscovery(
+      issuer,
+      1_000,
+      answering({ issuer, jwks_uri: 'https://idp.example/.well-known/jwks.json' }),
+    );
     expect((await secure.get()).jwks_uri).toBe('https://idp.example/.well-known/jwks.json');
   });
 
@@ -105,11 +124,23 @@ describe('holding off after a failure', () => {
     fake.answer(DISCOVERY, 200, metadata(fake.issuer));
     fake.answer('/jwks', 200, { hello: 'world' });
     const { privateKey } = await generateKeyPair('RS256');
-    const token = await new SignJWT({ iss: fake.issuer, aud: 'api', sub: 'alice', exp: Math.floor(Date.now() / 1000) + 600 })
+    const token = await new SignJWT({
+      iss: fake.issuer,
+      aud: 'api',
+      sub: 'alice',
+      exp: Math.floor(Date.now() / 1000) + 600,
+    })
       .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
       .sign(privateKey);
-    const verifier = createJwtVerifier({ issuer: fake.issuer, audience: 'api', clientId: 'web', retryAfterFailureMs: 60_000, jwksCooldownMs: 0 });
-    for (let i = 0; i < 3; i += 1) expect(await verifier.verify(token)).toMatchObject({ ok: false, reason: 'unreachable' });
+    const verifier = createJwtVerifier({
+      issuer: fake.issuer,
+      audience: 'api',
+      clientId: 'web',
+      retryAfterFailureMs: 60_000,
+      jwksCooldownMs: 0,
+    });
+    for (let i = 0; i < 3; i += 1)
+      expect(await verifier.verify(token)).toMatchObject({ ok: false, reason: 'unreachable' });
     expect(fake.count('/jwks')).toBe(1);
     expect(fake.count(DISCOVERY)).toBe(1);
   });
@@ -119,7 +150,12 @@ describe('holding off after a failure', () => {
     const { privateKey, publicKey } = await generateKeyPair('RS256');
     fake.answer(DISCOVERY, 200, metadata(fake.issuer));
     fake.answer('/jwks', 200, { keys: [{ ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' }] });
-    const token = await new SignJWT({ iss: fake.issuer, aud: 'api', sub: 'alice', exp: Math.floor(Date.now() / 1000) + 600 })
+    const token = await new SignJWT({
+      iss: fake.issuer,
+      aud: 'api',
+      sub: 'alice',
+      exp: Math.floor(Date.now() / 1000) + 600,
+    })
       .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
       .sign(privateKey);
     const verifier = createJwtVerifier({ issuer: fake.issuer, audience: 'api', clientId: 'web' });

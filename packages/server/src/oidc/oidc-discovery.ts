@@ -31,7 +31,9 @@ export function holdOffAfterFailure(holdMs: number, now: () => number = Date.now
   return async (url: string, init: RequestInit, check?: BodyCheck): Promise<Response> => {
     const last = failedAt.get(url);
     if (last !== undefined && now() - last < holdMs) {
-      throw new IdentityProviderUnreachable(`${url} failed ${now() - last} ms ago; it is asked again ${holdMs} ms after a failure`);
+      throw new IdentityProviderUnreachable(
+        `${url} failed ${now() - last} ms ago; it is asked again ${holdMs} ms after a failure`,
+      );
     }
     try {
       const response = await fetch(url, init);
@@ -52,7 +54,10 @@ export function holdOffAfterFailure(holdMs: number, now: () => number = Date.now
       }
       if (problem !== null) throw new IdentityProviderUnreachable(`${url} answered 200, but it ${problem}`);
       failedAt.delete(url);
-      return new Response(text, { status: 200, headers: { 'content-type': response.headers.get('content-type') ?? 'application/json' } });
+      return new Response(text, {
+        status: 200,
+        headers: { 'content-type': response.headers.get('content-type') ?? 'application/json' },
+      });
     } catch (error) {
       failedAt.set(url, now());
       throw error;
@@ -80,7 +85,8 @@ export function jwksUriProblem(issuer: string, jwksUri: string): string | null {
 function discoveryProblem(issuer: string, body: unknown): string | null {
   const parsed = DiscoveryDocumentSchema.safeParse(body);
   if (!parsed.success) return 'is not OpenID provider metadata (it needs issuer and jwks_uri)';
-  if (!sameIssuer(parsed.data.issuer, issuer)) return `names the issuer ${parsed.data.issuer}, not the configured ${issuer}`;
+  if (!sameIssuer(parsed.data.issuer, issuer))
+    return `names the issuer ${parsed.data.issuer}, not the configured ${issuer}`;
   return jwksUriProblem(issuer, parsed.data.jwks_uri);
 }
 
@@ -91,7 +97,11 @@ function discoveryProblem(issuer: string, body: unknown): string | null {
  * not metadata, names another issuer or an http `jwks_uri` (see `jwksUriProblem`) is a failure
  * like no answer, held off the same way.
  */
-export function createOidcDiscovery(issuer: string, timeoutMs: number, fetchFrom: ProviderFetch = (url, init) => fetch(url, init)) {
+export function createOidcDiscovery(
+  issuer: string,
+  timeoutMs: number,
+  fetchFrom: ProviderFetch = (url, init) => fetch(url, init),
+) {
   const url = `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
   let known: DiscoveryDocument | undefined;
   let pending: Promise<DiscoveryDocument> | undefined;

@@ -14,7 +14,9 @@ export function createArtifactService(store: BubbleStore) {
       requireReader(await store.getThreadAccess(threadId, caller.principalId), threadId, caller.principalId);
       const artifact = await store.getArtifact(threadId, name, version);
       if (artifact === null) {
-        throw notFound(version === undefined ? `artifact ${name} not found` : `artifact ${name} version ${version} not found`);
+        throw notFound(
+          version === undefined ? `artifact ${name} not found` : `artifact ${name} version ${version} not found`,
+        );
       }
       return artifact;
     },

@@ -14,7 +14,8 @@ export interface TooManyFailures {
  */
 export type AuthAttempt = Authenticated | null | AuthRefusal | TooManyFailures;
 
-export const isTooManyFailures = (attempt: AuthAttempt): attempt is TooManyFailures => attempt !== null && 'tooManyFailures' in attempt;
+export const isTooManyFailures = (attempt: AuthAttempt): attempt is TooManyFailures =>
+  attempt !== null && 'tooManyFailures' in attempt;
 
 /**
  * Bearer authentication from a client address under the failed-authentication
@@ -30,7 +31,10 @@ export const isTooManyFailures = (attempt: AuthAttempt): attempt is TooManyFailu
  * and the loop learns nothing (it cannot tell a right token from a wrong one).
  */
 export function createAuthAttempts(
-  authenticator: { known(token: string): Authenticated | undefined; authenticate(token: string): Promise<Authenticated | AuthRefusal | null> },
+  authenticator: {
+    known(token: string): Authenticated | undefined;
+    authenticate(token: string): Promise<Authenticated | AuthRefusal | null>;
+  },
   failedAuth: RateLimiter | undefined,
 ) {
   return async function authenticateFrom(token: string, address: string | undefined): Promise<AuthAttempt> {

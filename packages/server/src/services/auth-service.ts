@@ -32,7 +32,10 @@ export const isRefusal = (value: unknown): value is AuthRefusal =>
  * unknown or revoked. The digest is looked up, then compared with the stored
  * one in constant time.
  */
-export async function authenticateHash(store: BubbleStore, hash: Buffer): Promise<(Authenticated & { tokenId: string }) | null> {
+export async function authenticateHash(
+  store: BubbleStore,
+  hash: Buffer,
+): Promise<(Authenticated & { tokenId: string }) | null> {
   const record = await store.findLiveTokenByHash(hash);
   if (record === null || !hashesEqual(record.hash, hash)) return null;
   const principal = await store.getPrincipal(record.principalId);
@@ -62,9 +65,13 @@ export async function authenticateHeader(
   if (!match) throw unauthorized('Authorization must be "Bearer <token>"');
   const result = await authenticate(match[1]!, address);
   if (result === null) throw unauthorized('unknown or revoked token');
-  if (isRefusal(result)) throw unauthorized(result.message, result.reason === undefined ? undefined : { reason: result.reason });
+  if (isRefusal(result))
+    throw unauthorized(result.message, result.reason === undefined ? undefined : { reason: result.reason });
   if (isTooManyFailures(result)) {
-    throw rateLimited(`too many failed authentications from this address; retry in ${result.retryAfterSeconds} s`, result.retryAfterSeconds);
+    throw rateLimited(
+      `too many failed authentications from this address; retry in ${result.retryAfterSeconds} s`,
+      result.retryAfterSeconds,
+    );
   }
   return result;
 }

@@ -25,9 +25,16 @@ describe('createAuthenticator', () => {
   it('answers known tokens, null for unknown or malformed ones', async () => {
     const auth = createAuthenticator(store, bus);
     const { token } = await createHumanPrincipal(store, 'alice', null);
-    expect(await auth.authenticate(token.token)).toMatchObject({ principal: { principalId: 'alice' }, tokenId: token.tokenId });
+    expect(await auth.authenticate(token.token)).toMatchObject({
+      principal: { principalId: 'alice' },
+      tokenId: token.tokenId,
+    });
     expect(await auth.authenticate(`bubble_user_${'x'.repeat(43)}`)).toBeNull();
-    expect(await auth.authenticate('nonsense')).toMatchObject({ refused: true, countsAsFailure: true, message: expect.stringContaining('neither a Bubble token') });
+    expect(await auth.authenticate('nonsense')).toMatchObject({
+      refused: true,
+      countsAsFailure: true,
+      message: expect.stringContaining('neither a Bubble token'),
+    });
     expect(await auth.authenticate('eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln')).toMatchObject({
       refused: true,
       countsAsFailure: true,

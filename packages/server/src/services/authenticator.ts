@@ -25,7 +25,12 @@ const NO_JWTS: AuthRefusal = {
  * or the person's JWTs are revoked (`jwts_revoked`: the next use is checked again).
  * A rename (`principal_updated`) updates the cached principal. Failures are never cached.
  */
-export function createAuthenticator(store: BubbleStore, bus: LiveBus, oidc?: OidcAuthenticator, now: () => number = Date.now) {
+export function createAuthenticator(
+  store: BubbleStore,
+  bus: LiveBus,
+  oidc?: OidcAuthenticator,
+  now: () => number = Date.now,
+) {
   const cache = new CredentialCache();
   // A revocation that commits while a lookup is in flight must not be undone by caching that lookup's result.
   let revocations = 0;

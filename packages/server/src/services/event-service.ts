@@ -29,7 +29,12 @@ export function checkNewEvents(events: NewEvent[]): NewEventInput[] {
         limit: LIMITS.maxEventDataBytes,
       });
     }
-    return { type: event.type, data: event.data as Record<string, unknown>, dataJson, clientEventId: event.clientEventId };
+    return {
+      type: event.type,
+      data: event.data as Record<string, unknown>,
+      dataJson,
+      clientEventId: event.clientEventId,
+    };
   });
 }
 
@@ -52,7 +57,11 @@ export function createEventService(store: BubbleStore) {
     },
 
     async putCursor(caller: Principal, threadId: string, seq: number): Promise<number> {
-      const access = requireReader(await store.getThreadAccess(threadId, caller.principalId), threadId, caller.principalId);
+      const access = requireReader(
+        await store.getThreadAccess(threadId, caller.principalId),
+        threadId,
+        caller.principalId,
+      );
       if (seq > access.thread.headSeq) {
         throw invalidRequest(`seq ${seq} is beyond the thread's head seq ${access.thread.headSeq}`, {
           headSeq: access.thread.headSeq,

@@ -1,4 +1,11 @@
-import { INVITE_TOKEN_PREFIX, type CreateInviteRequest, type Grant, type Invite, type InviteInfo, type Principal } from '@bubble/protocol';
+import {
+  INVITE_TOKEN_PREFIX,
+  type CreateInviteRequest,
+  type Grant,
+  type Invite,
+  type InviteInfo,
+  type Principal,
+} from '@bubble/protocol';
 import { randomBytes } from 'node:crypto';
 import { forbidden, notFound } from '../errors/bubble-error.js';
 import { requireOwner } from '../domain/access-rules.js';
@@ -6,7 +13,8 @@ import { hashToken } from '../domain/tokens.js';
 import type { BubbleStore } from '../store/store.js';
 
 /** Whether the text has the shape of an invite token: the prefix and at least 32 random bytes in base64url. */
-export const looksLikeInviteToken = (text: string): boolean => new RegExp(`^${INVITE_TOKEN_PREFIX}[A-Za-z0-9_-]{43,}$`).test(text);
+export const looksLikeInviteToken = (text: string): boolean =>
+  new RegExp(`^${INVITE_TOKEN_PREFIX}[A-Za-z0-9_-]{43,}$`).test(text);
 
 /**
  * Invites (protocol.md, Threads and grants): how a person is brought into a thread without
@@ -37,12 +45,14 @@ export function createInviteService(store: BubbleStore, now: () => Date = () => 
 
     async revoke(caller: Principal, threadId: string, inviteId: string): Promise<void> {
       requireOwner(await store.getThreadAccess(threadId, caller.principalId), threadId, caller.principalId);
-      if (!(await store.revokeInvite(threadId, inviteId))) throw notFound(`invite ${inviteId} of thread ${threadId} not found`);
+      if (!(await store.revokeInvite(threadId, inviteId)))
+        throw notFound(`invite ${inviteId} of thread ${threadId} not found`);
     },
 
     /** Joins a person to the invite's thread; 404 for a token that is not a live invite's (see `domain/invite-rules.ts`). */
     async accept(caller: Principal, token: string): Promise<Grant> {
-      if (caller.kind !== 'human') throw forbidden('invites are for people: a bot is added to a thread by a participant');
+      if (caller.kind !== 'human')
+        throw forbidden('invites are for people: a bot is added to a thread by a participant');
       if (!looksLikeInviteToken(token)) throw notFound('invite not found');
       return (await store.acceptInvite({ hash: hashToken(token), principalId: caller.principalId })).grant;
     },

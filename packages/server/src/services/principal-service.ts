@@ -1,4 +1,11 @@
-import { SYSTEM_PRINCIPAL_ID, type OwnTokenInfo, type Principal, type Token, type TokenInfo, type UpdatePrincipalRequest } from '@bubble/protocol';
+import {
+  SYSTEM_PRINCIPAL_ID,
+  type OwnTokenInfo,
+  type Principal,
+  type Token,
+  type TokenInfo,
+  type UpdatePrincipalRequest,
+} from '@bubble/protocol';
 import { lookalikeOf } from '../domain/display-names.js';
 import type { Authenticated } from './auth-service.js';
 import { conflict, forbidden, invalidRequest, notFound } from '../errors/bubble-error.js';
@@ -22,7 +29,11 @@ async function createWithToken(
   if (input.principalId === SYSTEM_PRINCIPAL_ID) throw conflict(`principal id ${SYSTEM_PRINCIPAL_ID} is reserved`);
   const secret = mintTokenSecret(input.kind);
   const tokenId = newTokenId();
-  const principal = await store.createPrincipal(input, { tokenId, principalId: input.principalId, hash: hashToken(secret) });
+  const principal = await store.createPrincipal(input, {
+    tokenId,
+    principalId: input.principalId,
+    hash: hashToken(secret),
+  });
   return { principal, token: { tokenId, token: secret, createdAt: principal.createdAt } };
 }
 
@@ -35,22 +46,36 @@ export function createPrincipalService(store: BubbleStore) {
    * that the one naming it, or the bot itself, can see, by displayName or id (compared by
    * `nameKey`: case, surrounding whitespace and Unicode compatibility forms ignored). 409 names who.
    */
-  const requireNotLookalike = async (displayName: string, botId: string, caller: Principal, alsoAsBot: boolean): Promise<void> => {
+  const requireNotLookalike = async (
+    displayName: string,
+    botId: string,
+    caller: Principal,
+    alsoAsBot: boolean,
+  ): Promise<void> => {
     const seen = await store.searchVisiblePrincipals(caller.principalId, '', MAX_VISIBLE_FOR_NAMES);
     const twin = lookalikeOf(displayName, seen, botId);
     if (twin !== null) {
-      const who = twin.displayName === twin.principalId ? twin.principalId : `${twin.principalId} (${twin.displayName})`;
-      throw conflict(`a bot may not be named like someone else: "${displayName}" is the name of ${who}; choose another display name`, {
-        field: 'displayName',
-        principalId: twin.principalId,
-      });
+      const who =
+        twin.displayName === twin.principalId ? twin.principalId : `${twin.principalId} (${twin.displayName})`;
+      throw conflict(
+        `a bot may not be named like someone else: "${displayName}" is the name of ${who}; choose another display name`,
+        {
+          field: 'displayName',
+          principalId: twin.principalId,
+        },
+      );
     }
     if (!alsoAsBot || botId === caller.principalId) return;
     // Someone only the bot sees (a thread its owner has left) is not named: the caller may not know they exist.
-    if (lookalikeOf(displayName, await store.searchVisiblePrincipals(botId, '', MAX_VISIBLE_FOR_NAMES), botId) !== null) {
-      throw conflict(`a bot may not be named like someone else: "${displayName}" is the name of someone ${botId} works with; choose another display name`, {
-        field: 'displayName',
-      });
+    if (
+      lookalikeOf(displayName, await store.searchVisiblePrincipals(botId, '', MAX_VISIBLE_FOR_NAMES), botId) !== null
+    ) {
+      throw conflict(
+        `a bot may not be named like someone else: "${displayName}" is the name of someone ${botId} works with; choose another display name`,
+        {
+          field: 'displayName',
+        },
+      );
     }
   };
 
@@ -82,7 +107,8 @@ export function createPrincipalService(store: BubbleStore) {
       });
     },
 
-    search: (caller: Principal, query: string, limit: number) => store.searchVisiblePrincipals(caller.principalId, query, limit),
+    search: (caller: Principal, query: string, limit: number) =>
+      store.searchVisiblePrincipals(caller.principalId, query, limit),
 
     get: requireVisible,
 
@@ -144,9 +170,14 @@ export function createPrincipalService(store: BubbleStore) {
 
     /** `POST /v1/auth/tokens`: a person mints another token of their own (a bot's tokens are its owners' to mint). */
     async mintOwnToken(caller: Principal): Promise<Token> {
-      if (caller.kind !== 'human') throw forbidden("a bot's tokens are minted by its owners (POST /v1/principals/:id/tokens)");
+      if (caller.kind !== 'human')
+        throw forbidden("a bot's tokens are minted by its owners (POST /v1/principals/:id/tokens)");
       const secret = mintTokenSecret('human');
-      const record = await store.addToken({ tokenId: newTokenId(), principalId: caller.principalId, hash: hashToken(secret) });
+      const record = await store.addToken({
+        tokenId: newTokenId(),
+        principalId: caller.principalId,
+        hash: hashToken(secret),
+      });
       return { tokenId: record.tokenId, token: secret, createdAt: record.createdAt };
     },
 

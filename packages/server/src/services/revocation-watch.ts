@@ -14,7 +14,12 @@ const PAGE = 1000;
  * interval (plus one store read) after the other process committed. Revocations made here are
  * published a second time, which changes nothing.
  */
-export async function watchTokenRevocations(store: BubbleStore, bus: LiveBus, intervalMs: number, logger: Logger): Promise<{ stop(): void }> {
+export async function watchTokenRevocations(
+  store: BubbleStore,
+  bus: LiveBus,
+  intervalMs: number,
+  logger: Logger,
+): Promise<{ stop(): void }> {
   let cursor = await store.tokenRevocationCursor();
   let reading = false;
   const read = async (): Promise<void> => {
@@ -31,8 +36,10 @@ export async function watchTokenRevocations(store: BubbleStore, bus: LiveBus, in
           if (tokenId === null) jwtCutoffs.push({ principalId, issuedBefore: revokedAt });
           else byPrincipal.set(principalId, [...(byPrincipal.get(principalId) ?? []), tokenId]);
         }
-        for (const [principalId, tokenIds] of byPrincipal) bus.publish({ kind: 'tokens_revoked', principalId, tokenIds });
-        for (const { principalId, issuedBefore } of jwtCutoffs) bus.publish({ kind: 'jwts_revoked', principalId, issuedBefore });
+        for (const [principalId, tokenIds] of byPrincipal)
+          bus.publish({ kind: 'tokens_revoked', principalId, tokenIds });
+        for (const { principalId, issuedBefore } of jwtCutoffs)
+          bus.publish({ kind: 'jwts_revoked', principalId, issuedBefore });
         if (page.length < PAGE) break;
       }
     } catch (error) {

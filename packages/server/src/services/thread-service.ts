@@ -9,13 +9,20 @@ export function createThreadService(store: BubbleStore) {
     /** 201 when created; with a known `key`, 200 with the earlier thread. */
     async create(
       caller: Principal,
-      input: { title?: string | null | undefined; parentThreadId?: string | null | undefined; key?: string | undefined },
+      input: {
+        title?: string | null | undefined;
+        parentThreadId?: string | null | undefined;
+        key?: string | undefined;
+      },
     ): Promise<{ thread: Thread; created: boolean }> {
       const parent = input.parentThreadId ?? null;
       if (parent !== null) {
         requireParticipant(await store.getThreadAccess(parent, caller.principalId), parent, caller.principalId);
         if (subthreadDepth(parent) >= LIMITS.maxSubthreadDepth) {
-          throw invalidRequest(`subthreads nest at most ${LIMITS.maxSubthreadDepth} levels deep; ${parent} is at the limit`, { maxDepth: LIMITS.maxSubthreadDepth });
+          throw invalidRequest(
+            `subthreads nest at most ${LIMITS.maxSubthreadDepth} levels deep; ${parent} is at the limit`,
+            { maxDepth: LIMITS.maxSubthreadDepth },
+          );
         }
       }
       for (let attempt = 0; ; attempt += 1) {
@@ -35,7 +42,8 @@ export function createThreadService(store: BubbleStore) {
     },
 
     async get(caller: Principal, threadId: string): Promise<Thread> {
-      return requireReader(await store.getThreadAccess(threadId, caller.principalId), threadId, caller.principalId).thread;
+      return requireReader(await store.getThreadAccess(threadId, caller.principalId), threadId, caller.principalId)
+        .thread;
     },
 
     list: (caller: Principal): Promise<Thread[]> => store.listThreadsWithLiveGrant(caller.principalId),
@@ -58,10 +66,15 @@ export function createThreadService(store: BubbleStore) {
       if (input.role === 'owner') requireOwner(access, threadId, caller.principalId);
       const a = requireParticipant(access, threadId, caller.principalId);
       const target = await store.getPrincipal(input.principalId);
-      const ownersOnly = target !== null && target.kind === 'bot' && target.joinableBy !== 'anyone' && !target.ownerPrincipalIds.includes(caller.principalId);
+      const ownersOnly =
+        target !== null &&
+        target.kind === 'bot' &&
+        target.joinableBy !== 'anyone' &&
+        !target.ownerPrincipalIds.includes(caller.principalId);
       const visible =
         target !== null &&
-        ((caller.kind === 'human' && !ownersOnly) || (await store.isPrincipalVisible(caller.principalId, input.principalId)));
+        ((caller.kind === 'human' && !ownersOnly) ||
+          (await store.isPrincipalVisible(caller.principalId, input.principalId)));
       if (!visible) throw notFound(`principal ${input.principalId} not found`);
       if (ownersOnly) throw forbidden(`only an owner of ${input.principalId} may add it to a thread`);
       return store.putGrant({

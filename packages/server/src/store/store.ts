@@ -89,12 +89,23 @@ export interface BubbleStore {
    * principal already holding the grant is answered `unchanged` and no use is counted; otherwise
    * the grant is made (`participant_added` by `system`, `by` the invite's creator) and one use is counted.
    */
-  acceptInvite(input: { hash: Buffer; principalId: string }): Promise<{ grant: Grant; change: 'created' | 'role_changed' | 'unchanged' }>;
+  acceptInvite(input: {
+    hash: Buffer;
+    principalId: string;
+  }): Promise<{ grant: Grant; change: 'created' | 'role_changed' | 'unchanged' }>;
 
   // events
   appendEvents(input: AppendInput): Promise<AppendResult>;
-  readEventsAfter(threadId: string, afterSeq: number, limit: number): Promise<{ events: EventEnvelope[]; headSeq: number }>;
-  readEventsBefore(threadId: string, beforeSeq: number, limit: number): Promise<{ events: EventEnvelope[]; headSeq: number }>;
+  readEventsAfter(
+    threadId: string,
+    afterSeq: number,
+    limit: number,
+  ): Promise<{ events: EventEnvelope[]; headSeq: number }>;
+  readEventsBefore(
+    threadId: string,
+    beforeSeq: number,
+    limit: number,
+  ): Promise<{ events: EventEnvelope[]; headSeq: number }>;
 
   // cursors
   /** Moves the cursor forward (a lower seq is ignored) and returns the stored value. */

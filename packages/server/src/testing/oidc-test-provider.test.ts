@@ -4,7 +4,9 @@ import { startOidcTestProvider, type OidcTestProvider } from './oidc-test-provid
 
 let idp: OidcTestProvider;
 beforeAll(async () => {
-  idp = await startOidcTestProvider({ accounts: { alice: { name: 'Alice Liddell', preferred_username: 'alice', email: 'alice@example.test' } } });
+  idp = await startOidcTestProvider({
+    accounts: { alice: { name: 'Alice Liddell', preferred_username: 'alice', email: 'alice@example.test' } },
+  });
 });
 afterAll(async () => {
   await idp.close();
@@ -14,9 +16,18 @@ describe('the OIDC test provider', () => {
   it('signs a person in through the real code flow and issues a JWT access token for the audience', async () => {
     const tokens = await idp.login('alice');
     const jwks = createRemoteJWKSet(new URL(`${idp.issuer}/jwks`));
-    const { payload, protectedHeader } = await jwtVerify(tokens.accessToken, jwks, { issuer: idp.issuer, audience: idp.audience });
+    const { payload, protectedHeader } = await jwtVerify(tokens.accessToken, jwks, {
+      issuer: idp.issuer,
+      audience: idp.audience,
+    });
     expect(protectedHeader).toMatchObject({ alg: 'RS256', kid: idp.currentKid, typ: 'at+jwt' });
-    expect(payload).toMatchObject({ sub: 'alice', name: 'Alice Liddell', preferred_username: 'alice', email: 'alice@example.test', client_id: idp.clientId });
+    expect(payload).toMatchObject({
+      sub: 'alice',
+      name: 'Alice Liddell',
+      preferred_username: 'alice',
+      email: 'alice@example.test',
+      client_id: idp.clientId,
+    });
     expect(tokens.refreshToken).toEqual(expect.any(String));
     const discovery = await (await fetch(`${idp.issuer}/.well-known/openid-configuration`)).json();
     expect(discovery).toMatchObject({ issuer: idp.issuer, jwks_uri: `${idp.issuer}/jwks` });
@@ -27,7 +38,11 @@ describe('the OIDC test provider', () => {
     const response = await fetch(`${idp.issuer}/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', origin: new URL(idp.redirectUri).origin },
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: tokens.refreshToken!, client_id: idp.clientId }).toString(),
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: tokens.refreshToken!,
+        client_id: idp.clientId,
+      }).toString(),
     });
     expect(response.status).toBe(200);
     // A browser on the redirect URI's origin may call the token endpoint.

@@ -154,10 +154,7 @@ export async function startOidcTestProvider(options: OidcTestProviderOptions = {
   const port = (http.address() as AddressInfo).port;
   const issuer = `http://127.0.0.1:${port}`;
 
-  const clients = [
-    { clientId, redirectUris: [redirectUri] },
-    ...(options.clients ?? []),
-  ].map((client) => ({
+  const clients = [{ clientId, redirectUris: [redirectUri] }, ...(options.clients ?? [])].map((client) => ({
     client_id: client.clientId,
     token_endpoint_auth_method: 'none',
     application_type: 'web',
@@ -207,7 +204,8 @@ export async function startOidcTestProvider(options: OidcTestProviderOptions = {
         const account = accounts.get(token.accountId) ?? {};
         return Object.fromEntries(PROFILE_CLAIMS.filter((c) => account[c] !== undefined).map((c) => [c, account[c]]));
       },
-      issueRefreshToken: async (_ctx: unknown, client: { grantTypeAllowed(type: string): boolean }) => client.grantTypeAllowed('refresh_token'),
+      issueRefreshToken: async (_ctx: unknown, client: { grantTypeAllowed(type: string): boolean }) =>
+        client.grantTypeAllowed('refresh_token'),
       ttl: {
         AccessToken: () => ttlSeconds,
         AuthorizationCode: 60,
@@ -260,7 +258,9 @@ export async function startOidcTestProvider(options: OidcTestProviderOptions = {
       ...claims,
     };
     for (const name of Object.keys(payload)) if (payload[name] === undefined) delete payload[name];
-    return new SignJWT(payload).setProtectedHeader({ alg: ALG, kid, typ: 'at+jwt' }).sign(await importJWK(key.privateJwk, ALG));
+    return new SignJWT(payload)
+      .setProtectedHeader({ alg: ALG, kid, typ: 'at+jwt' })
+      .sign(await importJWK(key.privateJwk, ALG));
   };
 
   return {
@@ -366,7 +366,10 @@ async function runCodeFlow(
       await response.body?.cancel();
       if (next.href.startsWith(provider.redirectUri)) {
         const error = next.searchParams.get('error');
-        if (error !== null) throw new Error(`the provider refused the sign-in: ${error} ${next.searchParams.get('error_description') ?? ''}`);
+        if (error !== null)
+          throw new Error(
+            `the provider refused the sign-in: ${error} ${next.searchParams.get('error_description') ?? ''}`,
+          );
         if (next.searchParams.get('state') !== state) throw new Error('the provider answered with another state');
         return redeemCode(provider, next.searchParams.get('code')!, verifier);
       }
@@ -385,7 +388,11 @@ async function runCodeFlow(
   throw new Error('the sign-in did not end in a redirect to the client');
 }
 
-async function redeemCode(provider: { issuer: string; clientId: string; redirectUri: string }, code: string, verifier: string): Promise<OidcTokens> {
+async function redeemCode(
+  provider: { issuer: string; clientId: string; redirectUri: string },
+  code: string,
+  verifier: string,
+): Promise<OidcTokens> {
   const response = await fetch(`${provider.issuer}/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -398,7 +405,8 @@ async function redeemCode(provider: { issuer: string; clientId: string; redirect
     }).toString(),
   });
   const body = (await response.json()) as Record<string, unknown>;
-  if (response.status !== 200) throw new Error(`the token endpoint answered ${response.status}: ${JSON.stringify(body)}`);
+  if (response.status !== 200)
+    throw new Error(`the token endpoint answered ${response.status}: ${JSON.stringify(body)}`);
   return {
     accessToken: body['access_token'] as string,
     idToken: body['id_token'] as string | undefined,

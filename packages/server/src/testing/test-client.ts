@@ -22,10 +22,19 @@ export interface RequestOptions {
  * A small HTTP client over node:http for tests: never throws on a status,
  * parses JSON answers, and can send bodies fetch would refuse to.
  */
-export function httpCall(baseUrl: string, method: string, path: string, options: RequestOptions = {}): Promise<TestResponse> {
+export function httpCall(
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: RequestOptions = {},
+): Promise<TestResponse> {
   const url = new URL(path, baseUrl);
   const payload =
-    options.rawBody !== undefined ? options.rawBody : options.body !== undefined ? JSON.stringify(options.body) : undefined;
+    options.rawBody !== undefined
+      ? options.rawBody
+      : options.body !== undefined
+        ? JSON.stringify(options.body)
+        : undefined;
   const headers: Record<string, string | number> = { ...options.headers };
   if (options.token !== undefined) headers['authorization'] = `Bearer ${options.token}`;
   if (payload !== undefined) {
@@ -33,23 +42,27 @@ export function httpCall(baseUrl: string, method: string, path: string, options:
     headers['content-length'] ??= Buffer.byteLength(payload);
   }
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method, headers, agent: false, ...(options.localAddress ? { localAddress: options.localAddress } : {}) }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let body: unknown = undefined;
-        if (text !== '') {
-          try {
-            body = JSON.parse(text);
-          } catch {
-            body = text;
+    const req = httpRequest(
+      url,
+      { method, headers, agent: false, ...(options.localAddress ? { localAddress: options.localAddress } : {}) },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let body: unknown = undefined;
+          if (text !== '') {
+            try {
+              body = JSON.parse(text);
+            } catch {
+              body = text;
+            }
           }
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body, text });
-      });
-      res.on('error', reject);
-    });
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body, text });
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     if (payload !== undefined) req.end(payload);
     else req.end();

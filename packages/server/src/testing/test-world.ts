@@ -20,7 +20,10 @@ export interface TestWorld {
 }
 
 /** A real server with some humans created the way the operator CLI does it. */
-export async function startTestWorld(humans: string[] = ['alice', 'bob', 'carol'], options: TestServerOptions = {}): Promise<TestWorld> {
+export async function startTestWorld(
+  humans: string[] = ['alice', 'bob', 'carol'],
+  options: TestServerOptions = {},
+): Promise<TestWorld> {
   const server = await startTestServer(options);
   const tokens: Record<string, string> = {};
   const as: Record<string, TestClient> = {};

@@ -81,7 +81,10 @@ export class Connection {
     // ws closes the socket itself on protocol errors (1009 for an oversize
     // frame, 1002 for a bad one); the error only needs to be observed.
     ws.on('error', (error) => context.deps.logger.debug({ err: error }, 'websocket error'));
-    this.authTimer = setTimeout(() => this.close(CLOSE_CODES.notAuthenticated, 'client.auth not received in time'), context.authTimeoutMs);
+    this.authTimer = setTimeout(
+      () => this.close(CLOSE_CODES.notAuthenticated, 'client.auth not received in time'),
+      context.authTimeoutMs,
+    );
   }
 
   get principalId(): string {
@@ -227,7 +230,8 @@ export class Connection {
     if (this.phase === 'closed') return;
     if (isBinary) {
       if (this.phase !== 'ready') this.close(CLOSE_CODES.notAuthenticated, 'the first frame must be client.auth');
-      else if (this.admit(undefined)) this.sendControl(errorFrame('invalid_request', 'frames must be JSON text, not binary'));
+      else if (this.admit(undefined))
+        this.sendControl(errorFrame('invalid_request', 'frames must be JSON text, not binary'));
       return;
     }
     const text = rawDataToText(data);
@@ -285,7 +289,10 @@ export class Connection {
         }
         const issuedAt = result.issuedAt ?? null;
         const cutOff = this.jwtsRevokedWhileAuthenticating?.some(
-          (r) => result.tokenId === null && r.principalId === result.principal.principalId && (issuedAt === null || issuedAt < r.issuedBefore),
+          (r) =>
+            result.tokenId === null &&
+            r.principalId === result.principal.principalId &&
+            (issuedAt === null || issuedAt < r.issuedBefore),
         );
         if (cutOff === true) {
           this.close(CLOSE_CODES.credentialRevoked, 'credential revoked');
@@ -377,19 +384,28 @@ export class Connection {
 
   /** Subscriptions catch their own failures; this is the last net, so a bug never becomes an unhandled rejection. */
   track(work: Promise<void>): void {
-    work.catch((error: unknown) => this.context.deps.logger.error({ err: error }, 'websocket subscription work failed'));
+    work.catch((error: unknown) =>
+      this.context.deps.logger.error({ err: error }, 'websocket subscription work failed'),
+    );
   }
 
   private claimId(id: string): boolean {
     if (this.subscriptions?.has(id)) {
-      this.sendControl(errorFrame('conflict', `subscription id ${JSON.stringify(id)} is already in use on this socket`, id));
+      this.sendControl(
+        errorFrame('conflict', `subscription id ${JSON.stringify(id)} is already in use on this socket`, id),
+      );
       return false;
     }
     if ((this.subscriptions?.size ?? 0) >= MAX_SUBSCRIPTIONS_PER_SOCKET) {
       this.sendControl(
-        errorFrame('invalid_request', `at most ${MAX_SUBSCRIPTIONS_PER_SOCKET} subscriptions per socket; unsubscribe first`, id, {
-          limit: MAX_SUBSCRIPTIONS_PER_SOCKET,
-        }),
+        errorFrame(
+          'invalid_request',
+          `at most ${MAX_SUBSCRIPTIONS_PER_SOCKET} subscriptions per socket; unsubscribe first`,
+          id,
+          {
+            limit: MAX_SUBSCRIPTIONS_PER_SOCKET,
+          },
+        ),
       );
       return false;
     }
@@ -416,7 +432,9 @@ export class Connection {
       this.close(CLOSE_CODES.slowConsumer, 'rate limited: slow down, then reconnect and resume from your last seq');
       return false;
     }
-    this.sendControl(errorFrame('rate_limited', `${tooManyFrames(principal!)}; retry in ${wait} s`, id, { retryAfterSeconds: wait }));
+    this.sendControl(
+      errorFrame('rate_limited', `${tooManyFrames(principal!)}; retry in ${wait} s`, id, { retryAfterSeconds: wait }),
+    );
     return false;
   }
 
@@ -438,10 +456,13 @@ export class Connection {
       this.close(CLOSE_CODES.notAuthenticated, TOKEN_EXPIRED);
       return;
     }
-    this.expiryTimer = setTimeout(() => {
-      this.expiryTimer = null;
-      if (this.phase !== 'closed') this.closeAt(acceptedUntil);
-    }, Math.min(wait, MAX_TIMER_MS));
+    this.expiryTimer = setTimeout(
+      () => {
+        this.expiryTimer = null;
+        if (this.phase !== 'closed') this.closeAt(acceptedUntil);
+      },
+      Math.min(wait, MAX_TIMER_MS),
+    );
     this.expiryTimer.unref();
   }
 

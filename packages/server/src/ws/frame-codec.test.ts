@@ -5,7 +5,10 @@ import { EVENT_FRAME_SUFFIX, errorFrame, eventFramePrefix, parseClientFrame, ser
 describe('parseClientFrame', () => {
   it.each([
     ['{"type":"client.auth","token":"t"}', { type: 'client.auth', token: 't' }],
-    ['{"type":"subscribe","id":"s1","threadId":"th_1","afterSeq":4}', { type: 'subscribe', id: 's1', threadId: 'th_1', afterSeq: 4 }],
+    [
+      '{"type":"subscribe","id":"s1","threadId":"th_1","afterSeq":4}',
+      { type: 'subscribe', id: 's1', threadId: 'th_1', afterSeq: 4 },
+    ],
     ['{"type":"subscribe_grants","id":"g"}', { type: 'subscribe_grants', id: 'g' }],
     ['{"type":"unsubscribe","id":"s1"}', { type: 'unsubscribe', id: 's1' }],
     ['{"type":"ping"}', { type: 'ping' }],

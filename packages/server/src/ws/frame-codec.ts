@@ -7,9 +7,7 @@ import {
   type ServerFrame,
 } from '@bubble/protocol';
 
-export type ParsedClientFrame =
-  | { ok: true; frame: ClientFrame }
-  | { ok: false; id?: string; error: ErrorObject };
+export type ParsedClientFrame = { ok: true; frame: ClientFrame } | { ok: false; id?: string; error: ErrorObject };
 
 const KNOWN_TYPES: ReadonlySet<string> = new Set(CLIENT_FRAME_TYPES);
 
@@ -51,7 +49,9 @@ const MAX_ECHO = 64;
 
 /** A string as JSON, cut to MAX_ECHO characters with its full length named. */
 function quoteBounded(text: string): string {
-  return text.length <= MAX_ECHO ? JSON.stringify(text) : `${JSON.stringify(text.slice(0, MAX_ECHO)).slice(0, -1)}…" (${text.length} characters)`;
+  return text.length <= MAX_ECHO
+    ? JSON.stringify(text)
+    : `${JSON.stringify(text.slice(0, MAX_ECHO)).slice(0, -1)}…" (${text.length} characters)`;
 }
 
 function fail(id: string | undefined, message: string, details: Record<string, unknown> = {}): ParsedClientFrame {
@@ -65,8 +65,17 @@ export function serializeFrame(frame: ServerFrame): string {
   return JSON.stringify(frame);
 }
 
-export function errorFrame(code: ErrorCode, message: string, id?: string, details: Record<string, unknown> = {}): string {
-  return serializeFrame(id === undefined ? { type: 'error', error: { code, message, details } } : { type: 'error', id, error: { code, message, details } });
+export function errorFrame(
+  code: ErrorCode,
+  message: string,
+  id?: string,
+  details: Record<string, unknown> = {},
+): string {
+  return serializeFrame(
+    id === undefined
+      ? { type: 'error', error: { code, message, details } }
+      : { type: 'error', id, error: { code, message, details } },
+  );
 }
 
 /**

@@ -28,7 +28,10 @@ export class GrantView {
     const known = this.byThread.get(grant.threadId);
     switch (change) {
       case 'added': {
-        if (known?.live && (known.grantedAt > grant.grantedAt || (known.grantedAt === grant.grantedAt && known.role === grant.role))) {
+        if (
+          known?.live &&
+          (known.grantedAt > grant.grantedAt || (known.grantedAt === grant.grantedAt && known.role === grant.role))
+        ) {
           return false;
         }
         if (known && !known.live && known.grantedAt > grant.grantedAt) return false;

@@ -72,7 +72,9 @@ export class ThreadSubscription {
       this.mode = 'ended';
       // The same answers as HTTP: 404's code for no such thread, 403's for no read access.
       const message =
-        access === 'not_found' ? `thread ${this.threadId} not found` : `${this.connection.principalId} may not read thread ${this.threadId}`;
+        access === 'not_found'
+          ? `thread ${this.threadId} not found`
+          : `${this.connection.principalId} may not read thread ${this.threadId}`;
       this.connection.sendControl(errorFrame(access, message, this.id, { threadId: this.threadId }));
       return;
     }
@@ -149,7 +151,10 @@ export class ThreadSubscription {
       if (seq <= this.lastSeq) continue;
       const json = jsons[i] as string;
       // Held events of all the socket's subscriptions share one bound; past it this one's are read from the store instead.
-      if (this.pending.length >= MAX_PENDING_EVENTS || this.connection.heldBytes + json.length > this.connection.context.maxBufferedBytes) {
+      if (
+        this.pending.length >= MAX_PENDING_EVENTS ||
+        this.connection.heldBytes + json.length > this.connection.context.maxBufferedBytes
+      ) {
         this.dropPending();
         this.overflowed = true;
       }
@@ -259,8 +264,13 @@ export class ThreadSubscription {
 
   private fail(error: unknown): void {
     if (this.ended) return;
-    this.connection.context.deps.logger.error({ err: error, threadId: this.threadId, subscriptionId: this.id }, 'thread subscription failed');
+    this.connection.context.deps.logger.error(
+      { err: error, threadId: this.threadId, subscriptionId: this.id },
+      'thread subscription failed',
+    );
     this.end();
-    this.connection.sendControl(errorFrame('internal', 'the subscription failed; subscribe again from your last seq', this.id));
+    this.connection.sendControl(
+      errorFrame('internal', 'the subscription failed; subscribe again from your last seq', this.id),
+    );
   }
 }

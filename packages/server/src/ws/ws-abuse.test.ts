@@ -21,7 +21,6 @@ const retained = (): number => {
   return usage.heapUsed + usage.external;
 };
 
-
 describe('error frames never echo unbounded input', () => {
   it('answers 120 one-megabyte frames of an unknown type with small errors, and serves everyone else meanwhile', async () => {
     server = await startTestServer();
@@ -43,7 +42,9 @@ describe('error frames never echo unbounded input', () => {
       expect(frame).toMatchObject({ type: 'error', error: { code: 'invalid_request' } });
       expect(JSON.stringify(frame).length).toBeLessThan(1024);
     }
-    expect((errors[0]!.error as { message: string }).message).toMatch(/^unknown frame type "x{64}…" \(1048556 characters\); expected one of /);
+    expect((errors[0]!.error as { message: string }).message).toMatch(
+      /^unknown frame type "x{64}…" \(1048556 characters\); expected one of /,
+    );
     // 120 MiB came in and under 120 KiB went back (the echo used to send 2 MiB per frame: 240 MiB queued for a client that does not read).
     expect(errors.reduce((sum, frame) => sum + JSON.stringify(frame).length, 0)).toBeLessThan(120 * 1024);
     other.socket.close();
@@ -77,12 +78,16 @@ describe('backlog subscriptions are paced by the socket, one page in hand at a t
     const thread = await alice.createThread({ title: 'big' });
     const pad = 'x'.repeat(60 * 1024);
     for (let i = 0; i < 500 / 10; i += 1) {
-      await alice.append(thread.threadId, Array.from({ length: 10 }, () => ({ type: 'test.note', data: { pad } })));
+      await alice.append(
+        thread.threadId,
+        Array.from({ length: 10 }, () => ({ type: 'test.note', data: { pad } })),
+      );
     }
     const { socket } = await TestSocket.authenticated(server.wsUrl, alice.token);
     socket.ws.pause();
     const baseline = retained();
-    for (let i = 0; i < 40; i += 1) socket.send({ type: 'subscribe', id: `s${i}`, threadId: thread.threadId, afterSeq: 0 });
+    for (let i = 0; i < 40; i += 1)
+      socket.send({ type: 'subscribe', id: `s${i}`, threadId: thread.threadId, afterSeq: 0 });
     // Everyone else is served meanwhile: health, appends and a live subscription of another person.
     const bobs = await bob.createThread({ title: 'unaffected' });
     const watcher = await TestSocket.authenticated(server.wsUrl, bob.token);
@@ -97,7 +102,9 @@ describe('backlog subscriptions are paced by the socket, one page in hand at a t
       expect(await watcher.socket.next()).toMatchObject({ type: 'event', id: 'w' });
     }
     // 40 subscriptions x 30 MB of backlog is 1.2 GB if each holds its page (1.8 GB peak measured before); one 100-event page per socket is ~6 MB.
-    console.log(`backlog attack: retained heap + external, peak ${(peak / 1024 / 1024).toFixed(1)} MiB over the baseline`);
+    console.log(
+      `backlog attack: retained heap + external, peak ${(peak / 1024 / 1024).toFixed(1)} MiB over the baseline`,
+    );
     expect(peak / 1024 / 1024).toBeLessThan(200);
     watcher.socket.close();
     socket.close();

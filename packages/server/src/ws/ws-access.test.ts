@@ -29,7 +29,9 @@ describe('grants stream', () => {
     expect(snapshot.at(-1)).toEqual({ type: 'grants_synced', id: 'g' });
     const added = snapshot.slice(0, -1);
     expect(added.every((frame) => frame.type === 'grant' && frame.id === 'g' && frame.change === 'added')).toBe(true);
-    expect(added.map((frame) => (frame.grant as Grant).threadId).sort()).toEqual([own.threadId, shared.threadId].sort());
+    expect(added.map((frame) => (frame.grant as Grant).threadId).sort()).toEqual(
+      [own.threadId, shared.threadId].sort(),
+    );
     expect(added.find((frame) => (frame.grant as Grant).threadId === shared.threadId)?.grant).toEqual(sharedGrant);
 
     const later = await alice.createThread({ title: 'later' });
@@ -95,7 +97,9 @@ describe('losing access', () => {
     socket.send({ type: 'subscribe', id: 'child', threadId: child.threadId, afterSeq: 0 });
     expect(await socket.next()).toMatchObject({ type: 'subscribed', id: 'child' });
     const event = await alice.note(child.threadId, 'visible through the parent');
-    expect(await socket.next((frame) => frame.type === 'event' && (frame.event as { seq: number }).seq === event.seq)).toEqual({
+    expect(
+      await socket.next((frame) => frame.type === 'event' && (frame.event as { seq: number }).seq === event.seq),
+    ).toEqual({
       type: 'event',
       id: 'child',
       event,
@@ -121,7 +125,9 @@ describe('losing access', () => {
     expect(await socket.next()).toMatchObject({ type: 'subscribed', id: 'child' });
     await alice.removeParticipant(parent.threadId, 'bob');
     const event = await alice.note(child.threadId, 'still visible');
-    const frames = await socket.until((frame) => frame.type === 'event' && (frame.event as { seq: number }).seq === event.seq);
+    const frames = await socket.until(
+      (frame) => frame.type === 'event' && (frame.event as { seq: number }).seq === event.seq,
+    );
     expect(frames.filter((frame) => frame.type === 'subscription_ended')).toEqual([]);
     expect(frames.at(-1)).toEqual({ type: 'event', id: 'child', event });
     socket.close();
@@ -147,7 +153,9 @@ describe('token revocation', () => {
   it('closes every socket of the principal with 4003 when all its tokens are revoked', async () => {
     const { token: first } = await alice.createBot('bot-two');
     const second = await alice.mintToken('bot-two');
-    const sockets = await Promise.all([first.token, first.token, second.token].map((t) => TestSocket.authenticated(server.wsUrl, t)));
+    const sockets = await Promise.all(
+      [first.token, first.token, second.token].map((t) => TestSocket.authenticated(server.wsUrl, t)),
+    );
     const bystander = await TestSocket.authenticated(server.wsUrl, alice.token);
     await alice.revokeAllTokens('bot-two');
     for (const { socket } of sockets) expect((await socket.closed).code).toBe(4003);

@@ -19,7 +19,10 @@ afterEach(async () => {
 describe('authentication', () => {
   it('answers client.auth with server.ready carrying the principal', async () => {
     const { socket, ready } = await TestSocket.authenticated(server.wsUrl, token);
-    expect(ready).toMatchObject({ type: 'server.ready', principal: { principalId: 'alice', kind: 'human', displayName: 'Alice' } });
+    expect(ready).toMatchObject({
+      type: 'server.ready',
+      principal: { principalId: 'alice', kind: 'human', displayName: 'Alice' },
+    });
     expect(await socket.roundTrip()).toEqual([]);
     socket.close();
   });
@@ -127,8 +130,24 @@ describe('frames', () => {
       state ^= state << 5;
       return (state >>> 0) / 0x100000000;
     };
-    const pick = <T,>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
-    const values: unknown[] = [null, true, 0, -1, 1.5, 2 ** 60, '', 'x', 's1', 'th_nope', [], {}, { a: 1 }, '\u0000', 'é'];
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+    const values: unknown[] = [
+      null,
+      true,
+      0,
+      -1,
+      1.5,
+      2 ** 60,
+      '',
+      'x',
+      's1',
+      'th_nope',
+      [],
+      {},
+      { a: 1 },
+      '\u0000',
+      'é',
+    ];
     const types = ['subscribe', 'subscribe_grants', 'unsubscribe', 'nope', '', 7, null]; // no ping: the round trip's pong must be ours
     const frames: string[] = [];
     for (let i = 0; i < 300; i += 1) {

@@ -28,7 +28,9 @@ let layer: WebSocketLayer;
 async function setUp(faulty: Faulty): Promise<{ wsUrl: string; token: string }> {
   dir = await mkdtemp(join(tmpdir(), 'bubble-ws-faults-'));
   const bus = createLiveBus();
-  store = await openSqliteStore(join(dir, 'bubble.db'), { onCommit: (messages) => messages.forEach((m) => bus.publish(m)) });
+  store = await openSqliteStore(join(dir, 'bubble.db'), {
+    onCommit: (messages) => messages.forEach((m) => bus.publish(m)),
+  });
   const boom = (): Promise<never> => Promise.reject(new Error('disk on fire'));
   const deps: WsDeps = {
     authenticate: (t) => authenticateToken(store, t),

@@ -79,15 +79,18 @@ export class WsHub {
         for (const tokenId of message.tokenIds) {
           const connections = this.byToken.get(tokenId);
           if (connections === undefined) continue;
-          for (const connection of [...connections]) connection.close(CLOSE_CODES.credentialRevoked, 'credential revoked');
+          for (const connection of [...connections])
+            connection.close(CLOSE_CODES.credentialRevoked, 'credential revoked');
         }
         return;
       }
       case 'jwts_revoked': {
         const issuedBefore = Date.parse(message.issuedBefore);
-        for (const connection of this.authenticating) connection.noteJwtsRevokedWhileAuthenticating(message.principalId, issuedBefore);
+        for (const connection of this.authenticating)
+          connection.noteJwtsRevokedWhileAuthenticating(message.principalId, issuedBefore);
         for (const connection of [...(this.byPrincipal.get(message.principalId) ?? [])]) {
-          if (connection.isJwtIssuedBefore(issuedBefore)) connection.close(CLOSE_CODES.credentialRevoked, 'credential revoked');
+          if (connection.isJwtIssuedBefore(issuedBefore))
+            connection.close(CLOSE_CODES.credentialRevoked, 'credential revoked');
         }
         return;
       }

@@ -15,7 +15,12 @@ afterEach(async () => {
 async function start(clockToleranceSeconds?: number): Promise<void> {
   idp = await startOidcTestProvider({ accounts: { alice: { name: 'Alice', preferred_username: 'alice' } } });
   server = await startTestServer({
-    oidc: { issuer: idp.issuer, audience: idp.audience, clientId: idp.clientId, ...(clockToleranceSeconds === undefined ? {} : { clockToleranceSeconds }) },
+    oidc: {
+      issuer: idp.issuer,
+      audience: idp.audience,
+      clientId: idp.clientId,
+      ...(clockToleranceSeconds === undefined ? {} : { clockToleranceSeconds }),
+    },
   });
 }
 
@@ -39,14 +44,20 @@ describe('a JWT on the WebSocket', () => {
     const now = Math.floor(Date.now() / 1000);
     const older = await idp.signAccessToken({ sub: 'alice', iat: now - 120 });
     const newer = await idp.signAccessToken({ sub: 'alice', iat: now });
-    const local = (await new TestApi(server.url, newer).call<{ token: { token: string } }>('POST', '/v1/auth/tokens', {}, 201)).token.token;
+    const local = (
+      await new TestApi(server.url, newer).call<{ token: { token: string } }>('POST', '/v1/auth/tokens', {}, 201)
+    ).token.token;
     const sockets = {
       older: await TestSocket.authenticated(server.wsUrl, older),
       newer: await TestSocket.authenticated(server.wsUrl, newer),
       local: await TestSocket.authenticated(server.wsUrl, local),
     };
     // As the revocation watcher publishes an operator's revoke-tokens made a minute ago (the store itself is untouched here).
-    server.server.bus.publish({ kind: 'jwts_revoked', principalId: 'alice', issuedBefore: new Date((now - 60) * 1000).toISOString() });
+    server.server.bus.publish({
+      kind: 'jwts_revoked',
+      principalId: 'alice',
+      issuedBefore: new Date((now - 60) * 1000).toISOString(),
+    });
     expect(await sockets.older.socket.closed).toEqual({ code: 4003, reason: 'credential revoked' });
     expect(await sockets.newer.socket.roundTrip()).toEqual([]);
     expect(await sockets.local.socket.roundTrip()).toEqual([]);
@@ -57,7 +68,10 @@ describe('a JWT on the WebSocket', () => {
   it('closes with 4001 saying why for a bad JWT', async () => {
     await start();
     const socket = await TestSocket.open(server.wsUrl);
-    socket.send({ type: 'client.auth', token: await idp.signAccessToken({ sub: 'alice', aud: 'https://other.example' }) });
+    socket.send({
+      type: 'client.auth',
+      token: await idp.signAccessToken({ sub: 'alice', aud: 'https://other.example' }),
+    });
     const closed = await socket.closed;
     expect(closed.code).toBe(4001);
     expect(closed.reason).toContain('audience');
@@ -81,7 +95,9 @@ describe('a JWT on the WebSocket', () => {
     expect(closed.reason).toContain('expired');
     expect(Date.now() - openedAt).toBeLessThan(3_000);
     // The old token no longer works over HTTP either.
-    expect((await fetch(`${server.url}/v1/auth/whoami`, { headers: { authorization: `Bearer ${first}` } })).status).toBe(401);
+    expect(
+      (await fetch(`${server.url}/v1/auth/whoami`, { headers: { authorization: `Bearer ${first}` } })).status,
+    ).toBe(401);
 
     idp.setAccessTokenTtl(3600);
     const second = (await idp.login('alice')).accessToken;
@@ -89,7 +105,10 @@ describe('a JWT on the WebSocket', () => {
     const again = await TestSocket.authenticated(server.wsUrl, second);
     again.socket.send({ type: 'subscribe', id: 's', threadId: thread.threadId, afterSeq: lastSeq });
     expect(await again.socket.next()).toMatchObject({ type: 'subscribed', id: 's' });
-    expect(await again.socket.next()).toMatchObject({ type: 'event', event: { seq: lastSeq + 1, data: { text: 'while away' } } });
+    expect(await again.socket.next()).toMatchObject({
+      type: 'event',
+      event: { seq: lastSeq + 1, data: { text: 'while away' } },
+    });
     again.socket.close();
   });
 });

@@ -36,9 +36,15 @@ function expectRateLimitedFrame(frame: Frame | undefined, message: RegExp, id?: 
   expect(frame).toEqual({
     type: 'error',
     ...(id === undefined ? {} : { id }),
-    error: { code: 'rate_limited', message: expect.stringMatching(message), details: { retryAfterSeconds: expect.any(Number) } },
+    error: {
+      code: 'rate_limited',
+      message: expect.stringMatching(message),
+      details: { retryAfterSeconds: expect.any(Number) },
+    },
   });
-  expect((frame!.error as { details: { retryAfterSeconds: number } }).details.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+  expect((frame!.error as { details: { retryAfterSeconds: number } }).details.retryAfterSeconds).toBeGreaterThanOrEqual(
+    1,
+  );
 }
 
 describe('failed client.auth per client address', () => {
@@ -91,7 +97,8 @@ describe('frames per principal', () => {
     expect(another.code).toBe(4008);
     expectRateLimitedFrame(another.frames[0], /too many frames from alice/);
     // Going on: after MAX_REFUSED_FRAMES_IN_A_ROW refusals in a row, 4008.
-    for (let i = 0; i < MAX_REFUSED_FRAMES_IN_A_ROW + 10 && flooder.ws.readyState === WebSocket.OPEN; i += 1) flooder.send({ type: 'ping' });
+    for (let i = 0; i < MAX_REFUSED_FRAMES_IN_A_ROW + 10 && flooder.ws.readyState === WebSocket.OPEN; i += 1)
+      flooder.send({ type: 'ping' });
     const closed = await flooder.closed;
     expect(closed.code).toBe(4008);
     expect(closed.reason).toMatch(/rate limited/);
@@ -120,7 +127,10 @@ describe('frames per principal', () => {
     }
     const third = await refusedAuth(botTwo);
     expect(third.code).toBe(4008);
-    expectRateLimitedFrame(third.frames[0], /^too many frames from bot-two \(counted with alice, who created it\); retry in \d+ s$/);
+    expectRateLimitedFrame(
+      third.frames[0],
+      /^too many frames from bot-two \(counted with alice, who created it\); retry in \d+ s$/,
+    );
     expect((await refusedAuth(alice.token)).code).toBe(4008);
     const bobs = await signedIn(bobsBot);
     for (let i = 0; i < 5; i += 1) expect(await bobs.roundTrip()).toEqual([]);

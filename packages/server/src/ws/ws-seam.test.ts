@@ -33,7 +33,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function setUp(slow: Slow, maxBufferedBytes?: number): Promise<void> {
   dir = await mkdtemp(join(tmpdir(), 'bubble-ws-seam-'));
   const bus = createLiveBus();
-  store = await openSqliteStore(join(dir, 'bubble.db'), { onCommit: (messages) => messages.forEach((m) => bus.publish(m)) });
+  store = await openSqliteStore(join(dir, 'bubble.db'), {
+    onCommit: (messages) => messages.forEach((m) => bus.publish(m)),
+  });
   const delayed = async <T>(read: () => Promise<T>): Promise<T> => {
     if (slow === 'before') {
       await sleep(40);
@@ -44,14 +46,18 @@ async function setUp(slow: Slow, maxBufferedBytes?: number): Promise<void> {
     return result;
   };
   http = createServer((_req, res) => res.writeHead(404).end());
-  layer = attachWebSocket(http, {
-    authenticate: (t) => authenticateToken(store, t),
-    readAccess: async (principalId, threadId) => readAccessOf(await store.getThreadAccess(threadId, principalId)),
-    readEvents: (threadId, afterSeq, limit) => delayed(() => store.readEventsAfter(threadId, afterSeq, limit)),
-    listLiveGrants: (principalId) => delayed(() => store.listLiveGrantsOfPrincipal(principalId)),
-    bus,
-    logger: pino({ level: 'silent' }),
-  }, maxBufferedBytes === undefined ? {} : { maxBufferedBytes });
+  layer = attachWebSocket(
+    http,
+    {
+      authenticate: (t) => authenticateToken(store, t),
+      readAccess: async (principalId, threadId) => readAccessOf(await store.getThreadAccess(threadId, principalId)),
+      readEvents: (threadId, afterSeq, limit) => delayed(() => store.readEventsAfter(threadId, afterSeq, limit)),
+      listLiveGrants: (principalId) => delayed(() => store.listLiveGrantsOfPrincipal(principalId)),
+      bus,
+      logger: pino({ level: 'silent' }),
+    },
+    maxBufferedBytes === undefined ? {} : { maxBufferedBytes },
+  );
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const address = http.address();
   wsUrl = `ws://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/v1/ws`;
@@ -70,12 +76,22 @@ describe.each<Slow>(['before', 'after'])('with reads slowed %s the store answers
   beforeEach(() => setUp(slow));
 
   it('delivers every event once, in order, across the backlog/live seam', async () => {
-    const { thread } = await store.createThread({ threadId: 'th_seam', parentThreadId: null, title: null, createdBy: 'alice', key: null });
+    const { thread } = await store.createThread({
+      threadId: 'th_seam',
+      parentThreadId: null,
+      title: null,
+      createdBy: 'alice',
+      key: null,
+    });
     let writing = true;
     let appended = 0;
     const writer = (async () => {
       while (writing) {
-        await store.appendEvents({ threadId: thread.threadId, principalId: 'alice', events: [{ type: 'test.note', data: { n: appended } }] });
+        await store.appendEvents({
+          threadId: thread.threadId,
+          principalId: 'alice',
+          events: [{ type: 'test.note', data: { n: appended } }],
+        });
         appended += 1;
         await sleep(1);
       }
@@ -88,14 +104,17 @@ describe.each<Slow>(['before', 'after'])('with reads slowed %s the store answers
     await writer;
     const last = 1 + appended;
     const frames = await socket.until((frame) => frame.type === 'event' && (frame.event as EventEnvelope).seq === last);
-    expect(frames.map((frame) => (frame.event as EventEnvelope).seq)).toEqual(Array.from({ length: last }, (_, i) => i + 1));
+    expect(frames.map((frame) => (frame.event as EventEnvelope).seq)).toEqual(
+      Array.from({ length: last }, (_, i) => i + 1),
+    );
     expect(await socket.roundTrip()).toEqual([]);
     socket.close();
   });
 
   it('sends each grant change once across the snapshot/live seam', async () => {
     const threads = ['th_g1', 'th_g2', 'th_g3', 'th_g4'];
-    for (const threadId of threads) await store.createThread({ threadId, parentThreadId: null, title: null, createdBy: 'bob', key: null });
+    for (const threadId of threads)
+      await store.createThread({ threadId, parentThreadId: null, title: null, createdBy: 'bob', key: null });
     await store.putGrant({ threadId: 'th_g1', principalId: 'alice', role: 'member', by: 'bob', mayChangeRole: true });
     const { socket } = await TestSocket.authenticated(wsUrl, token);
     socket.send({ type: 'subscribe_grants', id: 'g' });
@@ -133,7 +152,13 @@ describe('with more live events during a slow read than a socket may hold', () =
   beforeEach(() => setUp('after', 64 * 1024));
 
   it('drops the held events and reads them from the store, still exactly once and in order', async () => {
-    const { thread } = await store.createThread({ threadId: 'th_flood', parentThreadId: null, title: null, createdBy: 'alice', key: null });
+    const { thread } = await store.createThread({
+      threadId: 'th_flood',
+      parentThreadId: null,
+      title: null,
+      createdBy: 'alice',
+      key: null,
+    });
     const pad = 'x'.repeat(1000);
     let writing = true;
     let appended = 0;
@@ -157,8 +182,13 @@ describe('with more live events during a slow read than a socket may hold', () =
     // Well over 64 KiB of events landed while each 40 ms read was held up.
     expect(appended * 1000).toBeGreaterThan(4 * 64 * 1024);
     const last = 1 + appended;
-    const frames = await socket.until((frame) => frame.type === 'event' && (frame.event as EventEnvelope).seq === last, 20_000);
-    expect(frames.map((frame) => (frame.event as EventEnvelope).seq)).toEqual(Array.from({ length: last }, (_, i) => i + 1));
+    const frames = await socket.until(
+      (frame) => frame.type === 'event' && (frame.event as EventEnvelope).seq === last,
+      20_000,
+    );
+    expect(frames.map((frame) => (frame.event as EventEnvelope).seq)).toEqual(
+      Array.from({ length: last }, (_, i) => i + 1),
+    );
     socket.close();
   });
 });

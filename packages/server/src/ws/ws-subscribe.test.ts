@@ -19,11 +19,15 @@ afterEach(async () => {
   await server.stop();
 });
 
-const notes = (count: number, prefix: string) => Array.from({ length: count }, (_, i) => ({ type: 'test.note', data: { text: `${prefix}${i}` } }));
+const notes = (count: number, prefix: string) =>
+  Array.from({ length: count }, (_, i) => ({ type: 'test.note', data: { text: `${prefix}${i}` } }));
 
 /** Takes event frames of subscription `id` until one has `seq === lastSeq`; fails on any other frame type. */
 async function eventsUntil(socket: TestSocket, id: string, lastSeq: number): Promise<EventEnvelope[]> {
-  const frames = await socket.until((frame) => frame.type === 'event' && (frame.event as EventEnvelope).seq === lastSeq, 20_000);
+  const frames = await socket.until(
+    (frame) => frame.type === 'event' && (frame.event as EventEnvelope).seq === lastSeq,
+    20_000,
+  );
   for (const frame of frames) expect(frame).toMatchObject({ type: 'event', id });
   return frames.map((frame) => frame.event as EventEnvelope);
 }
@@ -42,7 +46,12 @@ describe('subscribe', () => {
     expect(await socket.next()).toEqual({ type: 'subscribed', id: 's1', headSeq: 6 });
     const backlog = await eventsUntil(socket, 's1', 6);
     expect(seqs(backlog)).toEqual([3, 4, 5, 6]);
-    expect(backlog[0]).toMatchObject({ threadId: thread.threadId, type: 'test.note', principalId: 'alice', data: { text: 'a1' } });
+    expect(backlog[0]).toMatchObject({
+      threadId: thread.threadId,
+      type: 'test.note',
+      principalId: 'alice',
+      data: { text: 'a1' },
+    });
     const appended = await alice.append(thread.threadId, notes(3, 'b'));
     const live = await eventsUntil(socket, 's1', 9);
     expect(live).toEqual(appended);
@@ -101,7 +110,11 @@ describe('subscribe', () => {
     socket.send({ type: 'subscribe', id: 'x', threadId: thread.threadId, afterSeq: 0 });
     expect(await socket.next()).toMatchObject({ type: 'error', id: 'x', error: { code: 'forbidden' } });
     socket.send({ type: 'subscribe', id: 'y', threadId: 'th_doesnotexist', afterSeq: 0 });
-    expect(await socket.next()).toMatchObject({ type: 'error', id: 'y', error: { code: 'not_found', message: 'thread th_doesnotexist not found' } });
+    expect(await socket.next()).toMatchObject({
+      type: 'error',
+      id: 'y',
+      error: { code: 'not_found', message: 'thread th_doesnotexist not found' },
+    });
     // The refused id is free again, and nothing of that thread arrives.
     await alice.note(thread.threadId, 'secret');
     expect(await socket.roundTrip()).toEqual([]);
@@ -127,7 +140,10 @@ describe('subscribe', () => {
     for (let i = 0; i < MAX_SUBSCRIPTIONS_PER_SOCKET; i += 1) socket.send({ type: 'subscribe_grants', id: `g${i}` });
     socket.send({ type: 'subscribe_grants', id: 'one-too-many' });
     let synced = 0;
-    const frames = await socket.until((frame) => frame.type === 'grants_synced' && ++synced === MAX_SUBSCRIPTIONS_PER_SOCKET, 30_000);
+    const frames = await socket.until(
+      (frame) => frame.type === 'grants_synced' && ++synced === MAX_SUBSCRIPTIONS_PER_SOCKET,
+      30_000,
+    );
     frames.push(...(await socket.roundTrip()));
     expect(frames.filter((frame) => frame.type === 'grants_synced')).toHaveLength(MAX_SUBSCRIPTIONS_PER_SOCKET);
     expect(frames.filter((frame) => frame.type === 'error')).toEqual([
@@ -172,7 +188,10 @@ describe('slow consumers', () => {
     // sender's grows to tcp_wmem's max, 4 MiB by default).
     const pad = 'x'.repeat(1000);
     for (let i = 0; i < 80; i += 1) {
-      await alice.append(thread.threadId, Array.from({ length: 200 }, () => ({ type: 'test.note', data: { pad } })));
+      await alice.append(
+        thread.threadId,
+        Array.from({ length: 200 }, () => ({ type: 'test.note', data: { pad } })),
+      );
     }
     // Another socket is unaffected.
     const other = await TestSocket.authenticated(server.wsUrl, alice.token);

@@ -13,7 +13,11 @@ export class TestApi {
   async call<T>(method: string, path: string, body?: unknown, expectStatus?: number): Promise<T> {
     const headers: Record<string, string> = { authorization: `Bearer ${this.token}` };
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const response = await fetch(`${this.baseUrl}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const response = await fetch(`${this.baseUrl}${path}`, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
     const text = await response.text();
     if (expectStatus !== undefined ? response.status !== expectStatus : !response.ok) {
       throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
@@ -25,7 +29,10 @@ export class TestApi {
     return (await this.call<{ thread: Thread }>('POST', '/v1/threads', options)).thread;
   }
 
-  async append(threadId: string, events: Array<{ type: string; data: Record<string, unknown>; clientEventId?: string }>): Promise<EventEnvelope[]> {
+  async append(
+    threadId: string,
+    events: Array<{ type: string; data: Record<string, unknown>; clientEventId?: string }>,
+  ): Promise<EventEnvelope[]> {
     return (await this.call<{ events: EventEnvelope[] }>('POST', `/v1/threads/${threadId}/events`, { events })).events;
   }
 
@@ -36,7 +43,8 @@ export class TestApi {
   }
 
   async addParticipant(threadId: string, principalId: string, role: 'owner' | 'member' = 'member'): Promise<Grant> {
-    return (await this.call<{ grant: Grant }>('POST', `/v1/threads/${threadId}/participants`, { principalId, role })).grant;
+    return (await this.call<{ grant: Grant }>('POST', `/v1/threads/${threadId}/participants`, { principalId, role }))
+      .grant;
   }
 
   async removeParticipant(threadId: string, principalId: string): Promise<void> {

@@ -7,7 +7,15 @@ import type { PendingSignIn } from './pending-sign-in';
 
 const USER = `bubble_user_${'A'.repeat(43)}`;
 const INVITE = `bubble_invite_${'b'.repeat(43)}`;
-const session: OidcSession = { issuer: 'https://idp.example/', clientId: 'spa', accessToken: 'at', receivedAt: 0, expiresAt: 3_600_000, refreshToken: 'rt', idToken: 'idt' };
+const session: OidcSession = {
+  issuer: 'https://idp.example/',
+  clientId: 'spa',
+  accessToken: 'at',
+  receivedAt: 0,
+  expiresAt: 3_600_000,
+  refreshToken: 'rt',
+  idToken: 'idt',
+};
 
 class MemoryStorage {
   readonly items = new Map<string, string>();
@@ -16,7 +24,15 @@ class MemoryStorage {
   removeItem = (k: string) => void this.items.delete(k);
 }
 
-function world(href: string, flow: Partial<OidcFlow> | null = null, options: { timers?: 'never' | 'immediate'; oidcFlow?: () => Promise<OidcFlow | null>; replacePath?: (path: string, url: URL) => void } = {}) {
+function world(
+  href: string,
+  flow: Partial<OidcFlow> | null = null,
+  options: {
+    timers?: 'never' | 'immediate';
+    oidcFlow?: () => Promise<OidcFlow | null>;
+    replacePath?: (path: string, url: URL) => void;
+  } = {},
+) {
   const memory = new MemoryStorage();
   const storage = createAuthStorage(memory);
   // One live object, as the browser's Location is: rewriting the address changes it under the reader.
@@ -30,7 +46,16 @@ function world(href: string, flow: Partial<OidcFlow> | null = null, options: { t
       url.href = new URL(path, url.origin).href;
     },
     assign: (to) => void assigned.push(to),
-    oidcFlow: options.oidcFlow ?? (async () => (flow === null ? null : ({ config: { issuer: session.issuer, clientId: 'spa', audience: 'api' }, signsOutAtProvider: true, ...flow } as OidcFlow))),
+    oidcFlow:
+      options.oidcFlow ??
+      (async () =>
+        flow === null
+          ? null
+          : ({
+              config: { issuer: session.issuer, clientId: 'spa', audience: 'api' },
+              signsOutAtProvider: true,
+              ...flow,
+            } as OidcFlow)),
     now: () => 1_000,
     setTimer: options.timers === 'immediate' ? (fn) => setTimeout(fn, 0) : () => 0,
     clearTimer: () => undefined,
@@ -71,7 +96,15 @@ describe('AuthController.boot', () => {
 });
 
 describe('the provider round trip', () => {
-  const pending: PendingSignIn = { issuer: session.issuer, clientId: 'spa', state: 's', nonce: 'n', codeVerifier: 'v', returnTo: '/invite', startedAt: 900 };
+  const pending: PendingSignIn = {
+    issuer: session.issuer,
+    clientId: 'spa',
+    state: 's',
+    nonce: 'n',
+    codeVerifier: 'v',
+    returnTo: '/invite',
+    startedAt: 900,
+  };
 
   it('leaves for the provider with what it must remember, and comes back signed in where it left', async () => {
     const finished: [string, PendingSignIn][] = [];
@@ -104,23 +137,35 @@ describe('the provider round trip', () => {
     const stale = world('http://app.test/auth/callback?code=c&state=s', { finish: async () => session });
     stale.controller.boot();
     await stale.controller.finishOidcSignIn();
-    expect(stale.controller.state).toEqual({ kind: 'signed-out', notice: expect.stringContaining('already used or took too long') });
+    expect(stale.controller.state).toEqual({
+      kind: 'signed-out',
+      notice: expect.stringContaining('already used or took too long'),
+    });
     expect(stale.address()).toBe('http://app.test/');
 
     const refused = world('http://app.test/auth/callback?error=access_denied&state=s', {
       finish: async () => {
-        throw Object.assign(new Error('authorization response error'), { error: 'access_denied', error_description: 'The user cancelled.' });
+        throw Object.assign(new Error('authorization response error'), {
+          error: 'access_denied',
+          error_description: 'The user cancelled.',
+        });
       },
     });
     refused.memory.setItem(STORAGE_KEYS.pendingSignIn, JSON.stringify(pending));
     refused.controller.boot();
     await refused.controller.finishOidcSignIn();
-    expect(refused.controller.state).toEqual({ kind: 'signed-out', notice: 'The sign-in did not complete: The user cancelled.' });
+    expect(refused.controller.state).toEqual({
+      kind: 'signed-out',
+      notice: 'The sign-in did not complete: The user cancelled.',
+    });
     expect(refused.storage.oidcSession()).toBeNull();
   });
 
   it('signs out at the provider too, and forgets everything here', async () => {
-    const w = world('http://app.test/', { signOut: async (_s, returnTo) => `https://idp.example/logout?post_logout_redirect_uri=${encodeURIComponent(returnTo)}` });
+    const w = world('http://app.test/', {
+      signOut: async (_s, returnTo) =>
+        `https://idp.example/logout?post_logout_redirect_uri=${encodeURIComponent(returnTo)}`,
+    });
     w.storage.setOidcSession(session);
     w.storage.setPendingInvite(INVITE);
     w.controller.boot();
@@ -167,7 +212,7 @@ describe('a sign-in link in a tab that is already signed in', () => {
     expect(w.storage.localToken()).toBeNull();
   });
 
-  it('switches when told to, revoking the provider session\'s refresh token', async () => {
+  it("switches when told to, revoking the provider session's refresh token", async () => {
     const revoked: (string | undefined)[] = [];
     const w = world(`http://app.test/#token=${OTHER}`, { revoke: async (s) => void revoked.push(s.refreshToken) });
     w.storage.setOidcSession(session);
@@ -190,16 +235,28 @@ describe('a sign-in link in a tab that is already signed in', () => {
 });
 
 describe('landing after the callback', () => {
-  const pending: PendingSignIn = { issuer: session.issuer, clientId: 'spa', state: 's', nonce: 'n', codeVerifier: 'v', returnTo: '/.//evil.example/x', startedAt: 900 };
+  const pending: PendingSignIn = {
+    issuer: session.issuer,
+    clientId: 'spa',
+    state: 's',
+    nonce: 'n',
+    codeVerifier: 'v',
+    returnTo: '/.//evil.example/x',
+    startedAt: 900,
+  };
 
   it('never lands off this origin, and falls back to / when the address cannot be set', async () => {
     const tried: string[] = [];
-    const w = world('http://app.test/auth/callback?code=c&state=s', { finish: async () => session }, {
-      replacePath: (path) => {
-        tried.push(path);
-        if (path !== '/') throw new DOMException('refused', 'SecurityError');
+    const w = world(
+      'http://app.test/auth/callback?code=c&state=s',
+      { finish: async () => session },
+      {
+        replacePath: (path) => {
+          tried.push(path);
+          if (path !== '/') throw new DOMException('refused', 'SecurityError');
+        },
       },
-    });
+    );
     w.memory.setItem(STORAGE_KEYS.pendingSignIn, JSON.stringify({ ...pending, returnTo: '/threads/th_1' }));
     w.controller.boot();
     await w.controller.finishOidcSignIn();
@@ -219,7 +276,12 @@ describe('signing out at the provider', () => {
         throw new TypeError('Failed to fetch');
       },
     });
-    w.storage.setOidcSession({ ...session, expiresAt: 1_000 + 3_600_000, receivedAt: 1_000, endSessionEndpoint: 'https://idp.example/session/end' });
+    w.storage.setOidcSession({
+      ...session,
+      expiresAt: 1_000 + 3_600_000,
+      receivedAt: 1_000,
+      endSessionEndpoint: 'https://idp.example/session/end',
+    });
     w.controller.boot();
     await w.controller.signOut();
     expect(discoveries).toBe(3);
@@ -232,7 +294,11 @@ describe('signing out at the provider', () => {
 
   it('uses the flow when discovery works on a second try', async () => {
     let discoveries = 0;
-    const flow = { config: { issuer: session.issuer, clientId: 'spa', audience: 'api' }, revoke: async () => undefined, signOut: async () => 'https://idp.example/logout' } as unknown as OidcFlow;
+    const flow = {
+      config: { issuer: session.issuer, clientId: 'spa', audience: 'api' },
+      revoke: async () => undefined,
+      signOut: async () => 'https://idp.example/logout',
+    } as unknown as OidcFlow;
     const w = world('http://app.test/', null, {
       timers: 'immediate',
       oidcFlow: async () => {

@@ -27,7 +27,13 @@ export type AuthState =
 export interface AuthDeps {
   readonly storage: AuthStorage;
   /** This page's address as the browser has it now. */
-  readonly location: () => { readonly origin: string; readonly pathname: string; readonly search: string; readonly hash: string; readonly href: string };
+  readonly location: () => {
+    readonly origin: string;
+    readonly pathname: string;
+    readonly search: string;
+    readonly hash: string;
+    readonly href: string;
+  };
   /** Replaces the address without loading (removes a token from it, or lands after the callback). */
   readonly replacePath: (path: string) => void;
   /** Leaves the app for another page (the provider). */
@@ -188,18 +194,30 @@ export class AuthController {
     this.#set({ kind: 'signed-out', notice: null });
     if (session === null) return;
     const returnTo = `${this.deps.location().origin}/`;
-    const renewed = inFlight === null ? null : await withTimeout(inFlight.catch(() => null), 5_000, this.deps);
+    const renewed =
+      inFlight === null
+        ? null
+        : await withTimeout(
+            inFlight.catch(() => null),
+            5_000,
+            this.deps,
+          );
     const flow = await this.#flowForSignOut();
     let url: string | null = null;
     if (flow !== null) {
       // The newest refresh token is revoked by signOut; a rotated-away one is revoked too, in case
       // the provider keeps it alive.
-      if (renewed !== null && renewed.refreshToken !== session.refreshToken) await flow.revoke(session).catch(() => undefined);
+      if (renewed !== null && renewed.refreshToken !== session.refreshToken)
+        await flow.revoke(session).catch(() => undefined);
       url = await flow.signOut(renewed ?? session, returnTo).catch(() => null);
     } else {
       // Discovery failed even when tried again: the provider session still ends, at the
       // end_session URL kept from the sign-in (the refresh token could not be revoked).
-      url = providerSignOutUrl({ issuer: session.issuer, clientId: session.clientId, endSessionEndpoint: undefined }, renewed ?? session, returnTo);
+      url = providerSignOutUrl(
+        { issuer: session.issuer, clientId: session.clientId, endSessionEndpoint: undefined },
+        renewed ?? session,
+        returnTo,
+      );
     }
     if (url) this.deps.assign(url);
   }
@@ -231,7 +249,8 @@ export class AuthController {
     return new OidcCredentials(session, {
       refresh: async (s) => {
         const flow = await this.deps.oidcFlow();
-        if (flow === null || flow.config.issuer !== s.issuer) throw new Error('the server no longer signs in with this identity provider');
+        if (flow === null || flow.config.issuer !== s.issuer)
+          throw new Error('the server no longer signs in with this identity provider');
         return flow.refresh(s);
       },
       onChange: (next, why) => {
@@ -256,7 +275,10 @@ export class AuthController {
 }
 
 /** The provider flow for `config`, created once and shared; a failed discovery is tried again next time. */
-export function memoizedFlow(load: () => Promise<OidcInfo | null>, create: (config: OidcInfo) => Promise<OidcFlow>): () => Promise<OidcFlow | null> {
+export function memoizedFlow(
+  load: () => Promise<OidcInfo | null>,
+  create: (config: OidcInfo) => Promise<OidcFlow>,
+): () => Promise<OidcFlow | null> {
   let flow: Promise<OidcFlow | null> | null = null;
   return () => {
     flow ??= load()
@@ -270,7 +292,11 @@ export function memoizedFlow(load: () => Promise<OidcInfo | null>, create: (conf
 }
 
 /** `promise`'s value, or null when it takes longer than `ms`. */
-function withTimeout<T>(promise: Promise<T>, ms: number, deps: Pick<AuthDeps, 'setTimer' | 'clearTimer'>): Promise<T | null> {
+function withTimeout<T>(
+  promise: Promise<T>,
+  ms: number,
+  deps: Pick<AuthDeps, 'setTimer' | 'clearTimer'>,
+): Promise<T | null> {
   return new Promise((resolve) => {
     const timer = deps.setTimer(() => resolve(null), ms);
     void promise.then((value) => {

@@ -38,18 +38,32 @@ class FakeClock {
 const flush = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
 const base = { issuer: 'https://idp.example/', clientId: 'spa' };
 
-function setup(options: { lifetimeS?: number; refreshToken?: string | null; refresh?: (s: OidcSession, n: number) => Promise<OidcSession> } = {}) {
+function setup(
+  options: {
+    lifetimeS?: number;
+    refreshToken?: string | null;
+    refresh?: (s: OidcSession, n: number) => Promise<OidcSession>;
+  } = {},
+) {
   const clock = new FakeClock();
   const lifetime = options.lifetimeS ?? 20;
   const changes: (string | null)[] = [];
   const whys: string[] = [];
   let n = 0;
   const refreshToken = options.refreshToken === undefined ? 'rt0' : options.refreshToken;
-  const first = sessionFromAnswer(base, { access_token: 'at0', expires_in: lifetime, ...(refreshToken ? { refresh_token: refreshToken } : {}) }, clock.t);
+  const first = sessionFromAnswer(
+    base,
+    { access_token: 'at0', expires_in: lifetime, ...(refreshToken ? { refresh_token: refreshToken } : {}) },
+    clock.t,
+  );
   const credentials = new OidcCredentials(first, {
     refresh: (s) => {
       n += 1;
-      return options.refresh ? options.refresh(s, n) : Promise.resolve(sessionFromAnswer(s, { access_token: `at${n}`, expires_in: lifetime, refresh_token: `rt${n}` }, clock.t));
+      return options.refresh
+        ? options.refresh(s, n)
+        : Promise.resolve(
+            sessionFromAnswer(s, { access_token: `at${n}`, expires_in: lifetime, refresh_token: `rt${n}` }, clock.t),
+          );
     },
     onChange: (s, why) => {
       changes.push(s?.accessToken ?? null);
@@ -93,7 +107,12 @@ describe('OidcCredentials', () => {
   it('renews at once when the current token is refused, once for many callers', async () => {
     let release: (() => void) | undefined;
     const { clock, credentials, refreshes } = setup({
-      refresh: (s) => new Promise((resolve) => (release = () => resolve(sessionFromAnswer(s, { access_token: 'fresh', expires_in: 20, refresh_token: 'r' }, clock.t)))),
+      refresh: (s) =>
+        new Promise(
+          (resolve) =>
+            (release = () =>
+              resolve(sessionFromAnswer(s, { access_token: 'fresh', expires_in: 20, refresh_token: 'r' }, clock.t))),
+        ),
     });
     const a = credentials.renew('at0');
     const b = credentials.renew('at0');
@@ -112,7 +131,9 @@ describe('OidcCredentials', () => {
   });
 
   it('ends the session when the provider refuses the refresh token', async () => {
-    const { clock, credentials, changes, whys } = setup({ refresh: () => Promise.reject(new SessionEnded('invalid_grant')) });
+    const { clock, credentials, changes, whys } = setup({
+      refresh: () => Promise.reject(new SessionEnded('invalid_grant')),
+    });
     await clock.advance(15_000);
     expect(changes).toEqual([null]);
     expect(whys[0]).toMatch(/ended at the identity provider/);

@@ -5,12 +5,24 @@ import type { OidcSession } from './oidc-session';
 
 const ISSUER = 'https://idp.example';
 const config = { issuer: ISSUER, clientId: 'spa', audience: 'api' };
-const session: OidcSession = { issuer: ISSUER, clientId: 'spa', accessToken: 'at', receivedAt: 0, expiresAt: 60_000, refreshToken: 'rt', idToken: 'idt' };
+const session: OidcSession = {
+  issuer: ISSUER,
+  clientId: 'spa',
+  accessToken: 'at',
+  receivedAt: 0,
+  expiresAt: 60_000,
+  refreshToken: 'rt',
+  idToken: 'idt',
+};
 
-const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+const json = (status: number, body: unknown) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 
 /** A provider played by `fetch`: discovery answers, and the token endpoint answers `token`. */
-function provider(token: (signal: AbortSignal | undefined) => Promise<Response> | Response, discovery?: (signal: AbortSignal | undefined) => Promise<Response>) {
+function provider(
+  token: (signal: AbortSignal | undefined) => Promise<Response> | Response,
+  discovery?: (signal: AbortSignal | undefined) => Promise<Response>,
+) {
   const signals: (AbortSignal | undefined)[] = [];
   const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
     const url = String(input instanceof Request ? input.url : input);
@@ -47,7 +59,9 @@ async function refreshWith(answer: () => Promise<Response> | Response): Promise<
 
 describe('refresh: which failures end the session', () => {
   it('answers the new session', async () => {
-    const next = (await refreshWith(() => json(200, { access_token: 'at2', token_type: 'bearer', expires_in: 60, refresh_token: 'rt2' }))) as OidcSession;
+    const next = (await refreshWith(() =>
+      json(200, { access_token: 'at2', token_type: 'bearer', expires_in: 60, refresh_token: 'rt2' }),
+    )) as OidcSession;
     expect(next).toMatchObject({ accessToken: 'at2', refreshToken: 'rt2' });
   });
 
@@ -65,7 +79,10 @@ describe('refresh: which failures end the session', () => {
     ['a 400 temporarily_unavailable', () => json(400, { error: 'temporarily_unavailable' })],
     ['a 500 server_error', () => json(500, { error: 'server_error' })],
     ['a 429 without an OAuth body', () => new Response('slow down', { status: 429 })],
-    ['a 502 HTML page', () => new Response('<html>bad gateway</html>', { status: 502, headers: { 'content-type': 'text/html' } })],
+    [
+      'a 502 HTML page',
+      () => new Response('<html>bad gateway</html>', { status: 502, headers: { 'content-type': 'text/html' } }),
+    ],
     ['no answer at all', () => Promise.reject(new TypeError('Failed to fetch'))],
   ])('keeps it on %s (tried again later)', async (_name, answer) => {
     const outcome = await refreshWith(answer);

@@ -50,7 +50,8 @@ export const PROVIDER_TIMEOUT_MS = 10_000;
 export function isDefiniteRefusal(error: unknown): boolean {
   if (!(error instanceof oauth.ResponseBodyError)) return false;
   if (error.error === 'invalid_grant') return true;
-  if (error.error === 'temporarily_unavailable' || error.error === 'server_error' || error.error === 'slow_down') return false;
+  if (error.error === 'temporarily_unavailable' || error.error === 'server_error' || error.error === 'slow_down')
+    return false;
   return error.status === 400 || error.status === 401;
 }
 
@@ -66,7 +67,10 @@ export async function createOidcFlow(
   const http = { [oauth.allowInsecureRequests]: insecure, ...custom, signal: () => AbortSignal.timeout(timeoutMs) };
   const brief = { [oauth.allowInsecureRequests]: insecure, ...custom };
   const now = options.now ?? Date.now;
-  const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...http }));
+  const as = await oauth.processDiscoveryResponse(
+    issuer,
+    await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...http }),
+  );
   const client: oauth.Client = { client_id: config.clientId };
   const auth = oauth.None();
   const redirectUri = `${options.origin}${CALLBACK_PATH}`;
@@ -75,7 +79,11 @@ export async function createOidcFlow(
     if (session.refreshToken === undefined || as.revocation_endpoint === undefined) return;
     // Best effort and brief: a provider that does not answer does not keep the person here.
     await oauth
-      .revocationRequest(as, client, auth, session.refreshToken, { ...brief, signal: AbortSignal.timeout(3_000), additionalParameters: { token_type_hint: 'refresh_token' } })
+      .revocationRequest(as, client, auth, session.refreshToken, {
+        ...brief,
+        signal: AbortSignal.timeout(3_000),
+        additionalParameters: { token_type_hint: 'refresh_token' },
+      })
       .then((response) => oauth.processRevocationResponse(response))
       .catch(() => undefined);
   };
@@ -124,18 +132,42 @@ export async function createOidcFlow(
       return { url: url.toString(), pending };
     },
     async finish(callbackUrl, pending) {
-      if (pending.issuer !== config.issuer || pending.clientId !== config.clientId) throw new Error('this sign-in was started for another identity provider');
+      if (pending.issuer !== config.issuer || pending.clientId !== config.clientId)
+        throw new Error('this sign-in was started for another identity provider');
       const params = oauth.validateAuthResponse(as, client, callbackUrl, pending.state);
-      const response = await oauth.authorizationCodeGrantRequest(as, client, auth, params, redirectUri, pending.codeVerifier, http);
-      const answer = await oauth.processAuthorizationCodeResponse(as, client, response, { expectedNonce: pending.nonce, requireIdToken: true });
+      const response = await oauth.authorizationCodeGrantRequest(
+        as,
+        client,
+        auth,
+        params,
+        redirectUri,
+        pending.codeVerifier,
+        http,
+      );
+      const answer = await oauth.processAuthorizationCodeResponse(as, client, response, {
+        expectedNonce: pending.nonce,
+        requireIdToken: true,
+      });
       const endSession = as.end_session_endpoint;
-      return sessionFromAnswer({ issuer: config.issuer, clientId: config.clientId, ...(endSession !== undefined ? { endSessionEndpoint: endSession } : {}) }, answer, now());
+      return sessionFromAnswer(
+        {
+          issuer: config.issuer,
+          clientId: config.clientId,
+          ...(endSession !== undefined ? { endSessionEndpoint: endSession } : {}),
+        },
+        answer,
+        now(),
+      );
     },
     refresh: refreshOnce,
     revoke,
     async signOut(session, returnTo) {
       await revoke(session);
-      return providerSignOutUrl({ issuer: config.issuer, clientId: config.clientId, endSessionEndpoint: as.end_session_endpoint }, session, returnTo);
+      return providerSignOutUrl(
+        { issuer: config.issuer, clientId: config.clientId, endSessionEndpoint: as.end_session_endpoint },
+        session,
+        returnTo,
+      );
     },
   };
 }
@@ -145,7 +177,11 @@ export async function createOidcFlow(
  * session too, so sign-out still gets there when discovery fails at that moment), or Auth0's
  * `/v2/logout`; null when the provider has neither.
  */
-export function providerSignOutUrl(provider: { issuer: string; clientId: string; endSessionEndpoint: string | undefined }, session: OidcSession, returnTo: string): string | null {
+export function providerSignOutUrl(
+  provider: { issuer: string; clientId: string; endSessionEndpoint: string | undefined },
+  session: OidcSession,
+  returnTo: string,
+): string | null {
   const endSession = provider.endSessionEndpoint ?? session.endSessionEndpoint;
   if (endSession !== undefined) {
     const url = new URL(endSession);

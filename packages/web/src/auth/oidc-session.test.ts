@@ -11,15 +11,34 @@ function jwt(claims: Record<string, unknown>): string {
 
 describe('sessionFromAnswer', () => {
   it('counts the lifetime from when the answer arrived', () => {
-    const s = sessionFromAnswer(base, { access_token: 'at1', expires_in: 3600, refresh_token: 'rt1', id_token: 'id1' }, now);
-    expect(s).toEqual({ ...base, accessToken: 'at1', receivedAt: now, expiresAt: now + 3_600_000, refreshToken: 'rt1', idToken: 'id1' });
+    const s = sessionFromAnswer(
+      base,
+      { access_token: 'at1', expires_in: 3600, refresh_token: 'rt1', id_token: 'id1' },
+      now,
+    );
+    expect(s).toEqual({
+      ...base,
+      accessToken: 'at1',
+      receivedAt: now,
+      expiresAt: now + 3_600_000,
+      refreshToken: 'rt1',
+      idToken: 'id1',
+    });
   });
 
   it('keeps the refresh token and ID token a refresh answer leaves out, and takes rotated ones', () => {
-    const first = sessionFromAnswer(base, { access_token: 'at1', expires_in: 60, refresh_token: 'rt1', id_token: 'id1' }, now);
+    const first = sessionFromAnswer(
+      base,
+      { access_token: 'at1', expires_in: 60, refresh_token: 'rt1', id_token: 'id1' },
+      now,
+    );
     const kept = sessionFromAnswer(first, { access_token: 'at2', expires_in: 60 }, now + 50_000);
     expect(kept).toMatchObject({ accessToken: 'at2', refreshToken: 'rt1', idToken: 'id1', expiresAt: now + 110_000 });
-    const rotated = sessionFromAnswer(kept, { access_token: 'at3', expires_in: 60, refresh_token: 'rt2' }, now + 100_000);
+    const rotated = sessionFromAnswer(
+      kept,
+      { access_token: 'at3', expires_in: 60, refresh_token: 'rt2' },
+      now + 100_000,
+    );
     expect(rotated.refreshToken).toBe('rt2');
   });
 
@@ -31,7 +50,12 @@ describe('sessionFromAnswer', () => {
 });
 
 describe('renewAt', () => {
-  const session = (lifetimeS: number, refreshToken?: string): OidcSession => sessionFromAnswer(base, { access_token: 'a', expires_in: lifetimeS, ...(refreshToken ? { refresh_token: refreshToken } : {}) }, now);
+  const session = (lifetimeS: number, refreshToken?: string): OidcSession =>
+    sessionFromAnswer(
+      base,
+      { access_token: 'a', expires_in: lifetimeS, ...(refreshToken ? { refresh_token: refreshToken } : {}) },
+      now,
+    );
 
   it('renews a minute before a long-lived token expires', () => {
     expect(renewAt(session(86_400, 'r'))).toBe(now + 86_400_000 - 60_000);
@@ -59,8 +83,14 @@ describe('parseSession', () => {
   it('reads a stored session back', () => {
     expect(parseSession(JSON.stringify(good))).toEqual(good);
   });
-  it.each([null, '', 'not json', '[]', 'null', JSON.stringify({ ...good, accessToken: '' }), JSON.stringify({ ...good, expiresAt: '2' }), JSON.stringify({ ...good, refreshToken: 7 })])(
-    'refuses %j',
-    (text) => expect(parseSession(text)).toBeNull(),
-  );
+  it.each([
+    null,
+    '',
+    'not json',
+    '[]',
+    'null',
+    JSON.stringify({ ...good, accessToken: '' }),
+    JSON.stringify({ ...good, expiresAt: '2' }),
+    JSON.stringify({ ...good, refreshToken: 7 }),
+  ])('refuses %j', (text) => expect(parseSession(text)).toBeNull());
 });

@@ -39,8 +39,15 @@ const FALLBACK_LIFETIME_S = 300;
  * The session after a token answer. A refresh answer without a new refresh token keeps the old
  * one (a provider that does not rotate), and one without an ID token keeps the old ID token.
  */
-export function sessionFromAnswer(base: Pick<OidcSession, 'issuer' | 'clientId'> & Partial<OidcSession>, answer: TokenAnswer, now: number): OidcSession {
-  const lifetimeS = typeof answer.expires_in === 'number' && answer.expires_in > 0 ? answer.expires_in : (jwtLifetimeSeconds(answer.access_token) ?? FALLBACK_LIFETIME_S);
+export function sessionFromAnswer(
+  base: Pick<OidcSession, 'issuer' | 'clientId'> & Partial<OidcSession>,
+  answer: TokenAnswer,
+  now: number,
+): OidcSession {
+  const lifetimeS =
+    typeof answer.expires_in === 'number' && answer.expires_in > 0
+      ? answer.expires_in
+      : (jwtLifetimeSeconds(answer.access_token) ?? FALLBACK_LIFETIME_S);
   const refreshToken = answer.refresh_token ?? base.refreshToken;
   const idToken = answer.id_token ?? base.idToken;
   const endSessionEndpoint = base.endSessionEndpoint;
@@ -75,7 +82,8 @@ export function parseSession(text: string | null): OidcSession | null {
   const strings = ['issuer', 'clientId', 'accessToken'] as const;
   if (!strings.every((k) => typeof v[k] === 'string' && v[k] !== '')) return null;
   if (typeof v['receivedAt'] !== 'number' || typeof v['expiresAt'] !== 'number') return null;
-  for (const k of ['refreshToken', 'idToken', 'endSessionEndpoint'] as const) if (v[k] !== undefined && typeof v[k] !== 'string') return null;
+  for (const k of ['refreshToken', 'idToken', 'endSessionEndpoint'] as const)
+    if (v[k] !== undefined && typeof v[k] !== 'string') return null;
   return {
     issuer: v['issuer'] as string,
     clientId: v['clientId'] as string,
@@ -84,7 +92,9 @@ export function parseSession(text: string | null): OidcSession | null {
     expiresAt: v['expiresAt'],
     ...(typeof v['refreshToken'] === 'string' ? { refreshToken: v['refreshToken'] } : {}),
     ...(typeof v['idToken'] === 'string' ? { idToken: v['idToken'] } : {}),
-    ...(typeof v['endSessionEndpoint'] === 'string' && /^https?:\/\//.test(v['endSessionEndpoint']) ? { endSessionEndpoint: v['endSessionEndpoint'] } : {}),
+    ...(typeof v['endSessionEndpoint'] === 'string' && /^https?:\/\//.test(v['endSessionEndpoint'])
+      ? { endSessionEndpoint: v['endSessionEndpoint'] }
+      : {}),
   };
 }
 
@@ -94,7 +104,8 @@ function jwtLifetimeSeconds(token: string): number | null {
   if (payload === undefined) return null;
   try {
     const claims = JSON.parse(atob(payload.replace(/-/g, '+').replace(/_/g, '/'))) as { exp?: unknown; iat?: unknown };
-    if (typeof claims.exp === 'number' && typeof claims.iat === 'number' && claims.exp > claims.iat) return claims.exp - claims.iat;
+    if (typeof claims.exp === 'number' && typeof claims.iat === 'number' && claims.exp > claims.iat)
+      return claims.exp - claims.iat;
   } catch {
     // not a JWT
   }

@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { PENDING_SIGN_IN_TTL_MS, parsePendingSignIn, safeReturnPath } from './pending-sign-in';
 
-const pending = { issuer: 'https://idp.example/', clientId: 'spa', state: 's', nonce: 'n', codeVerifier: 'v', returnTo: '/threads/th_1', startedAt: 1_000 };
+const pending = {
+  issuer: 'https://idp.example/',
+  clientId: 'spa',
+  state: 's',
+  nonce: 'n',
+  codeVerifier: 'v',
+  returnTo: '/threads/th_1',
+  startedAt: 1_000,
+};
 
 describe('parsePendingSignIn', () => {
   it('reads a fresh one', () => {
@@ -11,11 +19,19 @@ describe('parsePendingSignIn', () => {
     expect(parsePendingSignIn(JSON.stringify(pending), 1_000 + PENDING_SIGN_IN_TTL_MS + 1)).toBeNull();
     expect(parsePendingSignIn(JSON.stringify({ ...pending, startedAt: 10_000_000 }), 1_000)).toBeNull();
   });
-  it.each([null, 'x', '{}', JSON.stringify({ ...pending, state: '' }), JSON.stringify({ ...pending, codeVerifier: 1 })])('refuses %j', (text) => {
+  it.each([
+    null,
+    'x',
+    '{}',
+    JSON.stringify({ ...pending, state: '' }),
+    JSON.stringify({ ...pending, codeVerifier: 1 }),
+  ])('refuses %j', (text) => {
     expect(parsePendingSignIn(text, 2_000)).toBeNull();
   });
   it('never returns somewhere off this app', () => {
-    expect(parsePendingSignIn(JSON.stringify({ ...pending, returnTo: 'https://evil.example/' }), 2_000)?.returnTo).toBe('/');
+    expect(parsePendingSignIn(JSON.stringify({ ...pending, returnTo: 'https://evil.example/' }), 2_000)?.returnTo).toBe(
+      '/',
+    );
   });
 });
 

@@ -25,8 +25,14 @@ export const CALLBACK_PATH = '/auth/callback';
 export function parsePendingSignIn(text: string | null, now: number): PendingSignIn | null {
   const v = parseStoredRecord(text);
   if (v === null) return null;
-  for (const k of ['issuer', 'clientId', 'state', 'nonce', 'codeVerifier', 'returnTo'] as const) if (typeof v[k] !== 'string' || v[k] === '') return null;
-  if (typeof v['startedAt'] !== 'number' || now - v['startedAt'] > PENDING_SIGN_IN_TTL_MS || v['startedAt'] > now + 60_000) return null;
+  for (const k of ['issuer', 'clientId', 'state', 'nonce', 'codeVerifier', 'returnTo'] as const)
+    if (typeof v[k] !== 'string' || v[k] === '') return null;
+  if (
+    typeof v['startedAt'] !== 'number' ||
+    now - v['startedAt'] > PENDING_SIGN_IN_TTL_MS ||
+    v['startedAt'] > now + 60_000
+  )
+    return null;
   return {
     issuer: v['issuer'] as string,
     clientId: v['clientId'] as string,

@@ -7,5 +7,7 @@ export function parseStoredRecord(text: string | null): Record<string, unknown> 
   } catch {
     return null;
   }
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : null;
 }

@@ -7,7 +7,11 @@ import type { NewEvent } from '@bubble/protocol';
  * never a duplicate.
  */
 export function composeRun(runId: string, text: string): NewEvent[] {
-  const part = (n: number, chunk: Record<string, unknown>): NewEvent => ({ type: 'message_part', data: { runId, chunk }, clientEventId: `${runId}:${n}` });
+  const part = (n: number, chunk: Record<string, unknown>): NewEvent => ({
+    type: 'message_part',
+    data: { runId, chunk },
+    clientEventId: `${runId}:${n}`,
+  });
   return [
     { type: 'run_started', data: { runId }, clientEventId: `${runId}:0` },
     part(1, { type: 'text-start', id: `${runId}:t0` }),

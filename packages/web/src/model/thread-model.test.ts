@@ -5,9 +5,19 @@ import { ThreadModel, toolPartOf } from './thread-model';
 let seq = 0;
 function ev(type: string, data: Record<string, unknown>, principalId = 'bot'): EventEnvelope {
   seq += 1;
-  return { id: `ev_${seq}`, threadId: 'th_1', seq, type, principalId, data, clientEventId: null, createdAt: '2026-11-29T10:00:00Z' } as EventEnvelope;
+  return {
+    id: `ev_${seq}`,
+    threadId: 'th_1',
+    seq,
+    type,
+    principalId,
+    data,
+    clientEventId: null,
+    createdAt: '2026-11-29T10:00:00Z',
+  } as EventEnvelope;
 }
-const part = (runId: string, chunk: Record<string, unknown>, principalId = 'bot') => ev('message_part', { runId, chunk }, principalId);
+const part = (runId: string, chunk: Record<string, unknown>, principalId = 'bot') =>
+  ev('message_part', { runId, chunk }, principalId);
 
 describe('ThreadModel', () => {
   it('assembles a run through readUIMessageStream: text, reasoning, tools, sub-agent link', async () => {
@@ -23,16 +33,32 @@ describe('ThreadModel', () => {
       part('r1', { type: 'text-delta', id: 't', delta: 'Hello ' }),
       part('r1', { type: 'text-delta', id: 't', delta: '**world**' }),
       part('r1', { type: 'text-end', id: 't' }),
-      part('r1', { type: 'tool-input-available', toolCallId: 'c1', toolName: 'Bash', input: { command: 'ls' }, dynamic: true }),
+      part('r1', {
+        type: 'tool-input-available',
+        toolCallId: 'c1',
+        toolName: 'Bash',
+        input: { command: 'ls' },
+        dynamic: true,
+      }),
       part('r1', { type: 'tool-output-available', toolCallId: 'c1', output: 'a\nb', dynamic: true }),
-      part('r1', { type: 'tool-input-available', toolCallId: 'c2', toolName: 'Agent', input: { prompt: 'x' }, dynamic: true, providerMetadata: { bubble: { childThreadId: 'th_1.sub-abcde-123' } } }),
+      part('r1', {
+        type: 'tool-input-available',
+        toolCallId: 'c2',
+        toolName: 'Agent',
+        input: { prompt: 'x' },
+        dynamic: true,
+        providerMetadata: { bubble: { childThreadId: 'th_1.sub-abcde-123' } },
+      }),
       ev('run_finished', { runId: 'r1', status: 'completed' }),
-    ]) m.apply(e);
+    ])
+      m.apply(e);
     await m.settled();
     const run = m.run('r1')!;
     expect(run.status).toBe('completed');
     const parts = run.message.parts;
-    expect(parts.filter((p) => p.type === 'text').map((p) => (p as { text: string }).text)).toEqual(['Hello **world**']);
+    expect(parts.filter((p) => p.type === 'text').map((p) => (p as { text: string }).text)).toEqual([
+      'Hello **world**',
+    ]);
     expect(parts.filter((p) => p.type === 'reasoning').map((p) => (p as { text: string }).text)).toEqual(['thinking…']);
     const tools = parts.map(toolPartOf).filter((t) => t !== null);
     expect(tools.map((t) => [t.toolCallId, t.toolName, t.state])).toEqual([
@@ -47,7 +73,11 @@ describe('ThreadModel', () => {
   it('ignores replayed seqs, so a resubscribe never duplicates text', async () => {
     seq = 0;
     const m = new ThreadModel('th_1');
-    const events = [ev('run_started', { runId: 'r' }), part('r', { type: 'text-start', id: 't' }), part('r', { type: 'text-delta', id: 't', delta: 'once' })];
+    const events = [
+      ev('run_started', { runId: 'r' }),
+      part('r', { type: 'text-start', id: 't' }),
+      part('r', { type: 'text-delta', id: 't', delta: 'once' }),
+    ];
     for (const e of events) m.apply(e);
     for (const e of events) m.apply(e);
     m.apply(part('r', { type: 'text-end', id: 't' }));
@@ -60,11 +90,19 @@ describe('ThreadModel', () => {
   it('lists announced tool calls waiting for an answer until approved, answered or the run ends; unannounced calls never wait', async () => {
     seq = 0;
     const m = new ThreadModel('th_1');
-    const ask = (id: string, approvers: string[]) => part('r', { type: 'tool-approval-request', approvalId: id, toolCallId: id, providerMetadata: { bubble: { approvers } } });
+    const ask = (id: string, approvers: string[]) =>
+      part('r', {
+        type: 'tool-approval-request',
+        approvalId: id,
+        toolCallId: id,
+        providerMetadata: { bubble: { approvers } },
+      });
     m.apply(ev('run_started', { runId: 'r' }));
     m.apply(part('r', { type: 'tool-input-available', toolCallId: 'a', toolName: 'Bash', input: {}, dynamic: true }));
     m.apply(part('r', { type: 'tool-input-available', toolCallId: 'b', toolName: 'Bash', input: {}, dynamic: true }));
-    m.apply(part('r', { type: 'tool-input-available', toolCallId: 'quiet', toolName: 'Read', input: {}, dynamic: true }));
+    m.apply(
+      part('r', { type: 'tool-input-available', toolCallId: 'quiet', toolName: 'Read', input: {}, dynamic: true }),
+    );
     m.apply(ask('a', ['you']));
     m.apply(ask('b', ['you', 'ann']));
     await new Promise((r) => setTimeout(r, 10));
@@ -91,12 +129,28 @@ describe('ThreadModel', () => {
         type: 'tool-approval-request',
         approvalId: 's1',
         toolCallId: 's1',
-        providerMetadata: { bubble: { approvers: ['you'], threadId: 'th_1.sub-abcde-123', toolName: 'Bash', input: { command: 'touch x' } } },
+        providerMetadata: {
+          bubble: {
+            approvers: ['you'],
+            threadId: 'th_1.sub-abcde-123',
+            toolName: 'Bash',
+            input: { command: 'touch x' },
+          },
+        },
       }),
     );
     await new Promise((r) => setTimeout(r, 10));
     expect(m.subagentRequests('approval-s1')).toEqual([
-      { toolCallId: 's1', by: 'bot', runId: 'approval-s1', seq: 2, approvers: ['you'], subthreadId: 'th_1.sub-abcde-123', toolName: 'Bash', input: { command: 'touch x' } },
+      {
+        toolCallId: 's1',
+        by: 'bot',
+        runId: 'approval-s1',
+        seq: 2,
+        approvers: ['you'],
+        subthreadId: 'th_1.sub-abcde-123',
+        toolName: 'Bash',
+        input: { command: 'touch x' },
+      },
     ]);
     expect(m.waitingRequest('s1')?.approvers).toEqual(['you']);
     m.apply(ev('tool_call_approval', { toolCallId: 's1', decision: 'allow' }, 'you'));
@@ -106,12 +160,21 @@ describe('ThreadModel', () => {
     expect(m.run('approval-s1')!.message.parts).toEqual([]);
   });
 
-  it('trusts only a bot\'s request, none when two principals announce one call, and only the named approvers\' answers', async () => {
+  it("trusts only a bot's request, none when two principals announce one call, and only the named approvers' answers", async () => {
     seq = 0;
     const bots = new Set(['bot', 'other-bot']);
     const m = new ThreadModel('th_1', { isBot: (id) => bots.has(id) });
     const ask = (runId: string, id: string, approvers: string[], by: string) =>
-      part(runId, { type: 'tool-approval-request', approvalId: id, toolCallId: id, providerMetadata: { bubble: { approvers, toolName: 'Bash', input: {} } } }, by);
+      part(
+        runId,
+        {
+          type: 'tool-approval-request',
+          approvalId: id,
+          toolCallId: id,
+          providerMetadata: { bubble: { approvers, toolName: 'Bash', input: {} } },
+        },
+        by,
+      );
     m.apply(ev('run_started', { runId: 'forged' }, 'mallory'));
     m.apply(ask('forged', 'x', ['you'], 'mallory'));
     m.apply(ev('run_started', { runId: 'real' }));
@@ -138,7 +201,9 @@ describe('ThreadModel', () => {
     const m = new ThreadModel('th_1');
     m.apply(part('bare', { type: 'text-start', id: 't' }, 'you'));
     m.apply(part('bare', { type: 'text-delta', id: 't', delta: 'hi' }, 'you'));
-    m.apply(ev('run_finished', { runId: 'bare', status: 'error', error: { code: 'engine', message: 'it broke' } }, 'you'));
+    m.apply(
+      ev('run_finished', { runId: 'bare', status: 'error', error: { code: 'engine', message: 'it broke' } }, 'you'),
+    );
     await m.settled();
     const run = m.run('bare')!;
     expect([run.principalId, run.status, run.error]).toEqual(['you', 'error', { code: 'engine', message: 'it broke' }]);

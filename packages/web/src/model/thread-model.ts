@@ -141,7 +141,8 @@ export class ThreadModel {
         const runId = String(data.runId);
         const run = this.#runs.get(runId) ?? this.#openRun(runId, event);
         const status = data.status;
-        run.view.status = status === 'completed' || status === 'interrupted' || status === 'error' ? status : 'completed';
+        run.view.status =
+          status === 'completed' || status === 'interrupted' || status === 'error' ? status : 'completed';
         const error = data.error as { code?: unknown; message?: unknown } | undefined;
         if (error) run.view.error = { code: String(error.code ?? 'error'), message: String(error.message ?? '') };
         this.#closeRun(run);
@@ -156,7 +157,13 @@ export class ThreadModel {
         const toolCallId = String(data.toolCallId);
         const decision = data.decision === 'allow' ? 'allow' : 'deny';
         const reason = typeof data.reason === 'string' && data.reason !== '' ? data.reason : undefined;
-        push(this.#answers, toolCallId, { toolCallId, decision, by: event.principalId, seq: event.seq, ...(reason ? { reason } : {}) });
+        push(this.#answers, toolCallId, {
+          toolCallId,
+          decision,
+          by: event.principalId,
+          seq: event.seq,
+          ...(reason ? { reason } : {}),
+        });
         break;
       }
       case 'tool_call_result':
@@ -164,15 +171,30 @@ export class ThreadModel {
         break;
       case 'participant_added':
         this.participantsVersion += 1;
-        this.items.push({ kind: 'notice', seq: event.seq, principalId: String(data.principalId), text: `${String(data.principalId)} joined as ${String(data.role)}` });
+        this.items.push({
+          kind: 'notice',
+          seq: event.seq,
+          principalId: String(data.principalId),
+          text: `${String(data.principalId)} joined as ${String(data.role)}`,
+        });
         break;
       case 'participant_removed':
         this.participantsVersion += 1;
-        this.items.push({ kind: 'notice', seq: event.seq, principalId: String(data.principalId), text: `${String(data.principalId)} left` });
+        this.items.push({
+          kind: 'notice',
+          seq: event.seq,
+          principalId: String(data.principalId),
+          text: `${String(data.principalId)} left`,
+        });
         break;
       case 'artifact_updated':
         this.artifactsVersion += 1;
-        this.items.push({ kind: 'notice', seq: event.seq, principalId: String(data.by), text: `${String(data.by)} wrote ${String(data.name)} (version ${String(data.version)})` });
+        this.items.push({
+          kind: 'notice',
+          seq: event.seq,
+          principalId: String(data.by),
+          text: `${String(data.by)} wrote ${String(data.name)} (version ${String(data.version)})`,
+        });
         break;
       default:
         // Extension types (`acme.poll_created`) are not shown.
@@ -190,13 +212,21 @@ export class ThreadModel {
     for (const toolCallId of this.#requests.keys()) {
       const request = this.waitingRequest(toolCallId);
       if (request === undefined) continue;
-      waiting.push({ runId: request.runId, toolCallId, toolName: request.toolName ?? this.#toolPart(request)?.toolName ?? 'tool', approvers: request.approvers });
+      waiting.push({
+        runId: request.runId,
+        toolCallId,
+        toolName: request.toolName ?? this.#toolPart(request)?.toolName ?? 'tool',
+        approvers: request.approvers,
+      });
     }
     return waiting;
   }
 
   #toolPart(request: ApprovalRequestView): ToolPartView | undefined {
-    return this.#runs.get(request.runId)?.view.message.parts.map(toolPartOf).find((t): t is ToolPartView => t !== null && t.toolCallId === request.toolCallId);
+    return this.#runs
+      .get(request.runId)
+      ?.view.message.parts.map(toolPartOf)
+      .find((t): t is ToolPartView => t !== null && t.toolCallId === request.toolCallId);
   }
 
   /**
@@ -231,14 +261,21 @@ export class ThreadModel {
   /** The request for a call while it still waits (see `waitingToolCalls`). */
   waitingRequest(toolCallId: string): ApprovalRequestView | undefined {
     const request = this.request(toolCallId);
-    if (request === undefined || this.approval(toolCallId) !== undefined || this.suppliedResult(toolCallId) !== undefined) return undefined;
+    if (
+      request === undefined ||
+      this.approval(toolCallId) !== undefined ||
+      this.suppliedResult(toolCallId) !== undefined
+    )
+      return undefined;
     if (this.#runs.get(request.runId)?.view.status !== 'streaming') return undefined;
     return this.#toolPart(request)?.state.startsWith('output-') ? undefined : request;
   }
 
   /** Requests for sub-agents' calls carried by a run (their calls are shown on subthreads). */
   subagentRequests(runId: string): ApprovalRequestView[] {
-    return [...this.#requests.keys()].map((id) => this.request(id)).filter((r): r is ApprovalRequestView => r !== undefined && r.runId === runId && r.toolName !== undefined);
+    return [...this.#requests.keys()]
+      .map((id) => this.request(id))
+      .filter((r): r is ApprovalRequestView => r !== undefined && r.runId === runId && r.toolName !== undefined);
   }
 
   /** Keeps each author's first request for a call; which one counts is decided when read (see `request`). */
@@ -247,8 +284,13 @@ export class ThreadModel {
     if (typeof toolCallId !== 'string') return;
     const earlier = this.#requests.get(toolCallId) ?? [];
     if (earlier.some((r) => r.by === by)) return;
-    const bubble = ((chunk.providerMetadata as Record<string, unknown> | undefined)?.bubble ?? {}) as Record<string, unknown>;
-    const approvers = Array.isArray(bubble.approvers) ? bubble.approvers.filter((a): a is string => typeof a === 'string') : [];
+    const bubble = ((chunk.providerMetadata as Record<string, unknown> | undefined)?.bubble ?? {}) as Record<
+      string,
+      unknown
+    >;
+    const approvers = Array.isArray(bubble.approvers)
+      ? bubble.approvers.filter((a): a is string => typeof a === 'string')
+      : [];
     push(this.#requests, toolCallId, {
       toolCallId,
       by,
@@ -339,11 +381,26 @@ export interface ToolPartView {
 
 /** A tool part of a UI message (static `tool-NAME` or `dynamic-tool`), or null. */
 export function toolPartOf(part: UIMessage['parts'][number]): ToolPartView | null {
-  const p = part as { type: string; toolCallId?: string; toolName?: string; state?: string; input?: unknown; output?: unknown; errorText?: string };
+  const p = part as {
+    type: string;
+    toolCallId?: string;
+    toolName?: string;
+    state?: string;
+    input?: unknown;
+    output?: unknown;
+    errorText?: string;
+  };
   if (p.type === 'dynamic-tool' || p.type.startsWith('tool-')) {
     if (typeof p.toolCallId !== 'string') return null;
     const toolName = p.type === 'dynamic-tool' ? (p.toolName ?? 'tool') : p.type.slice('tool-'.length);
-    return { toolCallId: p.toolCallId, toolName, state: p.state ?? 'input-available', input: p.input, output: p.output, errorText: p.errorText };
+    return {
+      toolCallId: p.toolCallId,
+      toolName,
+      state: p.state ?? 'input-available',
+      input: p.input,
+      output: p.output,
+      errorText: p.errorText,
+    };
   }
   return null;
 }

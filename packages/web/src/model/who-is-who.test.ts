@@ -22,7 +22,12 @@ describe('labelParticipants', () => {
   });
 
   it('shows the id of everyone who shares a name, a bot named like a person included', () => {
-    const labels = labelParticipants([human('alice', 'Alice'), human('alice-2', 'alice '), bot('bot-alice', 'ALICE'), human('bob', 'Bob')]);
+    const labels = labelParticipants([
+      human('alice', 'Alice'),
+      human('alice-2', 'alice '),
+      bot('bot-alice', 'ALICE'),
+      human('bob', 'Bob'),
+    ]);
     expect(labelOf(labels, 'alice').text).toBe('Alice (alice)');
     expect(labelOf(labels, 'alice-2').text).toBe('alice  (alice-2)');
     expect(labelOf(labels, 'bot-alice')).toMatchObject({ text: 'ALICE (bot-alice)', showId: true, isBot: true });

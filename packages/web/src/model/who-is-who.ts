@@ -22,11 +22,18 @@ export interface PrincipalLabel {
  * scripts (a Cyrillic "а") are not caught here; the badge and the People panel's ids are.
  */
 export function nameKey(displayName: string): string {
-  return displayName.normalize('NFKC').replace(/\p{Cf}/gu, '').replace(/\s+/gu, ' ').trim().toLocaleLowerCase('en');
+  return displayName
+    .normalize('NFKC')
+    .replace(/\p{Cf}/gu, '')
+    .replace(/\s+/gu, ' ')
+    .trim()
+    .toLocaleLowerCase('en');
 }
 
 /** Labels for every principal of one thread; ids not among `principals` are labelled by their id. */
-export function labelParticipants(principals: Iterable<Pick<Principal, 'principalId' | 'displayName' | 'kind'>>): ReadonlyMap<string, PrincipalLabel> {
+export function labelParticipants(
+  principals: Iterable<Pick<Principal, 'principalId' | 'displayName' | 'kind'>>,
+): ReadonlyMap<string, PrincipalLabel> {
   const byId = new Map<string, Pick<Principal, 'principalId' | 'displayName' | 'kind'>>();
   for (const p of principals) byId.set(p.principalId, p);
   const idsByName = new Map<string, Set<string>>();
@@ -40,7 +47,9 @@ export function labelParticipants(principals: Iterable<Pick<Principal, 'principa
   for (const p of byId.values()) {
     const displayName = p.displayName.trim() === '' ? p.principalId : p.displayName;
     // A name that is someone else's id collides too ("bob" shown by a bot, beside the person bob).
-    const showId = (idsByName.get(nameKey(displayName))?.size ?? 0) > 1 || (byId.has(nameKey(displayName)) && nameKey(displayName) !== p.principalId);
+    const showId =
+      (idsByName.get(nameKey(displayName))?.size ?? 0) > 1 ||
+      (byId.has(nameKey(displayName)) && nameKey(displayName) !== p.principalId);
     labels.set(p.principalId, {
       principalId: p.principalId,
       displayName,
@@ -54,5 +63,7 @@ export function labelParticipants(principals: Iterable<Pick<Principal, 'principa
 
 /** The label of `principalId`, or one made of the id alone while its principal is not known yet. */
 export function labelOf(labels: ReadonlyMap<string, PrincipalLabel>, principalId: string): PrincipalLabel {
-  return labels.get(principalId) ?? { principalId, displayName: principalId, isBot: false, showId: false, text: principalId };
+  return (
+    labels.get(principalId) ?? { principalId, displayName: principalId, isBot: false, showId: false, text: principalId }
+  );
 }

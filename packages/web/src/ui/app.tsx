@@ -1,6 +1,13 @@
 import type { Principal } from '@bubble/protocol';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { BubbleApiError, createAnonymousClient, createClient, migrateLegacyToken, type BubbleClient, type LiveState } from '../api';
+import {
+  BubbleApiError,
+  createAnonymousClient,
+  createClient,
+  migrateLegacyToken,
+  type BubbleClient,
+  type LiveState,
+} from '../api';
 import { AuthController, memoizedFlow, type AuthState } from '../auth/auth-controller';
 import { createAuthStorage } from '../auth/auth-storage';
 import { createOidcFlow } from '../auth/oidc-flow';
@@ -39,7 +46,8 @@ const auth = new AuthController({
 auth.boot();
 
 const REVOKED_HERE = 'You revoked the token this browser was signed in with, so it is signed out.';
-export const CANNOT_CHECK = "Can't check sign-ins right now: the server cannot reach the identity provider. You are still signed in; trying again…";
+export const CANNOT_CHECK =
+  "Can't check sign-ins right now: the server cannot reach the identity provider. You are still signed in; trying again…";
 /** Between tries to check the sign-in while the server cannot reach the identity provider. */
 const CHECK_RETRY_MS = [2_000, 5_000, 10_000, 30_000, 60_000];
 
@@ -54,7 +62,11 @@ function useOidcAvailability(): OidcAvailability {
   useEffect(() => {
     oidcConfig().then(
       (config) => setAvailability(config === null ? { state: 'none' } : { state: 'available', config }),
-      (err: unknown) => setAvailability({ state: 'unreachable', message: `The server could not be asked how to sign in: ${(err as Error).message}` }),
+      (err: unknown) =>
+        setAvailability({
+          state: 'unreachable',
+          message: `The server could not be asked how to sign in: ${(err as Error).message}`,
+        }),
     );
   }, []);
   return availability;
@@ -134,7 +146,10 @@ export function App() {
     if (live !== 'failed' || client === null) return;
     client.whoami().catch((err: unknown) => {
       if (err instanceof BubbleApiError && err.isAuthUnavailable) setCheckTrouble(CANNOT_CHECK);
-      else if (err instanceof BubbleApiError && err.code === 'unauthorized') auth.end(revokingOwn.current ? REVOKED_HERE : 'This browser was signed out: its sign-in was revoked or has ended.');
+      else if (err instanceof BubbleApiError && err.code === 'unauthorized')
+        auth.end(
+          revokingOwn.current ? REVOKED_HERE : 'This browser was signed out: its sign-in was revoked or has ended.',
+        );
     });
   }, [live, client]);
 
@@ -146,7 +161,13 @@ export function App() {
     );
   }
   if (state.kind === 'confirm-switch') {
-    return <ConfirmSwitch current={state.current} onSwitch={() => void auth.switchToLinkToken()} onKeep={() => auth.keepCurrentSignIn()} />;
+    return (
+      <ConfirmSwitch
+        current={state.current}
+        onSwitch={() => void auth.switchToLinkToken()}
+        onKeep={() => auth.keepCurrentSignIn()}
+      />
+    );
   }
   if (client === null || state.kind === 'signed-out') {
     return (
@@ -155,7 +176,9 @@ export function App() {
         oidc={oidc}
         invited={pendingInvite !== null}
         onToken={(t) => auth.signInWithToken(t)}
-        onOidc={() => auth.startOidcSignIn(pendingInvite !== null ? '/invite' : window.location.pathname + window.location.search)}
+        onOidc={() =>
+          auth.startOidcSignIn(pendingInvite !== null ? '/invite' : window.location.pathname + window.location.search)
+        }
       />
     );
   }
@@ -178,19 +201,35 @@ export function App() {
           Bubble
         </a>
         <nav aria-label="Main">
-          <a href="/bots" onClick={(e) => (e.preventDefault(), navigate('/bots'))} aria-current={route.page === 'bots' ? 'page' : undefined}>
+          <a
+            href="/bots"
+            onClick={(e) => (e.preventDefault(), navigate('/bots'))}
+            aria-current={route.page === 'bots' ? 'page' : undefined}
+          >
             Bots
           </a>
-          <a href={TOKENS_PATH} onClick={(e) => (e.preventDefault(), navigate(TOKENS_PATH))} aria-current={route.page === 'tokens' ? 'page' : undefined}>
+          <a
+            href={TOKENS_PATH}
+            onClick={(e) => (e.preventDefault(), navigate(TOKENS_PATH))}
+            aria-current={route.page === 'tokens' ? 'page' : undefined}
+          >
             Sessions and tokens
           </a>
         </nav>
         <span class={`live live-${live}`} role="status" aria-live="polite" data-testid="live-state">
-          {live === 'ready' ? 'Live' : live === 'waiting' || live === 'connecting' ? 'Reconnecting…' : live === 'failed' ? 'Disconnected' : ''}
+          {live === 'ready'
+            ? 'Live'
+            : live === 'waiting' || live === 'connecting'
+              ? 'Reconnecting…'
+              : live === 'failed'
+                ? 'Disconnected'
+                : ''}
         </span>
         <span class="me">
           Signed in as <strong data-testid="me">{me.displayName}</strong>
-          {state.kind === 'oidc' && <span class="meta"> via {issuerHost(state.credentials.session?.issuer ?? '')}</span>}
+          {state.kind === 'oidc' && (
+            <span class="meta"> via {issuerHost(state.credentials.session?.issuer ?? '')}</span>
+          )}
         </span>
         <button type="button" class="link" onClick={signOut}>
           Sign out
@@ -226,7 +265,11 @@ export function App() {
             <TokensPage
               client={client}
               me={me}
-              signedInWith={state.kind === 'oidc' ? { kind: 'oidc', issuerHost: issuerHost(state.credentials.session?.issuer ?? '') } : { kind: 'local' }}
+              signedInWith={
+                state.kind === 'oidc'
+                  ? { kind: 'oidc', issuerHost: issuerHost(state.credentials.session?.issuer ?? '') }
+                  : { kind: 'local' }
+              }
               onRevokingThisBrowser={(revoking) => {
                 revokingOwn.current = revoking;
               }}
@@ -255,8 +298,8 @@ function ConfirmSwitch(props: { current: 'local' | 'oidc'; onSwitch: () => void;
         <h1 id="switch-title">Switch who this tab is signed in as?</h1>
         <p class="notice-box" role="alert">
           The link you opened signs in with another token. This tab is already signed in
-          {props.current === 'oidc' ? ' with your identity provider' : ' with a token'}. Only switch if you made this link yourself: someone else&apos;s link would sign you in as
-          them, and what you write would be theirs.
+          {props.current === 'oidc' ? ' with your identity provider' : ' with a token'}. Only switch if you made this
+          link yourself: someone else&apos;s link would sign you in as them, and what you write would be theirs.
         </p>
         <p>
           <button type="button" class="primary" onClick={props.onKeep}>

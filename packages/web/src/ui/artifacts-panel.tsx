@@ -6,7 +6,12 @@ import type { PrincipalLabel } from '../model/who-is-who';
 import { PrincipalName } from './principal-name';
 
 /** The thread's artifacts, reloaded on every `artifact_updated`, each readable at any version. */
-export function ArtifactsPanel(props: { client: BubbleClient; threadId: string; version: number; labelOf: (principalId: string) => PrincipalLabel }) {
+export function ArtifactsPanel(props: {
+  client: BubbleClient;
+  threadId: string;
+  version: number;
+  labelOf: (principalId: string) => PrincipalLabel;
+}) {
   const { client, threadId } = props;
   const [list, setList] = useState<ArtifactSummary[] | null>(null);
   const [open, setOpen] = useState<{ name: string; version: number } | null>(null);
@@ -19,7 +24,9 @@ export function ArtifactsPanel(props: { client: BubbleClient; threadId: string; 
 
   useEffect(() => {
     if (open === null) return;
-    client.getArtifact(threadId, open.name, { version: open.version }).then(setArtifact, (err: unknown) => setError((err as Error).message));
+    client
+      .getArtifact(threadId, open.name, { version: open.version })
+      .then(setArtifact, (err: unknown) => setError((err as Error).message));
   }, [client, threadId, open]);
 
   const latest = open ? list?.find((a) => a.name === open.name) : undefined;
@@ -48,20 +55,25 @@ export function ArtifactsPanel(props: { client: BubbleClient; threadId: string; 
       {open && latest && (
         <div class="artifact">
           <label for="artifact-version">Version of {open.name}</label>
-          <select id="artifact-version" value={open.version} onChange={(e) => setOpen({ name: open.name, version: Number(e.currentTarget.value) })}>
+          <select
+            id="artifact-version"
+            value={open.version}
+            onChange={(e) => setOpen({ name: open.name, version: Number(e.currentTarget.value) })}
+          >
             {Array.from({ length: latest.version }, (_, i) => latest.version - i).map((v) => (
               <option key={v} value={v}>
                 version {v}
               </option>
             ))}
           </select>
-          {artifact && artifact.name === open.name && artifact.version === open.version && (
-            artifact.mediaType === 'text/markdown' ? (
+          {artifact &&
+            artifact.name === open.name &&
+            artifact.version === open.version &&
+            (artifact.mediaType === 'text/markdown' ? (
               <div class="markdown" dangerouslySetInnerHTML={{ __html: renderMarkdown(artifact.content) }} />
             ) : (
               <pre>{artifact.content}</pre>
-            )
-          )}
+            ))}
         </div>
       )}
     </aside>

@@ -31,7 +31,10 @@ export function BotsPage(props: { client: BubbleClient; me: Principal }) {
   const create = async (e: Event) => {
     e.preventDefault();
     try {
-      const { principal, token } = await client.createBot({ principalId: id.trim(), ...(name.trim() ? { displayName: name.trim() } : {}) });
+      const { principal, token } = await client.createBot({
+        principalId: id.trim(),
+        ...(name.trim() ? { displayName: name.trim() } : {}),
+      });
       setFresh({ principalId: principal.principalId, token: token.token ?? '' });
       setId('');
       setName('');
@@ -48,7 +51,13 @@ export function BotsPage(props: { client: BubbleClient; me: Principal }) {
       <form class="card" onSubmit={create}>
         <h2>Create a bot</h2>
         <label for="bot-id">Bot id (lowercase letters, digits, . _ -)</label>
-        <input id="bot-id" value={id} required pattern="[a-z0-9][a-z0-9._\-]{1,63}" onInput={(e) => setId(e.currentTarget.value)} />
+        <input
+          id="bot-id"
+          value={id}
+          required
+          pattern="[a-z0-9][a-z0-9._\-]{1,63}"
+          onInput={(e) => setId(e.currentTarget.value)}
+        />
         <label for="bot-name">Display name (optional)</label>
         <input id="bot-name" value={name} onInput={(e) => setName(e.currentTarget.value)} />
         <button type="submit">Create bot</button>
@@ -64,7 +73,15 @@ export function BotsPage(props: { client: BubbleClient; me: Principal }) {
       ) : bots.length === 0 ? (
         <p class="meta">You own no bots yet.</p>
       ) : (
-        bots.map((bot) => <BotCard key={bot.principalId} client={client} bot={bot} threads={threads} onToken={(token) => setFresh({ principalId: bot.principalId, token })} />)
+        bots.map((bot) => (
+          <BotCard
+            key={bot.principalId}
+            client={client}
+            bot={bot}
+            threads={threads}
+            onToken={(token) => setFresh({ principalId: bot.principalId, token })}
+          />
+        ))
       )}
     </section>
   );
@@ -87,7 +104,13 @@ function FreshToken(props: { principalId: string; token: string; onDone: () => v
       <p>This is the only time the token is shown. Copy it now.</p>
       <label for="fresh-token-value">Token</label>
       <div class="row">
-        <input id="fresh-token-value" readOnly value={props.token} data-testid="fresh-token" onFocus={(e) => e.currentTarget.select()} />
+        <input
+          id="fresh-token-value"
+          readOnly
+          value={props.token}
+          data-testid="fresh-token"
+          onFocus={(e) => e.currentTarget.select()}
+        />
         <button type="button" onClick={() => void copy('token', props.token)}>
           Copy token
         </button>
@@ -100,7 +123,11 @@ function FreshToken(props: { principalId: string; token: string; onDone: () => v
       <button type="button" onClick={() => void copy('config', snippet)}>
         Copy config
       </button>
-      {copied && <span role="status">{copied === 'failed' ? ' Copy failed: select the text instead.' : ` Copied the ${copied}.`}</span>}
+      {copied && (
+        <span role="status">
+          {copied === 'failed' ? ' Copy failed: select the text instead.' : ` Copied the ${copied}.`}
+        </span>
+      )}
       <p>
         <button type="button" onClick={props.onDone}>
           I have saved it
@@ -116,7 +143,11 @@ function BotCard(props: { client: BubbleClient; bot: Principal; threads: Thread[
   const [tokens, setTokens] = useState<TokenRow[] | null>(null);
   const [threadId, setThreadId] = useState('');
   const [status, setStatus] = useState<string | null>(null);
-  const reload = () => client.listTokens(bot.principalId).then((t) => setTokens(t.map((x) => ({ tokenId: x.tokenId, createdAt: x.createdAt }))), () => setTokens([]));
+  const reload = () =>
+    client.listTokens(bot.principalId).then(
+      (t) => setTokens(t.map((x) => ({ tokenId: x.tokenId, createdAt: x.createdAt }))),
+      () => setTokens([]),
+    );
   useEffect(() => {
     void reload();
   }, [client, bot.principalId]);
@@ -132,7 +163,12 @@ function BotCard(props: { client: BubbleClient; bot: Principal; threads: Thread[
   const selectId = `add-${bot.principalId}`;
   const joinable = bot.joinableBy ?? 'owners';
   const setJoinable = (joinableBy: 'owners' | 'anyone') =>
-    void act(async () => setBot(await client.updatePrincipal(bot.principalId, { joinableBy })), joinableBy === 'anyone' ? `Anyone on a thread may now add ${bot.principalId}.` : `Only you and its other owners may add ${bot.principalId} now.`);
+    void act(
+      async () => setBot(await client.updatePrincipal(bot.principalId, { joinableBy })),
+      joinableBy === 'anyone'
+        ? `Anyone on a thread may now add ${bot.principalId}.`
+        : `Only you and its other owners may add ${bot.principalId} now.`,
+    );
   return (
     <article class="card bot" aria-label={`Bot ${bot.principalId}`}>
       <h2>
@@ -141,15 +177,29 @@ function BotCard(props: { client: BubbleClient; bot: Principal; threads: Thread[
       <fieldset class="joinable">
         <legend>Who may add this bot to a thread</legend>
         <label>
-          <input type="radio" name={`joinable-${bot.principalId}`} value="owners" checked={joinable === 'owners'} onChange={() => setJoinable('owners')} /> Only its owners
+          <input
+            type="radio"
+            name={`joinable-${bot.principalId}`}
+            value="owners"
+            checked={joinable === 'owners'}
+            onChange={() => setJoinable('owners')}
+          />{' '}
+          Only its owners
           <span class="meta"> (recommended)</span>
         </label>
         <label>
-          <input type="radio" name={`joinable-${bot.principalId}`} value="anyone" checked={joinable === 'anyone'} onChange={() => setJoinable('anyone')} /> Anyone on a thread
+          <input
+            type="radio"
+            name={`joinable-${bot.principalId}`}
+            value="anyone"
+            checked={joinable === 'anyone'}
+            onChange={() => setJoinable('anyone')}
+          />{' '}
+          Anyone on a thread
         </label>
         <p class="meta">
-          The bot works, and spends, on its owners' behalf wherever it is added. Wherever it is, only its owners can approve the tools it wants to run, and they
-          must be on that thread to do so.
+          The bot works, and spends, on its owners' behalf wherever it is added. Wherever it is, only its owners can
+          approve the tools it wants to run, and they must be on that thread to do so.
         </p>
       </fieldset>
       <h3>Tokens</h3>
@@ -157,7 +207,11 @@ function BotCard(props: { client: BubbleClient; bot: Principal; threads: Thread[
         {(tokens ?? []).map((t) => (
           <li key={t.tokenId}>
             <code>{t.tokenId}</code> <span class="meta">created {new Date(t.createdAt).toLocaleString()}</span>{' '}
-            <button type="button" class="danger" onClick={() => void act(() => client.revokeToken(bot.principalId, t.tokenId), `Revoked ${t.tokenId}.`)}>
+            <button
+              type="button"
+              class="danger"
+              onClick={() => void act(() => client.revokeToken(bot.principalId, t.tokenId), `Revoked ${t.tokenId}.`)}
+            >
               Revoke
             </button>
           </li>
@@ -184,7 +238,16 @@ function BotCard(props: { client: BubbleClient; bot: Principal; threads: Thread[
             </option>
           ))}
         </select>
-        <button type="button" disabled={threadId === ''} onClick={() => void act(() => client.addParticipant(threadId, bot.principalId, 'member'), `Added ${bot.principalId} to the thread.`)}>
+        <button
+          type="button"
+          disabled={threadId === ''}
+          onClick={() =>
+            void act(
+              () => client.addParticipant(threadId, bot.principalId, 'member'),
+              `Added ${bot.principalId} to the thread.`,
+            )
+          }
+        >
           Add
         </button>
       </div>

@@ -24,7 +24,11 @@ export function isOpen(invite: InviteInfo, now: number): boolean {
  * opens it signs in and joins, with no id to know and no token to pass by hand), and the open
  * invites can be revoked.
  */
-export function InvitesSection(props: { client: BubbleClient; threadId: string; labelOf: (principalId: string) => PrincipalLabel }) {
+export function InvitesSection(props: {
+  client: BubbleClient;
+  threadId: string;
+  labelOf: (principalId: string) => PrincipalLabel;
+}) {
   const { client, threadId } = props;
   const [invites, setInvites] = useState<InviteInfo[] | null>(null);
   const [link, setLink] = useState<string | null>(null);
@@ -106,7 +110,16 @@ export function InvitesSection(props: { client: BubbleClient; threadId: string; 
           ))}
         </select>
       </details>
-      {link && <input class="invite-link" readOnly value={link} aria-label="Invite link" data-testid="invite-link" onFocus={(e) => e.currentTarget.select()} />}
+      {link && (
+        <input
+          class="invite-link"
+          readOnly
+          value={link}
+          aria-label="Invite link"
+          data-testid="invite-link"
+          onFocus={(e) => e.currentTarget.select()}
+        />
+      )}
       {status && (
         <p role="status" class="meta">
           {status}
@@ -123,7 +136,12 @@ export function InvitesSection(props: { client: BubbleClient; threadId: string; 
                   · by <PrincipalName label={props.labelOf(invite.createdBy)} />
                 </span>
               </span>
-              <button type="button" class="danger" onClick={() => void revoke(invite)} aria-label={`Revoke invite ${invite.inviteId}`}>
+              <button
+                type="button"
+                class="danger"
+                onClick={() => void revoke(invite)}
+                aria-label={`Revoke invite ${invite.inviteId}`}
+              >
                 Revoke
               </button>
             </li>

@@ -52,7 +52,13 @@ export function ParticipantsPanel(props: {
   };
   const candidates = found.filter((p) => !onThread.has(p.principalId));
   // A candidate is labelled among the thread's participants: a name it shares with one shows its id.
-  const candidateLabels = labelParticipants([...props.grants.map((g) => labels.get(g.principalId)).filter((l) => l !== undefined).map(toPrincipalLike), ...candidates]);
+  const candidateLabels = labelParticipants([
+    ...props.grants
+      .map((g) => labels.get(g.principalId))
+      .filter((l) => l !== undefined)
+      .map(toPrincipalLike),
+    ...candidates,
+  ]);
   const exact = query.trim();
   return (
     <aside class="panel" aria-label="People on this thread">
@@ -73,7 +79,12 @@ export function ParticipantsPanel(props: {
       <label for="invite-search" class="section-label">
         Invite a person or bot
       </label>
-      <input id="invite-search" value={query} onInput={(e) => setQuery(e.currentTarget.value)} placeholder="Search by id or name" />
+      <input
+        id="invite-search"
+        value={query}
+        onInput={(e) => setQuery(e.currentTarget.value)}
+        placeholder="Search by id or name"
+      />
       <ul class="candidates" aria-label="Search results">
         {candidates.map((p) => (
           <li key={p.principalId}>

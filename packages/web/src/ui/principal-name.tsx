@@ -8,7 +8,10 @@ export function avatarHue(principalId: string): number {
 }
 
 export function initials(displayName: string): string {
-  const words = displayName.trim().split(/\s+/u).filter((w) => w !== '');
+  const words = displayName
+    .trim()
+    .split(/\s+/u)
+    .filter((w) => w !== '');
   const letters = words.length >= 2 ? [words[0]!, words[words.length - 1]!] : words.slice(0, 1);
   return letters.map((w) => [...w][0]!.toLocaleUpperCase()).join('') || '?';
 }
@@ -41,7 +44,10 @@ export function PrincipalName(props: { label: PrincipalLabel; alwaysId?: boolean
         </span>
       )}
       {showId && (
-        <span class="principal-id" title={label.showId ? 'Shown because another participant has the same name' : 'Principal id'}>
+        <span
+          class="principal-id"
+          title={label.showId ? 'Shown because another participant has the same name' : 'Principal id'}
+        >
           {label.principalId}
         </span>
       )}

@@ -1,6 +1,12 @@
 import { useEffect, useState } from 'preact/hooks';
 import { renderMarkdown, safeHref } from '../markdown';
-import { toolPartOf, type ApprovalRequestView, type ApprovalView, type RunView, type ToolPartView } from '../model/thread-model';
+import {
+  toolPartOf,
+  type ApprovalRequestView,
+  type ApprovalView,
+  type RunView,
+  type ToolPartView,
+} from '../model/thread-model';
 import type { PrincipalLabel } from '../model/who-is-who';
 import { Avatar, PrincipalName } from './principal-name';
 import { navigate, threadPath } from './router';
@@ -51,7 +57,13 @@ export function RunMessage(props: { run: RunView; mine: boolean; actions: RunAct
           <time dateTime={run.createdAt}>{new Date(run.createdAt).toLocaleTimeString()}</time>
           {STATUS_LABEL[run.status] !== '' && <span class="status">{STATUS_LABEL[run.status]}</span>}
           {run.status === 'streaming' && actions.canWrite && (
-            <button type="button" class="stop" disabled={run.interruptRequestedBy !== undefined} onClick={() => void actions.stop(run.runId)} aria-label={`Stop ${author}'s run`}>
+            <button
+              type="button"
+              class="stop"
+              disabled={run.interruptRequestedBy !== undefined}
+              onClick={() => void actions.stop(run.runId)}
+              aria-label={`Stop ${author}'s run`}
+            >
               {run.interruptRequestedBy !== undefined ? 'Stopping…' : 'Stop'}
             </button>
           )}
@@ -63,7 +75,8 @@ export function RunMessage(props: { run: RunView; mine: boolean; actions: RunAct
         )}
         <div class="parts">
           {run.message.parts.map((part, i) => {
-            if (part.type === 'text') return <div key={i} class="markdown" dangerouslySetInnerHTML={{ __html: renderMarkdown(part.text) }} />;
+            if (part.type === 'text')
+              return <div key={i} class="markdown" dangerouslySetInnerHTML={{ __html: renderMarkdown(part.text) }} />;
             if (part.type === 'reasoning') {
               return (
                 <details key={i} class="reasoning">
@@ -107,7 +120,10 @@ export function RunMessage(props: { run: RunView; mine: boolean; actions: RunAct
 
 function formatValue(value: unknown): string {
   if (typeof value === 'string') return value;
-  if (Array.isArray(value) && value.every((v) => typeof v === 'object' && v !== null && (v as { type?: unknown }).type === 'text')) {
+  if (
+    Array.isArray(value) &&
+    value.every((v) => typeof v === 'object' && v !== null && (v as { type?: unknown }).type === 'text')
+  ) {
     return value.map((v) => String((v as { text?: unknown }).text ?? '')).join('\n');
   }
   return JSON.stringify(value, null, 2) ?? '';
@@ -138,7 +154,12 @@ function ToolCall(props: { tool: ToolPartView; run: RunView; actions: RunActions
               ? 'running'
               : 'no result';
   return (
-    <details class={`tool tool-${state.replace(/ /g, '-')}`} open={open} onToggle={(e) => setOpen((e.currentTarget as HTMLDetailsElement).open)} data-tool-call-id={tool.toolCallId}>
+    <details
+      class={`tool tool-${state.replace(/ /g, '-')}`}
+      open={open}
+      onToggle={(e) => setOpen((e.currentTarget as HTMLDetailsElement).open)}
+      data-tool-call-id={tool.toolCallId}
+    >
       <summary>
         <span class="tool-name">{tool.toolName}</span> <span class="tool-state">{state}</span>
       </summary>
@@ -171,7 +192,13 @@ function ToolCall(props: { tool: ToolPartView; run: RunView; actions: RunActions
             </a>
           </p>
         )}
-        <ApprovalControls toolCallId={tool.toolCallId} toolName={tool.toolName} approval={approval} request={request} actions={actions} />
+        <ApprovalControls
+          toolCallId={tool.toolCallId}
+          toolName={tool.toolName}
+          approval={approval}
+          request={request}
+          actions={actions}
+        />
       </div>
     </details>
   );
@@ -185,7 +212,12 @@ function SubagentRequest(props: { request: ApprovalRequestView; actions: RunActi
   if (!waiting && !approval) return null;
   const subthread = request.subthreadId;
   return (
-    <div class="approval-request" data-tool-call-id={request.toolCallId} role="group" aria-label={`A sub-agent's ${request.toolName ?? 'tool'} call`}>
+    <div
+      class="approval-request"
+      data-tool-call-id={request.toolCallId}
+      role="group"
+      aria-label={`A sub-agent's ${request.toolName ?? 'tool'} call`}
+    >
       <h4>
         A sub-agent wants to run <span class="tool-name">{request.toolName}</span>
       </h4>
@@ -204,7 +236,13 @@ function SubagentRequest(props: { request: ApprovalRequestView; actions: RunActi
           </a>
         </p>
       )}
-      <ApprovalControls toolCallId={request.toolCallId} toolName={request.toolName ?? 'tool'} approval={approval} request={waiting} actions={actions} />
+      <ApprovalControls
+        toolCallId={request.toolCallId}
+        toolName={request.toolName ?? 'tool'}
+        approval={approval}
+        request={waiting}
+        actions={actions}
+      />
     </div>
   );
 }
@@ -213,7 +251,13 @@ function SubagentRequest(props: { request: ApprovalRequestView; actions: RunActi
  * The answer to a parked call: who answered, or, while it waits, Approve and
  * Deny for the approvers the bot named, and their names for everyone else.
  */
-function ApprovalControls(props: { toolCallId: string; toolName: string; approval: ApprovalView | undefined; request: ApprovalRequestView | undefined; actions: RunActions }) {
+function ApprovalControls(props: {
+  toolCallId: string;
+  toolName: string;
+  approval: ApprovalView | undefined;
+  request: ApprovalRequestView | undefined;
+  actions: RunActions;
+}) {
   const { toolCallId, toolName, approval, request, actions } = props;
   const [reason, setReason] = useState('');
   const [busy, setBusy] = useState(false);
@@ -229,7 +273,8 @@ function ApprovalControls(props: { toolCallId: string; toolName: string; approva
   if (approval) {
     return (
       <p class={`approval approval-${approval.decision}`} role="status">
-        {approval.decision === 'allow' ? 'Approved' : 'Denied'} by <PrincipalName label={actions.labelOf(approval.by)} />
+        {approval.decision === 'allow' ? 'Approved' : 'Denied'} by{' '}
+        <PrincipalName label={actions.labelOf(approval.by)} />
         {approval.reason ? `: ${approval.reason}` : ''}
       </p>
     );
@@ -239,7 +284,11 @@ function ApprovalControls(props: { toolCallId: string; toolName: string; approva
     const names = request.approvers.map((id) => <PrincipalName key={id} label={actions.labelOf(id)} />);
     return (
       <p class="meta waiting-for">
-        Waiting for {names.length === 0 ? 'an approver' : names.map((name, i) => [i === 0 ? '' : i === names.length - 1 ? ' or ' : ', ', name])} to approve or deny.
+        Waiting for{' '}
+        {names.length === 0
+          ? 'an approver'
+          : names.map((name, i) => [i === 0 ? '' : i === names.length - 1 ? ' or ' : ', ', name])}{' '}
+        to approve or deny.
       </p>
     );
   }

@@ -2,7 +2,11 @@ import type { OidcInfo } from '@bubble/protocol';
 import { useState } from 'preact/hooks';
 import { isUserToken } from '../api';
 
-export type OidcAvailability = { readonly state: 'loading' } | { readonly state: 'none' } | { readonly state: 'available'; readonly config: OidcInfo } | { readonly state: 'unreachable'; readonly message: string };
+export type OidcAvailability =
+  | { readonly state: 'loading' }
+  | { readonly state: 'none' }
+  | { readonly state: 'available'; readonly config: OidcInfo }
+  | { readonly state: 'unreachable'; readonly message: string };
 
 /** The host people recognise their provider by ("example.eu.auth0.com"). */
 export function issuerHost(issuer: string): string {
@@ -35,7 +39,9 @@ export function SignIn(props: {
       await props.onOidc();
     } catch (err) {
       setLeaving(false);
-      setProblem(`Could not reach ${oidc ? issuerHost(oidc.issuer) : 'the identity provider'}: ${(err as Error).message}`);
+      setProblem(
+        `Could not reach ${oidc ? issuerHost(oidc.issuer) : 'the identity provider'}: ${(err as Error).message}`,
+      );
     }
   };
   return (
@@ -74,9 +80,20 @@ export function SignIn(props: {
             props.onToken(t);
           }}
         >
-          {oidc ? <p class="meta or">Or use a Bubble token: open the sign-in link you were given, or paste the token.</p> : <p>Open the sign-in link that the server printed, or paste your token.</p>}
+          {oidc ? (
+            <p class="meta or">Or use a Bubble token: open the sign-in link you were given, or paste the token.</p>
+          ) : (
+            <p>Open the sign-in link that the server printed, or paste your token.</p>
+          )}
           <label for="token">Your token</label>
-          <input id="token" type="password" autoComplete="off" value={value} onInput={(e) => setValue(e.currentTarget.value)} placeholder="bubble_user_…" />
+          <input
+            id="token"
+            type="password"
+            autoComplete="off"
+            value={value}
+            onInput={(e) => setValue(e.currentTarget.value)}
+            placeholder="bubble_user_…"
+          />
           {problem && (
             <p class="error" role="alert">
               {problem}

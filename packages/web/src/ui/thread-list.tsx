@@ -67,7 +67,10 @@ export function ThreadList(props: { client: BubbleClient; me: Principal; current
     e.preventDefault();
     setBusy(true);
     try {
-      const { thread } = await client.createThread({ title: title.trim() === '' ? null : title.trim(), key: `web-${crypto.randomUUID()}` });
+      const { thread } = await client.createThread({
+        title: title.trim() === '' ? null : title.trim(),
+        key: `web-${crypto.randomUUID()}`,
+      });
       setTitle('');
       setRows((r) => [...(r ?? []), { thread, unread: 0 }]);
       navigate(threadPath(thread.threadId));
@@ -85,7 +88,12 @@ export function ThreadList(props: { client: BubbleClient; me: Principal; current
       <form class="new-thread" onSubmit={create}>
         <label for="new-thread-title">New thread</label>
         <div class="row">
-          <input id="new-thread-title" value={title} onInput={(e) => setTitle(e.currentTarget.value)} placeholder="Title (optional)" />
+          <input
+            id="new-thread-title"
+            value={title}
+            onInput={(e) => setTitle(e.currentTarget.value)}
+            placeholder="Title (optional)"
+          />
           <button type="submit" disabled={busy}>
             Create
           </button>

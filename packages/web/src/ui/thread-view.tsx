@@ -13,7 +13,10 @@ export function ThreadView(props: { client: BubbleClient; me: Principal; threadI
   const { client, me, threadId } = props;
   // Kinds are read when the view renders: a request counts only once its author is known to be a bot.
   const kinds = useRef<ReadonlyMap<string, Principal>>(new Map());
-  const model = useMemo(() => new ThreadModel(threadId, { isBot: (id) => kinds.current.get(id)?.kind === 'bot' }), [threadId]);
+  const model = useMemo(
+    () => new ThreadModel(threadId, { isBot: (id) => kinds.current.get(id)?.kind === 'bot' }),
+    [threadId],
+  );
   const [, setTick] = useState(0);
   const [thread, setThread] = useState<Thread | null>(null);
   const [grants, setGrants] = useState<Grant[]>([]);
@@ -27,12 +30,15 @@ export function ThreadView(props: { client: BubbleClient; me: Principal; threadI
     const controller = new AbortController();
     void (async () => {
       try {
-        for await (const event of client.subscribeThread(threadId, { afterSeq: 0, signal: controller.signal })) model.apply(event);
+        for await (const event of client.subscribeThread(threadId, { afterSeq: 0, signal: controller.signal }))
+          model.apply(event);
       } catch (err) {
         if (!controller.signal.aborted) setError(`This thread cannot be followed: ${(err as Error).message}`);
       }
     })();
-    client.getThread(threadId).then(setThread, (err: unknown) => setError(`This thread cannot be opened: ${(err as Error).message}`));
+    client
+      .getThread(threadId)
+      .then(setThread, (err: unknown) => setError(`This thread cannot be opened: ${(err as Error).message}`));
     return () => {
       controller.abort();
       unsubscribe();
@@ -48,11 +54,20 @@ export function ThreadView(props: { client: BubbleClient; me: Principal; threadI
   // Display names of everyone who wrote or is here; an id stays as it is until its name is known.
   const [people, setPeople] = useState<ReadonlyMap<string, Principal>>(new Map());
   kinds.current = people;
-  const authors = [...new Set([...grants.map((g) => g.principalId), ...model.runs.map((r) => r.principalId)])].sort().join(' ');
+  const authors = [...new Set([...grants.map((g) => g.principalId), ...model.runs.map((r) => r.principalId)])]
+    .sort()
+    .join(' ');
   useEffect(() => {
     let cancelled = false;
     const ids = authors === '' ? [] : authors.split(' ');
-    void Promise.all(ids.map((id) => client.getPrincipal(id).then((p) => [id, p] as const, () => null))).then((pairs) => {
+    void Promise.all(
+      ids.map((id) =>
+        client.getPrincipal(id).then(
+          (p) => [id, p] as const,
+          () => null,
+        ),
+      ),
+    ).then((pairs) => {
       if (!cancelled) setPeople(new Map(pairs.filter((p) => p !== null)));
     });
     return () => {
@@ -83,7 +98,10 @@ export function ThreadView(props: { client: BubbleClient; me: Principal; threadI
   });
 
   // Names as shown here: a bot badge on every bot, and the id of anyone whose name another participant shares.
-  const labels = useMemo(() => labelParticipants([me, ...[...people.values()].filter((p) => p.principalId !== me.principalId)]), [people, me]);
+  const labels = useMemo(
+    () => labelParticipants([me, ...[...people.values()].filter((p) => p.principalId !== me.principalId)]),
+    [people, me],
+  );
 
   const myGrant = grants.find((g) => g.principalId === me.principalId);
   const actions: RunActions = {
@@ -95,14 +113,20 @@ export function ThreadView(props: { client: BubbleClient; me: Principal; threadI
     subagentRequests: (runId) => model.subagentRequests(runId),
     answer: async (toolCallId, decision, reason) => {
       try {
-        await client.appendEvent(threadId, { type: 'tool_call_approval', data: { toolCallId, decision, ...(reason ? { reason } : {}) } });
+        await client.appendEvent(threadId, {
+          type: 'tool_call_approval',
+          data: { toolCallId, decision, ...(reason ? { reason } : {}) },
+        });
       } catch (err) {
         setError(`Your answer was not recorded: ${(err as Error).message}`);
       }
     },
     stop: async (runId) => {
       try {
-        await client.appendEvent(threadId, { type: 'run_interrupt_requested', data: { runId, reason: `${me.principalId} pressed Stop` } });
+        await client.appendEvent(threadId, {
+          type: 'run_interrupt_requested',
+          data: { runId, reason: `${me.principalId} pressed Stop` },
+        });
       } catch (err) {
         setError(`Stop was not recorded: ${(err as Error).message}`);
       }
@@ -127,10 +151,18 @@ export function ThreadView(props: { client: BubbleClient; me: Principal; threadI
         )}
         <h1 id="thread-title">{thread?.title ?? threadId}</h1>
         <div class="thread-tools">
-          <button type="button" aria-expanded={panel === 'people'} onClick={() => setPanel(panel === 'people' ? 'none' : 'people')}>
+          <button
+            type="button"
+            aria-expanded={panel === 'people'}
+            onClick={() => setPanel(panel === 'people' ? 'none' : 'people')}
+          >
             People ({grants.length})
           </button>
-          <button type="button" aria-expanded={panel === 'artifacts'} onClick={() => setPanel(panel === 'artifacts' ? 'none' : 'artifacts')}>
+          <button
+            type="button"
+            aria-expanded={panel === 'artifacts'}
+            onClick={() => setPanel(panel === 'artifacts' ? 'none' : 'artifacts')}
+          >
             Artifacts
           </button>
         </div>
@@ -159,12 +191,33 @@ export function ThreadView(props: { client: BubbleClient; me: Principal; threadI
                 {item.text}
               </p>
             ) : (
-              <RunMessage key={item.runId} run={model.run(item.runId)!} mine={model.run(item.runId)!.principalId === me.principalId} actions={actions} />
+              <RunMessage
+                key={item.runId}
+                run={model.run(item.runId)!}
+                mine={model.run(item.runId)!.principalId === me.principalId}
+                actions={actions}
+              />
             ),
           )}
         </div>
-        {panel === 'people' && <ParticipantsPanel client={client} me={me} threadId={threadId} grants={grants} labels={labels} onChanged={() => client.listParticipants(threadId).then(setGrants, () => undefined)} />}
-        {panel === 'artifacts' && <ArtifactsPanel client={client} threadId={threadId} version={model.artifactsVersion} labelOf={(id) => labelOf(labels, id)} />}
+        {panel === 'people' && (
+          <ParticipantsPanel
+            client={client}
+            me={me}
+            threadId={threadId}
+            grants={grants}
+            labels={labels}
+            onChanged={() => client.listParticipants(threadId).then(setGrants, () => undefined)}
+          />
+        )}
+        {panel === 'artifacts' && (
+          <ArtifactsPanel
+            client={client}
+            threadId={threadId}
+            version={model.artifactsVersion}
+            labelOf={(id) => labelOf(labels, id)}
+          />
+        )}
       </div>
       {myGrant ? (
         <Composer client={client} threadId={threadId} onError={setError} />

@@ -26,7 +26,12 @@ export function TokensPage(props: {
 
   const reload = () =>
     client.listMyTokens().then(
-      (list) => setTokens([...list].sort((a, b) => Number(b.current === true) - Number(a.current === true) || b.createdAt.localeCompare(a.createdAt))),
+      (list) =>
+        setTokens(
+          [...list].sort(
+            (a, b) => Number(b.current === true) - Number(a.current === true) || b.createdAt.localeCompare(a.createdAt),
+          ),
+        ),
       (err: unknown) => setMessage(`Could not load your tokens: ${(err as Error).message}`),
     );
   useEffect(() => {
@@ -47,7 +52,11 @@ export function TokensPage(props: {
     }
   };
   const revoke = async (token: OwnTokenInfo) => {
-    if (token.current === true && !window.confirm('This is the token this browser is signed in with. Revoke it and sign out here?')) return;
+    if (
+      token.current === true &&
+      !window.confirm('This is the token this browser is signed in with. Revoke it and sign out here?')
+    )
+      return;
     if (token.current === true) props.onRevokingThisBrowser(true);
     try {
       await client.revokeMyToken(token.tokenId);
@@ -88,7 +97,12 @@ export function TokensPage(props: {
               <span class="meta" title={t.createdAt}>
                 made {relativeTime(t.createdAt, now)}
               </span>
-              <button type="button" class="danger" onClick={() => void revoke(t)} aria-label={`Revoke ${t.tokenId}${t.current === true ? ' (this browser)' : ''}`}>
+              <button
+                type="button"
+                class="danger"
+                onClick={() => void revoke(t)}
+                aria-label={`Revoke ${t.tokenId}${t.current === true ? ' (this browser)' : ''}`}
+              >
                 Revoke
               </button>
             </li>
@@ -99,7 +113,8 @@ export function TokensPage(props: {
         <div class="card">
           <h2>A token for the terminal or a script</h2>
           <p class="meta">
-            The <code>bubble</code> command line takes it in <code>BUBBLE_TOKEN</code>. It acts as you, everywhere you are, until you revoke it.
+            The <code>bubble</code> command line takes it in <code>BUBBLE_TOKEN</code>. It acts as you, everywhere you
+            are, until you revoke it.
           </p>
           <button type="button" disabled={busy} onClick={() => void mint()}>
             Make a new token
@@ -125,7 +140,13 @@ function FreshToken(props: { token: string; onDone: () => void }) {
       <h2>Your new token</h2>
       <p>It is shown only this once: copy it now.</p>
       <div class="row">
-        <input readOnly value={props.token} data-testid="fresh-own-token" aria-label="New token" onFocus={(e) => e.currentTarget.select()} />
+        <input
+          readOnly
+          value={props.token}
+          data-testid="fresh-own-token"
+          aria-label="New token"
+          onFocus={(e) => e.currentTarget.select()}
+        />
         <button type="button" onClick={() => void copy()}>
           {copied ? 'Copied' : 'Copy'}
         </button>

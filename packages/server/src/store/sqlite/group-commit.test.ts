@@ -60,7 +60,11 @@ describe('GroupCommit', () => {
     await Promise.all([gc.enqueue(counted('p')), gc.enqueue(counted('q'))]);
     expect(runs).toEqual(['p', 'q']);
     runs.length = 0;
-    const results = await Promise.allSettled([gc.enqueue(counted('r')), gc.enqueue(counted('p')), gc.enqueue(counted('s'))]);
+    const results = await Promise.allSettled([
+      gc.enqueue(counted('r')),
+      gc.enqueue(counted('p')),
+      gc.enqueue(counted('s')),
+    ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     // the optimistic attempt stops at the duplicate; the isolated run then does every job once
     expect(runs).toEqual(['r', 'p', 'r', 'p', 's']);

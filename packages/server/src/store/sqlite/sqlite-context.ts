@@ -13,5 +13,9 @@ export interface SqliteStoreContext {
   now(): Date;
   getPrincipalSync(principalId: string): Principal | null;
   /** Adds (or changes the role of) a grant inside the current job, appending `participant_added` by `system`. */
-  grantInJob(input: PutGrant, emit: (message: LiveBusMessage) => void, nowIso: string): { grant: Grant; change: 'created' | 'role_changed' | 'unchanged' };
+  grantInJob(
+    input: PutGrant,
+    emit: (message: LiveBusMessage) => void,
+    nowIso: string,
+  ): { grant: Grant; change: 'created' | 'role_changed' | 'unchanged' };
 }

@@ -21,9 +21,14 @@ export function peopleMethods({ st, write, getPrincipalSync }: SqliteStoreContex
     listPrincipals: async () => (st.allPrincipals.all() as PrincipalRow[]).map(toPrincipal),
     tokenRevocationCursor: async () => (st.revocationCursor.get() as { seq: number }).seq,
     readTokenRevocationsAfter: async (cursor, limit) =>
-      (st.revocationsAfter.all(cursor, limit) as Array<{ seq: number; token_id: string | null; principal_id: string; revoked_at: string }>).map(
-        (r) => ({ cursor: r.seq, tokenId: r.token_id, principalId: r.principal_id, revokedAt: r.revoked_at }),
-      ),
+      (
+        st.revocationsAfter.all(cursor, limit) as Array<{
+          seq: number;
+          token_id: string | null;
+          principal_id: string;
+          revoked_at: string;
+        }>
+      ).map((r) => ({ cursor: r.seq, tokenId: r.token_id, principalId: r.principal_id, revokedAt: r.revoked_at })),
 
     findOidcSubject: async (issuer, subject) => {
       const row = st.oidcSubject.get(issuer, subject) as OidcSubjectRow | undefined;

@@ -20,11 +20,19 @@ describe('sqlite migrations', () => {
     try {
       const first = await openSqliteStore(path);
       await first.createPrincipal({ principalId: 'alice', kind: 'human', displayName: null, ownerPrincipalIds: [] });
-      await first.createPrincipal({ principalId: 'old-bot', kind: 'bot', displayName: null, ownerPrincipalIds: ['alice'], joinableBy: 'anyone' });
+      await first.createPrincipal({
+        principalId: 'old-bot',
+        kind: 'bot',
+        displayName: null,
+        ownerPrincipalIds: ['alice'],
+        joinableBy: 'anyone',
+      });
       await first.close();
       // Turn the file back into a version-1 database: no joinable_by column, no record of migration 2.
       const raw = new Database(path);
-      raw.exec("ALTER TABLE principals DROP COLUMN joinable_by; DROP TABLE oidc_subjects; DROP TABLE invites; DROP TABLE token_revocations; DELETE FROM schema_migrations WHERE version >= 2;");
+      raw.exec(
+        'ALTER TABLE principals DROP COLUMN joinable_by; DROP TABLE oidc_subjects; DROP TABLE invites; DROP TABLE token_revocations; DELETE FROM schema_migrations WHERE version >= 2;',
+      );
       raw.close();
 
       const reopened = await openSqliteStore(path);
@@ -41,8 +49,16 @@ describe('sqlite migrations', () => {
     const path = join(dir, 'bubble.db');
     try {
       const first = await openSqliteStore(path);
-      await first.createPrincipal({ principalId: 'alice', kind: 'human', displayName: null, ownerPrincipalIds: [] }, { tokenId: 'tok_new', principalId: 'alice', hash: hashToken('s-1') });
-      await first.resolveOidcSubject({ issuer: 'https://idp.example/', subject: 'zoe-sub', idCandidates: ['zoe'], nameClaim: null });
+      await first.createPrincipal(
+        { principalId: 'alice', kind: 'human', displayName: null, ownerPrincipalIds: [] },
+        { tokenId: 'tok_new', principalId: 'alice', hash: hashToken('s-1') },
+      );
+      await first.resolveOidcSubject({
+        issuer: 'https://idp.example/',
+        subject: 'zoe-sub',
+        idCandidates: ['zoe'],
+        nameClaim: null,
+      });
       await first.close();
       // Turn the file back into a version-3 database: a log whose token_id is NOT NULL, with entries at seqs 5 and 9.
       const raw = new Database(path);
@@ -58,13 +74,27 @@ describe('sqlite migrations', () => {
 
       const reopened = await openSqliteStore(path);
       expect(await reopened.tokenRevocationCursor()).toBe(9);
-      expect((await reopened.readTokenRevocationsAfter(0, 10)).map((r) => [r.cursor, r.tokenId])).toEqual([[5, 'tok_a'], [9, 'tok_b']]);
-      expect(await reopened.revokeAllCredentials('zoe')).toEqual({ revokedTokenIds: [], jwtsIssuedBefore: expect.any(String) });
-      expect(await reopened.revokeAllCredentials('alice')).toEqual({ revokedTokenIds: ['tok_new'], jwtsIssuedBefore: null });
+      expect((await reopened.readTokenRevocationsAfter(0, 10)).map((r) => [r.cursor, r.tokenId])).toEqual([
+        [5, 'tok_a'],
+        [9, 'tok_b'],
+      ]);
+      expect(await reopened.revokeAllCredentials('zoe')).toEqual({
+        revokedTokenIds: [],
+        jwtsIssuedBefore: expect.any(String),
+      });
+      expect(await reopened.revokeAllCredentials('alice')).toEqual({
+        revokedTokenIds: ['tok_new'],
+        jwtsIssuedBefore: null,
+      });
       const after = await reopened.readTokenRevocationsAfter(9, 10);
-      expect(after.map((r) => [r.principalId, r.tokenId])).toEqual([['zoe', null], ['alice', 'tok_new']]);
+      expect(after.map((r) => [r.principalId, r.tokenId])).toEqual([
+        ['zoe', null],
+        ['alice', 'tok_new'],
+      ]);
       expect(after[0]!.cursor).toBeGreaterThan(9);
-      expect((await reopened.findOidcSubject('https://idp.example/', 'zoe-sub'))?.jwtsNotBefore).toBe(after[0]!.revokedAt);
+      expect((await reopened.findOidcSubject('https://idp.example/', 'zoe-sub'))?.jwtsNotBefore).toBe(
+        after[0]!.revokedAt,
+      );
       await reopened.close();
     } finally {
       await rm(dir, { recursive: true, force: true });

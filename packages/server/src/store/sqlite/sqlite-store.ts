@@ -55,7 +55,12 @@ export async function openSqliteStore(path: string, options: StoreOpenOptions = 
   };
 
   /** Appends one event by `system` inside the current job, returning its envelope. */
-  const appendSystemEvent = (threadId: string, type: string, data: Record<string, unknown>, nowIso: string): EventEnvelope => {
+  const appendSystemEvent = (
+    threadId: string,
+    type: string,
+    data: Record<string, unknown>,
+    nowIso: string,
+  ): EventEnvelope => {
     const head = (st.headSeq.get(threadId) as { head_seq: number }).head_seq + 1;
     const id = newEventId();
     st.insertEvent.run(threadId, head, id, type, 'system', JSON.stringify(data), null, nowIso);
@@ -90,7 +95,12 @@ export async function openSqliteStore(path: string, options: StoreOpenOptions = 
   const context: SqliteStoreContext = { st, write, now, getPrincipalSync, grantInJob };
 
   /** Revokes those of `ids` that are live tokens of the principal, logging each; returns them. */
-  const revokeTokensJob = (principalId: string, ids: readonly string[], emit: (m: LiveBusMessage) => void, nowIso: string): string[] => {
+  const revokeTokensJob = (
+    principalId: string,
+    ids: readonly string[],
+    emit: (m: LiveBusMessage) => void,
+    nowIso: string,
+  ): string[] => {
     const revoked = ids.filter((id) => {
       const row = st.tokenById.get(id) as TokenRow | undefined;
       return row !== undefined && row.principal_id === principalId && st.revokeToken.run(nowIso, id).changes === 1;
@@ -141,9 +151,14 @@ export async function openSqliteStore(path: string, options: StoreOpenOptions = 
         const runId = event.data['runId'] as string;
         let entry = runs.get(runId);
         if (entry === undefined) {
-          const row = st.runById.get(threadId, runId) as { principal_id: string; started: number; finished: number } | undefined;
+          const row = st.runById.get(threadId, runId) as
+            | { principal_id: string; started: number; finished: number }
+            | undefined;
           entry = row
-            ? { state: { ownerPrincipalId: row.principal_id, started: row.started === 1, finished: row.finished === 1 }, changed: false }
+            ? {
+                state: { ownerPrincipalId: row.principal_id, started: row.started === 1, finished: row.finished === 1 },
+                changed: false,
+              }
             : undefined;
         }
         const state = entry?.state ?? null;
@@ -154,7 +169,9 @@ export async function openSqliteStore(path: string, options: StoreOpenOptions = 
           state,
         );
         if (!decision.ok) {
-          throw decision.code === 'forbidden' ? forbidden(decision.message, { index, runId }) : conflict(decision.message, { index, runId });
+          throw decision.code === 'forbidden'
+            ? forbidden(decision.message, { index, runId })
+            : conflict(decision.message, { index, runId });
         }
         const changed =
           (entry?.changed ?? false) ||
@@ -165,7 +182,16 @@ export async function openSqliteStore(path: string, options: StoreOpenOptions = 
       }
       head += 1;
       const id = newEventId();
-      st.insertEvent.run(threadId, head, id, event.type, principalId, event.dataJson ?? JSON.stringify(event.data), clientEventId, nowIso);
+      st.insertEvent.run(
+        threadId,
+        head,
+        id,
+        event.type,
+        principalId,
+        event.dataJson ?? JSON.stringify(event.data),
+        clientEventId,
+        nowIso,
+      );
       const envelope: EventEnvelope = {
         id,
         threadId,
@@ -182,7 +208,8 @@ export async function openSqliteStore(path: string, options: StoreOpenOptions = 
     if (fresh.length > 0) {
       st.setHeadSeq.run(head, threadId);
       for (const [runId, { state, changed }] of runs) {
-        if (changed) st.upsertRun.run(threadId, runId, state.ownerPrincipalId, state.started ? 1 : 0, state.finished ? 1 : 0);
+        if (changed)
+          st.upsertRun.run(threadId, runId, state.ownerPrincipalId, state.started ? 1 : 0, state.finished ? 1 : 0);
       }
       emit({ kind: 'events', threadId, events: fresh });
     }
@@ -193,7 +220,13 @@ export async function openSqliteStore(path: string, options: StoreOpenOptions = 
     createPrincipal: (input, token) =>
       write((_emit, nowIso) => {
         if (st.principalExists.get(input.principalId)) throw conflict(`principal ${input.principalId} already exists`);
-        st.insertPrincipal.run(input.principalId, input.kind, input.displayName, input.kind === 'bot' ? (input.joinableBy ?? 'owners') : null, nowIso);
+        st.insertPrincipal.run(
+          input.principalId,
+          input.kind,
+          input.displayName,
+          input.kind === 'bot' ? (input.joinableBy ?? 'owners') : null,
+          nowIso,
+        );
         input.ownerPrincipalIds.forEach((owner, i) => st.insertOwner.run(input.principalId, owner, i));
         if (token) st.insertToken.run(token.tokenId, token.principalId, token.hash, nowIso);
         return getPrincipalSync(input.principalId)!;
@@ -201,7 +234,11 @@ export async function openSqliteStore(path: string, options: StoreOpenOptions = 
     getPrincipal: async (id) => getPrincipalSync(id),
     updatePrincipal: (principalId, patch) =>
       write((emit) => {
-        const result = st.updatePrincipal.run({ principalId, displayName: patch.displayName ?? null, joinableBy: patch.joinableBy ?? null });
+        const result = st.updatePrincipal.run({
+          principalId,
+          displayName: patch.displayName ?? null,
+          joinableBy: patch.joinableBy ?? null,
+        });
         if (result.changes === 0) throw notFound(`principal ${principalId} not found`);
         const principal = getPrincipalSync(principalId)!;
         emit({ kind: 'principal_updated', principal });
@@ -232,7 +269,9 @@ export async function openSqliteStore(path: string, options: StoreOpenOptions = 
     createThread: (input) =>
       write((emit, nowIso) => {
         if (input.key !== null) {
-          const existing = st.threadByKey.get(input.createdBy, input.parentThreadId ?? '', input.key) as ThreadRow | undefined;
+          const existing = st.threadByKey.get(input.createdBy, input.parentThreadId ?? '', input.key) as
+            | ThreadRow
+            | undefined;
           if (existing) return { thread: toThread(existing), created: false };
         }
         if (input.parentThreadId !== null && !st.threadById.get(input.parentThreadId)) {
@@ -266,7 +305,8 @@ export async function openSqliteStore(path: string, options: StoreOpenOptions = 
         ancestorGrant: row.parent_thread_id !== null && st.ancestorGrant.get(threadId, principalId) !== undefined,
       };
     },
-    listThreadsWithLiveGrant: async (principalId) => (st.threadsWithLiveGrant.all(principalId) as ThreadRow[]).map(toThread),
+    listThreadsWithLiveGrant: async (principalId) =>
+      (st.threadsWithLiveGrant.all(principalId) as ThreadRow[]).map(toThread),
     listLiveGrantsOnThread: async (threadId) => (st.liveGrantsOnThread.all(threadId) as GrantRow[]).map(toGrant),
     listLiveGrantsOfPrincipal: async (principalId) => (st.liveGrantsOf.all(principalId) as GrantRow[]).map(toGrant),
     putGrant: (input) => write((emit, nowIso) => grantInJob(input, emit, nowIso)),
@@ -320,7 +360,16 @@ export async function openSqliteStore(path: string, options: StoreOpenOptions = 
         }
         const version = latest + 1;
         const size = Buffer.byteLength(input.content, 'utf8');
-        st.insertArtifact.run(input.threadId, input.name, version, input.mediaType, input.content, size, input.by, nowIso);
+        st.insertArtifact.run(
+          input.threadId,
+          input.name,
+          version,
+          input.mediaType,
+          input.content,
+          size,
+          input.by,
+          nowIso,
+        );
         const event = appendSystemEvent(
           input.threadId,
           'artifact_updated',
@@ -340,9 +389,9 @@ export async function openSqliteStore(path: string, options: StoreOpenOptions = 
       }),
     listArtifacts: async (threadId) => (st.listArtifacts.all(threadId) as ArtifactRow[]).map(toArtifactMeta),
     getArtifact: async (threadId, name, version) => {
-      const row = (version === undefined ? st.artifactLatest.get(threadId, name) : st.artifactVersion.get(threadId, name, version)) as
-        | ArtifactRow
-        | undefined;
+      const row = (
+        version === undefined ? st.artifactLatest.get(threadId, name) : st.artifactVersion.get(threadId, name, version)
+      ) as ArtifactRow | undefined;
       return row ? toArtifact(row) : null;
     },
 
