@@ -41,9 +41,7 @@ export interface RunUsage {
   [key: string]: unknown;
 }
 
-export function isDeltaDraft(
-  draft: BubbleEventDraft,
-): draft is MessagePartDraft & {
+export function isDeltaDraft(draft: BubbleEventDraft): draft is MessagePartDraft & {
   data: { chunk: { type: 'text-delta' | 'reasoning-delta'; id: string; delta: string } };
 } {
   return (
