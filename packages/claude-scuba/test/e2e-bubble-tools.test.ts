@@ -194,7 +194,8 @@ describe("a participant's tool_call_result", () => {
         chunk(e).type === 'tool-output-error' &&
         chunk(e).toolCallId === 'toolu_res2',
     );
-    expect((shown?.data.chunk as { errorText?: string }).errorText).toBe(textOf(sent?.content));
+    expect(shown).toBeDefined();
+    expect((shown!.data.chunk as { errorText?: string }).errorText).toBe(textOf(sent?.content));
     expect(textOf(sent?.content)).toContain('a.txt b.txt');
   });
 });

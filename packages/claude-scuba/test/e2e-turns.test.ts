@@ -1,5 +1,3 @@
-import type { Script } from '@bubble/model-double';
-import type { EventEnvelope } from '@bubble/protocol';
 import { BubbleClient } from '@bubble/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runText, startScubaWorld, type ScubaWorld } from './support/scuba-world.js';

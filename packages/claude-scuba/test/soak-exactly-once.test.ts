@@ -117,7 +117,7 @@ describe('exactly once over a long randomized conversation', () => {
         await sleep(150);
         const events = await w.events().catch(() => [] as EventEnvelope[]);
         for (const event of events) {
-          const chunk = event.data['chunk'] as { type?: string; toolCallId?: string } | undefined;
+          const chunk = event.data.chunk as { type?: string; toolCallId?: string } | undefined;
           if (
             isBot(event.principalId) &&
             chunk?.type === 'tool-approval-request' &&
@@ -241,9 +241,9 @@ describe('exactly once over a long randomized conversation', () => {
 function openRuns(events: readonly EventEnvelope[], isBot: (id: string) => boolean): string[] {
   const open = new Set<string>();
   for (const event of events) {
-    if (!isBot(event.principalId) || typeof event.data['runId'] !== 'string') continue;
-    if (event.type === 'run_started') open.add(event.data['runId']);
-    else if (event.type === 'run_finished') open.delete(event.data['runId']);
+    if (!isBot(event.principalId) || typeof event.data.runId !== 'string') continue;
+    if (event.type === 'run_started') open.add(event.data.runId);
+    else if (event.type === 'run_finished') open.delete(event.data.runId);
   }
   return [...open];
 }

@@ -89,7 +89,7 @@ it('mention to first reply text, beside the raw SDK', async () => {
       '(the first text Claude streamed) and then its first edit; this includes starting a Discord thread, the 👀 reaction and the CLI start.',
       `Edits are paced at the product's default of one per ${DEFAULT_EDIT_INTERVAL_MS} ms; this reply streams for about 0.35 s, so its first edit is the finished text, sent as the turn ends.`,
       '',
-      '| figure (median of ' + SAMPLES + ') | bubble-discord | raw SDK, same run | ratio |',
+      `| figure (median of ${SAMPLES}) | bubble-discord | raw SDK, same run | ratio |`,
       '|---|---:|---:|---:|',
       `| mention → first reply text in Discord | ${median(bot)} ms | ${median(raw)} ms (query() → first delta) | ${(median(bot) / median(raw)).toFixed(2)}x |`,
       `| mention → first edit of that reply | ${median(botEdit)} ms | | |`,

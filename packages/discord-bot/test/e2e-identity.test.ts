@@ -114,6 +114,7 @@ describe('identity', () => {
       script: [
         {
           match: { text: 'show the token' },
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell expansion, run by Bash in the sandbox
           reply: [{ type: 'tool_use', name: 'Bash', input: { command: 'printf "len=%s" "${#GH_TOKEN}"' } }],
         },
         { match: { toolResult: true }, reply: [{ type: 'text', text: 'done' }] },

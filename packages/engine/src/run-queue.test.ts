@@ -31,7 +31,7 @@ describe('RunQueue', () => {
     const queue = new RunQueue({ size: 1 });
     const release = await queue.acquire({ id: 'x' });
     const y = queue.enqueue({ id: 'y' });
-    const z = queue.enqueue({ id: 'z' });
+    queue.enqueue({ id: 'z' });
     release();
     release();
     await y.acquired;

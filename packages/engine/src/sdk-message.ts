@@ -305,7 +305,7 @@ function parsed<K extends NarrowedKind, S extends z.ZodType>(kind: K, schema: S,
 }
 
 function hasOwn<T extends object>(table: T, key: string): key is Extract<keyof T, string> {
-  return Object.prototype.hasOwnProperty.call(table, key);
+  return Object.hasOwn(table, key);
 }
 
 /** Narrows one SDK message to the shapes Bubble consumes. Pure; never throws. */

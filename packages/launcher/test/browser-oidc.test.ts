@@ -196,32 +196,28 @@ describe('signing in with the identity provider', () => {
     const since = sockets.slice(socketsSinceReload);
     expect(since.length).toBeGreaterThanOrEqual(2);
     const threadSeqs = (log: SocketLog): number[] => {
-      const ids = new Set(
-        log.sent.filter((f) => f['type'] === 'subscribe' && f['threadId'] === threadId).map((f) => f['id']),
-      );
+      const ids = new Set(log.sent.filter((f) => f.type === 'subscribe' && f.threadId === threadId).map((f) => f.id));
       return log.received
-        .filter((f) => f['type'] === 'event' && ids.has(f['id']))
-        .map((f) => (f['event'] as { seq: number }).seq);
+        .filter((f) => f.type === 'event' && ids.has(f.id))
+        .map((f) => (f.event as { seq: number }).seq);
     };
     let delivered: number[] = [];
     // What the page had: the seq it subscribed after (it loads history over HTTP first), or the last event since.
     let last = -1;
     for (const [i, log] of since.entries()) {
-      const subscribes = log.sent.filter((f) => f['type'] === 'subscribe' && f['threadId'] === threadId);
+      const subscribes = log.sent.filter((f) => f.type === 'subscribe' && f.threadId === threadId);
       if (subscribes.length === 0) continue;
-      if (i > 0 && last >= 0) expect(subscribes[0]!['afterSeq'], `socket ${i} resumes where the page was`).toBe(last);
+      if (i > 0 && last >= 0) expect(subscribes[0]!.afterSeq, `socket ${i} resumes where the page was`).toBe(last);
       const seqs = threadSeqs(log);
       delivered = [...delivered, ...seqs];
-      last = Math.max(last, subscribes[0]!['afterSeq'] as number, ...seqs);
+      last = Math.max(last, subscribes[0]!.afterSeq as number, ...seqs);
     }
     expect(new Set(delivered).size).toBe(delivered.length);
     expect(
       since
         .slice(1)
         .some((log) =>
-          log.sent.some(
-            (f) => f['type'] === 'subscribe' && f['threadId'] === threadId && (f['afterSeq'] as number) > 0,
-          ),
+          log.sent.some((f) => f.type === 'subscribe' && f.threadId === threadId && (f.afterSeq as number) > 0),
         ),
     ).toBe(true);
     await step('live again', () => page.getByTestId('live-state').filter({ hasText: 'Live' }).waitFor());

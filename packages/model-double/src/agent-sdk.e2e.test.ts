@@ -25,7 +25,7 @@ function options(extra: Partial<Options> = {}, env: Record<string, string> = {})
   home = mkdtempSync(join(tmpdir(), 'model-double-e2e-'));
   return {
     env: {
-      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
       HOME: home,
       ANTHROPIC_BASE_URL: double.url,
       ANTHROPIC_API_KEY: 'dummy',

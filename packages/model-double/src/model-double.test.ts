@@ -94,8 +94,8 @@ describe('the model double over HTTP', () => {
       'message_delta',
       'message_stop',
     ]);
-    for (const [event, data] of events) expect(data['type']).toBe(event);
-    expect(events[0]![1]['message']).toMatchObject({
+    for (const [event, data] of events) expect(data.type).toBe(event);
+    expect(events[0]![1].message).toMatchObject({
       type: 'message',
       role: 'assistant',
       content: [],
@@ -287,7 +287,7 @@ describe('errors', () => {
     expect(res.status).toBe(200);
     const events = parseSse(res.text);
     expect(events.map(([e]) => e)).toEqual(['message_start', 'ping', 'error']);
-    expect(events[2]![1]['error']).toEqual({ type: 'overloaded_error', message: 'Overloaded' });
+    expect(events[2]![1].error).toEqual({ type: 'overloaded_error', message: 'Overloaded' });
     const again = client(d);
     d.setScript([{ error: { status: 529, midStream: true } }]);
     await expect(again.messages.stream(ask('x')).finalMessage()).rejects.toThrow(/Overloaded/);

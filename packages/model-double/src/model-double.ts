@@ -185,9 +185,9 @@ export async function startModelDouble(options: ModelDoubleOptions = {}): Promis
     if (isCount) {
       record.kind = 'count_tokens';
       notify();
-      return void done(200, await writeJson(res, 200, { input_tokens: estimateTokens(body['messages']) }, headers));
+      return void done(200, await writeJson(res, 200, { input_tokens: estimateTokens(body.messages) }, headers));
     }
-    if (!Array.isArray(body['messages'])) {
+    if (!Array.isArray(body.messages)) {
       notify();
       return fail(400, 'messages: Field required');
     }
@@ -236,7 +236,7 @@ export async function startModelDouble(options: ModelDoubleOptions = {}): Promis
       return void done(0, 'disconnected');
     }
     const messageId = newId('msg_01');
-    const inputTokens = estimateTokens(body['messages']);
+    const inputTokens = estimateTokens(body.messages);
     if (rule.error !== undefined) {
       const error = rule.error;
       const extra: Record<string, string> = { ...(error.headers ?? {}) };

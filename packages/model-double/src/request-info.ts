@@ -58,18 +58,18 @@ export interface RequestHeaders {
 
 /** Classifies a parsed `/v1/messages` body and the CLI's headers. */
 export function describeMessagesRequest(body: Record<string, unknown>, headers: RequestHeaders = {}): RequestInfo {
-  const messages = Array.isArray(body['messages']) ? (body['messages'] as unknown[]) : [];
-  const lastUser = findLast(messages, (m) => isRecord(m) && m['role'] === 'user');
+  const messages = Array.isArray(body.messages) ? (body.messages as unknown[]) : [];
+  const lastUser = findLast(messages, (m) => isRecord(m) && m.role === 'user');
   const lastUserText = lastUser === undefined ? '' : userText(lastUser);
   const toolResults = lastUser === undefined ? [] : toolResultsOf(lastUser, messages);
   // Built-in sub-agents open with their mark; custom agents (options.agents) keep the SDK's opening line,
   // so they are known by the attribution line or the agent id header, which every sub-agent request carries.
   const subagent =
     (headers.agentId !== undefined && headers.agentId !== '') ||
-    systemTexts(body['system']).some((t) => t.trimStart().startsWith(SUBAGENT_MARK) || SUBAGENT_ATTRIBUTION.test(t));
+    systemTexts(body.system).some((t) => t.trimStart().startsWith(SUBAGENT_MARK) || SUBAGENT_ATTRIBUTION.test(t));
   const taskNotification = lastUser === undefined ? null : taskNotificationOf(lastUser);
-  const model = typeof body['model'] === 'string' && body['model'] !== '' ? body['model'] : DEFAULT_MODEL;
-  const stream = body['stream'] === true;
+  const model = typeof body.model === 'string' && body.model !== '' ? body.model : DEFAULT_MODEL;
+  const stream = body.stream === true;
   let kind: RequestKind;
   if (isTitleRequest(body)) kind = 'title';
   else if (lastUserText.startsWith(SUGGESTION_MARK)) kind = 'suggestion';
@@ -81,23 +81,23 @@ export function describeMessagesRequest(body: Record<string, unknown>, headers: 
 
 /** Session-title generation: no tools, and a JSON-schema output format with a `title` property. */
 function isTitleRequest(body: Record<string, unknown>): boolean {
-  const tools = body['tools'];
+  const tools = body.tools;
   if (Array.isArray(tools) && tools.length > 0) return false;
   const format = getPath(body, ['output_config', 'format']);
-  if (!isRecord(format) || format['type'] !== 'json_schema') return false;
+  if (!isRecord(format) || format.type !== 'json_schema') return false;
   const properties = getPath(format, ['schema', 'properties']);
   return isRecord(properties) && 'title' in properties;
 }
 
 function userText(message: unknown): string {
   if (!isRecord(message)) return '';
-  const content = message['content'];
+  const content = message.content;
   if (typeof content === 'string') return stripReminders(content);
   if (!Array.isArray(content)) return '';
   for (let i = content.length - 1; i >= 0; i--) {
     const block = content[i];
-    if (isRecord(block) && block['type'] === 'text' && typeof block['text'] === 'string') {
-      const text = stripReminders(block['text']);
+    if (isRecord(block) && block.type === 'text' && typeof block.text === 'string') {
+      const text = stripReminders(block.text);
       if (text !== '') return text;
     }
   }
@@ -110,7 +110,7 @@ function sessionFromMetadata(body: Record<string, unknown>): string | null {
   if (typeof userId !== 'string') return null;
   try {
     const parsed: unknown = JSON.parse(userId);
-    return isRecord(parsed) && typeof parsed['session_id'] === 'string' ? parsed['session_id'] : null;
+    return isRecord(parsed) && typeof parsed.session_id === 'string' ? parsed.session_id : null;
   } catch {
     return null;
   }
@@ -118,14 +118,12 @@ function sessionFromMetadata(body: Record<string, unknown>): string | null {
 
 function taskNotificationOf(message: unknown): TaskNotificationInfo | null {
   if (!isRecord(message)) return null;
-  const content = message['content'];
+  const content = message.content;
   const texts =
     typeof content === 'string'
       ? [content]
       : Array.isArray(content)
-        ? content.flatMap((b) =>
-            isRecord(b) && b['type'] === 'text' && typeof b['text'] === 'string' ? [b['text']] : [],
-          )
+        ? content.flatMap((b) => (isRecord(b) && b.type === 'text' && typeof b.text === 'string' ? [b.text] : []))
         : [];
   for (let i = texts.length - 1; i >= 0; i--) {
     const body = /<task-notification>([\s\S]*?)<\/task-notification>/.exec(texts[i] as string)?.[1];
@@ -138,12 +136,12 @@ function taskNotificationOf(message: unknown): TaskNotificationInfo | null {
 }
 
 function toolResultsOf(message: unknown, messages: unknown[]): ToolResultInfo[] {
-  if (!isRecord(message) || !Array.isArray(message['content'])) return [];
+  if (!isRecord(message) || !Array.isArray(message.content)) return [];
   const results: ToolResultInfo[] = [];
-  for (const block of message['content'] as unknown[]) {
-    if (!isRecord(block) || block['type'] !== 'tool_result') continue;
-    const toolUseId = typeof block['tool_use_id'] === 'string' ? block['tool_use_id'] : '';
-    results.push({ toolUseId, toolName: toolNameFor(toolUseId, messages), isError: block['is_error'] === true });
+  for (const block of message.content as unknown[]) {
+    if (!isRecord(block) || block.type !== 'tool_result') continue;
+    const toolUseId = typeof block.tool_use_id === 'string' ? block.tool_use_id : '';
+    results.push({ toolUseId, toolName: toolNameFor(toolUseId, messages), isError: block.is_error === true });
   }
   return results;
 }
@@ -151,10 +149,10 @@ function toolResultsOf(message: unknown, messages: unknown[]): ToolResultInfo[] 
 function toolNameFor(toolUseId: string, messages: unknown[]): string | null {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i];
-    if (!isRecord(m) || m['role'] !== 'assistant' || !Array.isArray(m['content'])) continue;
-    for (const block of m['content'] as unknown[]) {
-      if (isRecord(block) && block['type'] === 'tool_use' && block['id'] === toolUseId) {
-        return typeof block['name'] === 'string' ? block['name'] : null;
+    if (!isRecord(m) || m.role !== 'assistant' || !Array.isArray(m.content)) continue;
+    for (const block of m.content as unknown[]) {
+      if (isRecord(block) && block.type === 'tool_use' && block.id === toolUseId) {
+        return typeof block.name === 'string' ? block.name : null;
       }
     }
   }
@@ -164,7 +162,7 @@ function toolNameFor(toolUseId: string, messages: unknown[]): string | null {
 function systemTexts(system: unknown): string[] {
   if (typeof system === 'string') return [system];
   if (!Array.isArray(system)) return [];
-  return system.flatMap((b) => (isRecord(b) && typeof b['text'] === 'string' ? [b['text']] : []));
+  return system.flatMap((b) => (isRecord(b) && typeof b.text === 'string' ? [b.text] : []));
 }
 
 /** A rough token count (4 characters a token), for usage figures and count_tokens. */

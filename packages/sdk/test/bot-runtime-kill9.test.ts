@@ -93,7 +93,7 @@ describe('bot runtime across a kill -9 of the server binary', () => {
     expect(handler.seqs).toEqual(
       Array.from({ length: headSeq - grant.joinedSeq + 1 }, (_, index) => grant.joinedSeq + index),
     );
-    const ticks = handler.events.filter((event) => event.type === 'test.tick').map((event) => event.data['i']);
+    const ticks = handler.events.filter((event) => event.type === 'test.tick').map((event) => event.data.i);
     expect(ticks).toEqual(Array.from({ length: TICKS }, (_, index) => index));
     // The bot's live connection really dropped and came back.
     expect(liveStates.filter((state) => state === 'waiting').length).toBeGreaterThanOrEqual(1);

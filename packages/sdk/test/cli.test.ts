@@ -64,11 +64,7 @@ describe('bubble CLI against the real server', () => {
     expect(runId).toMatch(/^run_/);
     const log = await alice.readEvents(thread.threadId, { after: 1 });
     expect(
-      log.events.map((e) => [
-        e.type,
-        (e.data['chunk'] as { type?: string } | undefined)?.type ?? null,
-        e.data['runId'],
-      ]),
+      log.events.map((e) => [e.type, (e.data.chunk as { type?: string } | undefined)?.type ?? null, e.data.runId]),
     ).toEqual([
       ['run_started', null, runId],
       ['message_part', 'text-start', runId],

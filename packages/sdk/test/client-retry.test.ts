@@ -63,7 +63,7 @@ describe('append retries are safe', () => {
     expect(result.replayed).toBe(true);
     expect(result.events.map((e) => e.seq)).toEqual([2, 3]);
     const log = await direct.readEvents(thread.threadId);
-    expect(log.events.map((e) => [e.seq, e.type, e.data['n'] ?? null])).toEqual([
+    expect(log.events.map((e) => [e.seq, e.type, e.data.n ?? null])).toEqual([
       [1, 'participant_added', null],
       [2, 'acme.step', 1],
       [3, 'acme.step', 2],

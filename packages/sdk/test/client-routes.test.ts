@@ -38,7 +38,7 @@ describe('BubbleClient against the real server', () => {
     const info = await anonymous.info();
     expect(info.name).toBe('bubble');
     expect(info.protocol).toBe(1);
-    expect(info.extensions['artifacts']?.version).toBe(1);
+    expect(info.extensions.artifacts?.version).toBe(1);
     expect(await anonymous.healthz()).toEqual({ ok: true });
   });
 
@@ -205,7 +205,7 @@ describe('BubbleClient against the real server', () => {
     expect((await alice.getArtifact(thread.threadId, 'plan.md')).content).toBe('# plan v2');
     expect((await alice.getArtifact(thread.threadId, 'plan.md', { version: 1 })).content).toBe('# plan');
     const log = await alice.readEvents(thread.threadId, { after: 1 });
-    expect(log.events.map((e) => [e.type, e.principalId, e.data['version']])).toEqual([
+    expect(log.events.map((e) => [e.type, e.principalId, e.data.version])).toEqual([
       ['artifact_updated', 'system', 1],
       ['artifact_updated', 'system', 2],
     ]);

@@ -213,7 +213,7 @@ describe('renewed credentials', () => {
       message: 'GET /v1/auth/whoami was not sent: no bearer (signed out)',
     });
     const outcome = await settle(client.subscribeGrantsAsIterable().next());
-    expect((outcome.error as BubbleApiError).details['closeCode']).toBe(4001);
+    expect((outcome.error as BubbleApiError).details.closeCode).toBe(4001);
     expect((outcome.error as BubbleApiError).message).toContain('no bearer: signed out');
     expect(client.live().connectionState).toBe('failed');
     client.close();
@@ -224,7 +224,7 @@ describe('renewed credentials', () => {
     const client = new BubbleClient({ url: server.url, credentials, live: { reconnectBaseMs: 10 } });
     const outcome = await settle(client.subscribeGrantsAsIterable().next());
     expect(outcome.error).toBeInstanceOf(BubbleApiError);
-    expect((outcome.error as BubbleApiError).details['closeCode']).toBe(4001);
+    expect((outcome.error as BubbleApiError).details.closeCode).toBe(4001);
     expect(credentials.renewals).toHaveLength(1);
     await waitUntil(() => client.live().connectionState === 'failed', 'the connection failed');
     client.close();

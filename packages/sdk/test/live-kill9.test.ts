@@ -75,7 +75,7 @@ describe('live subscription across kill -9 of the server binary', () => {
     await reading;
 
     expect(seqs(received)).toEqual(range(1, steps + 1));
-    expect(received.slice(1).map((e) => e.data['n'])).toEqual(range(0, steps - 1));
+    expect(received.slice(1).map((e) => e.data.n)).toEqual(range(0, steps - 1));
     const log = await writer.readEvents(thread.threadId, { after: steps - 1 });
     expect(log.headSeq).toBe(steps + 1);
     expect(states.filter((state) => state === 'waiting').length).toBeGreaterThanOrEqual(2);

@@ -63,7 +63,7 @@ describe('reconnect across server restarts', () => {
 
     expect(written).toBe(batches * perBatch);
     expect(seqs(received)).toEqual(range(1, total));
-    expect(received.slice(1).map((e) => e.data['n'])).toEqual(range(0, batches * perBatch - 1));
+    expect(received.slice(1).map((e) => e.data.n)).toEqual(range(0, batches * perBatch - 1));
     // The log itself holds each step once: nothing was appended twice by the writer's retries.
     const head = await writer.readEvents(thread.threadId, { after: total - 1 });
     expect(head.headSeq).toBe(total);

@@ -1,7 +1,7 @@
 import { startTestServer, type TestServer } from '@bubble/server';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BubbleApiError, BubbleClient, type GrantUpdate, type LiveState } from '../src/index.js';
-import { range, seqs, settle, take, waitUntil } from './support/live-helpers.js';
+import { range, seqs, settle, take } from './support/live-helpers.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 
 let server: TestServer;
@@ -57,7 +57,7 @@ describe('thread subscriptions', () => {
     await appendNotes(thread.threadId, 2);
     const live = await take(subscription, 2);
     expect(seqs(live)).toEqual([5, 6]);
-    expect(live.map((e) => e.data['i'])).toEqual([0, 1]);
+    expect(live.map((e) => e.data.i)).toEqual([0, 1]);
     expect(subscription.lastDeliveredSeq).toBe(6);
   });
 
@@ -162,8 +162,8 @@ describe('terminal closes', () => {
       expect({
         code: error.code,
         status: error.status,
-        closeCode: error.details['closeCode'],
-        reason: error.details['reason'],
+        closeCode: error.details.closeCode,
+        reason: error.details.reason,
       }).toEqual({
         code: 'unauthorized',
         status: 401,
@@ -175,14 +175,14 @@ describe('terminal closes', () => {
     expect(states.filter((s) => s === 'connecting')).toHaveLength(1);
     // A new subscription on the same client fails at once with the same error.
     const late = await settle(bot.subscribeThread(thread.threadId).next());
-    expect((late.error as BubbleApiError).details['closeCode']).toBe(4003);
+    expect((late.error as BubbleApiError).details.closeCode).toBe(4003);
   });
 
   it('surfaces 4001 for a token the server never accepted', async () => {
     const stranger = client('bubble_user_unknown-token-unknown-token-unknown');
     const outcome = await settle(stranger.subscribeGrantsAsIterable().next());
     expect(outcome.error).toBeInstanceOf(BubbleApiError);
-    expect((outcome.error as BubbleApiError).details['closeCode']).toBe(4001);
+    expect((outcome.error as BubbleApiError).details.closeCode).toBe(4001);
     expect(stranger.live().connectionState).toBe('failed');
   });
 });

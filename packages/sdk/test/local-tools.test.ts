@@ -62,7 +62,7 @@ function expectRefused(outcome: ToolOutcome): void {
 describe('the local tool catalog against the real server', () => {
   it('has the core tools and, since /v1/info advertises artifacts v1, the artifacts tools', async () => {
     const info = await bot.info();
-    expect(info.extensions['artifacts']).toEqual({ version: 1 });
+    expect(info.extensions.artifacts).toEqual({ version: 1 });
     expect(catalog.extensions.artifacts).toBe(true);
     expect(catalog.tools.map((tool) => tool.name).sort()).toEqual([
       'browse_thread',

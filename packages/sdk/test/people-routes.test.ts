@@ -64,7 +64,7 @@ describe("one's own tokens", () => {
     await alice.revokeMyToken(minted.tokenId);
     expect((await apiError(second.whoami())).code).toBe('unauthorized');
     const ended = await settle(grants.next());
-    expect((ended.error as BubbleApiError).details['closeCode']).toBe(4003);
+    expect((ended.error as BubbleApiError).details.closeCode).toBe(4003);
     expect((await alice.listMyTokens()).map((t) => t.tokenId)).not.toContain(minted.tokenId);
   });
 
@@ -116,9 +116,9 @@ describe('invites', () => {
     expect((await take(grants, 1))[0]).toMatchObject({ change: 'added', grant: { threadId: thread.threadId } });
     expect((await bob.getThread(thread.threadId)).title).toBe('invited');
     const joined = (await alice.readEvents(thread.threadId)).events.find(
-      (e) => e.type === 'participant_added' && e.data['principalId'] === 'bob',
+      (e) => e.type === 'participant_added' && e.data.principalId === 'bob',
     );
-    expect(joined?.data['by']).toBe('alice');
+    expect(joined?.data.by).toBe('alice');
     // Used up (1 of 1): no longer among the open invites.
     expect((await alice.listInvites(thread.threadId)).find((i) => i.inviteId === invite.inviteId)).toBeUndefined();
     // A use is counted: an invite for two, used once, is listed with one use.

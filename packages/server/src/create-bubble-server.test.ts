@@ -15,29 +15,29 @@ describe('createBubbleServer', () => {
     const bot = await w.bot('alice', 'bot-a');
     const t = await w.thread('alice', { title: 'kept', key: 'k' });
     await w.grant('alice', t, 'bob');
-    await w.as['alice']!.post(`/v1/threads/${t}/events`, {
+    await w.as.alice!.post(`/v1/threads/${t}/events`, {
       events: [
         { type: 'acme.note', data: { n: 1 }, clientEventId: 'c-1' },
         { type: 'run_started', data: { runId: 'r1' } },
       ],
     });
-    await w.as['bob']!.put(`/v1/threads/${t}/cursor`, { seq: 3 });
-    await w.as['alice']!.put(`/v1/threads/${t}/artifacts/doc`, { content: 'v1', mediaType: 'text/plain' });
-    const before = (await w.as['alice']!.get(`/v1/threads/${t}/events`)).body;
+    await w.as.bob!.put(`/v1/threads/${t}/cursor`, { seq: 3 });
+    await w.as.alice!.put(`/v1/threads/${t}/artifacts/doc`, { content: 'v1', mediaType: 'text/plain' });
+    const before = (await w.as.alice!.get(`/v1/threads/${t}/events`)).body;
     const url = w.server.url;
 
     await w.server.restart();
     expect(w.server.url).toBe(url);
 
-    expect((await w.as['alice']!.get(`/v1/threads/${t}/events`)).body).toEqual(before);
+    expect((await w.as.alice!.get(`/v1/threads/${t}/events`)).body).toEqual(before);
     expect((await bot.get('/v1/auth/whoami')).body.principal.ownerPrincipalIds).toEqual(['alice']);
-    expect((await w.as['bob']!.get(`/v1/threads/${t}/cursor`)).body).toEqual({ seq: 3 });
-    expect((await w.as['bob']!.get('/v1/grants')).body.grants.map((g: any) => g.threadId)).toEqual([t]);
-    expect((await w.as['alice']!.get(`/v1/threads/${t}/artifacts/doc`)).body.artifact.content).toBe('v1');
-    expect((await w.as['alice']!.post('/v1/threads', { key: 'k' })).status).toBe(200);
+    expect((await w.as.bob!.get(`/v1/threads/${t}/cursor`)).body).toEqual({ seq: 3 });
+    expect((await w.as.bob!.get('/v1/grants')).body.grants.map((g: any) => g.threadId)).toEqual([t]);
+    expect((await w.as.alice!.get(`/v1/threads/${t}/artifacts/doc`)).body.artifact.content).toBe('v1');
+    expect((await w.as.alice!.post('/v1/threads', { key: 'k' })).status).toBe(200);
     expect(
       (
-        await w.as['alice']!.post(`/v1/threads/${t}/events`, {
+        await w.as.alice!.post(`/v1/threads/${t}/events`, {
           type: 'acme.note',
           data: { n: 1 },
           clientEventId: 'c-1',
@@ -45,9 +45,9 @@ describe('createBubbleServer', () => {
       ).status,
     ).toBe(200);
     expect(
-      (await w.as['alice']!.post(`/v1/threads/${t}/events`, { type: 'run_started', data: { runId: 'r1' } })).status,
+      (await w.as.alice!.post(`/v1/threads/${t}/events`, { type: 'run_started', data: { runId: 'r1' } })).status,
     ).toBe(409);
-    const next = await w.as['alice']!.post(`/v1/threads/${t}/events`, { type: 'acme.note', data: { n: 2 } });
+    const next = await w.as.alice!.post(`/v1/threads/${t}/events`, { type: 'acme.note', data: { n: 2 } });
     expect(next.body.events[0].seq).toBe(before.headSeq + 1);
   });
 
@@ -63,7 +63,7 @@ describe('createBubbleServer', () => {
         {
           method: 'POST',
           headers: {
-            authorization: `Bearer ${w!.tokens['alice']}`,
+            authorization: `Bearer ${w!.tokens.alice}`,
             'content-type': 'application/json',
             'transfer-encoding': 'chunked',
           },
@@ -91,6 +91,6 @@ describe('createBubbleServer', () => {
     const dataDir = w.server.dataDir;
     await w.server.restart();
     expect(w.server.dataDir).toBe(dataDir);
-    expect((await w.as['alice']!.get(`/v1/threads/${t}`)).body.thread.headSeq).toBe(2);
+    expect((await w.as.alice!.get(`/v1/threads/${t}`)).body.thread.headSeq).toBe(2);
   });
 });

@@ -54,7 +54,7 @@ export class BubbleToSdkDrain {
     }
     if (RUN_EVENTS.has(event.type)) {
       this.#buffer.push(event);
-      const runId = event.data['runId'];
+      const runId = event.data.runId;
       // Quiet is timed from when this process saw the run's last event: a replay after downtime must not
       // find every message written meanwhile stale at once (it would drain a run_started alone).
       if (typeof runId === 'string') this.#lastActivity.set(runKey(event.principalId, runId), now);
@@ -82,7 +82,7 @@ export class BubbleToSdkDrain {
     this.#buffer = [...payload.remaining];
     const left = new Set(
       this.#buffer.map((event) =>
-        typeof event.data['runId'] === 'string' ? runKey(event.principalId, event.data['runId']) : '',
+        typeof event.data.runId === 'string' ? runKey(event.principalId, event.data.runId) : '',
       ),
     );
     for (const key of [...this.#lastActivity.keys()]) if (!left.has(key)) this.#lastActivity.delete(key);

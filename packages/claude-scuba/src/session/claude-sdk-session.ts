@@ -307,7 +307,7 @@ export class ClaudeSdkSession {
       this.#held &&
       event.principalId === this.#o.selfId &&
       event.type === 'run_started' &&
-      event.data['runId'] === this.#held.runId
+      event.data.runId === this.#held.runId
     )
       this.#releaseHeld(this.#held.runId);
     this.#tools.observe(event);

@@ -167,7 +167,7 @@ export class SubagentRegistry {
   /** The subthread exists: announce it on the parent, open the child run, and deliver what was waiting. */
   attach(toolCallId: string, childThreadId: string): RegistryStep {
     const entry = this.#entries.get(toolCallId);
-    if (!entry || entry.state !== 'opening') return EMPTY();
+    if (entry?.state !== 'opening') return EMPTY();
     entry.state = 'open';
     entry.childThreadId = childThreadId;
     const step = EMPTY();
@@ -183,7 +183,7 @@ export class SubagentRegistry {
   /** The subthread could not be created: the parent still gets its tool chunk; the sub-agent's messages are dropped. */
   detach(toolCallId: string): RegistryStep {
     const entry = this.#entries.get(toolCallId);
-    if (!entry || entry.state !== 'opening') return EMPTY();
+    if (entry?.state !== 'opening') return EMPTY();
     entry.state = 'detached';
     const step = EMPTY();
     step.dropped = entry.buffer.length;

@@ -62,7 +62,7 @@ export class ThreadLedger {
   observe(event: EventEnvelope): void {
     if (event.seq <= this.#lastSeq) return;
     this.#lastSeq = event.seq;
-    const runId = typeof event.data['runId'] === 'string' ? (event.data['runId'] as string) : undefined;
+    const runId = typeof event.data.runId === 'string' ? (event.data.runId as string) : undefined;
     if (runId === undefined) return;
     const runKey = `${event.principalId}\u0000${runId}`;
     if ((event.type === 'run_started' || event.type === 'message_part') && !this.#runFirstSeq.has(runKey)) {
@@ -74,7 +74,7 @@ export class ThreadLedger {
     const own = event.principalId === this.#o.selfId;
     switch (event.type) {
       case 'run_started': {
-        const replyTo = seqsOf(event.data['replyTo']);
+        const replyTo = seqsOf(event.data.replyTo);
         if (own) {
           this.#ownOpen.add(runId);
           this.noteAnswered(replyTo);
@@ -85,11 +85,11 @@ export class ThreadLedger {
       case 'run_finished':
         if (own) {
           this.#ownOpen.delete(runId);
-          this.noteAnswered(seqsOf(event.data['replyTo']));
+          this.noteAnswered(seqsOf(event.data.replyTo));
         }
         return;
       case 'message_part': {
-        const chunk = event.data['chunk'] as { type?: unknown; delta?: unknown } | undefined;
+        const chunk = event.data.chunk as { type?: unknown; delta?: unknown } | undefined;
         // A person's words end any bot-only streak.
         if (
           !own &&

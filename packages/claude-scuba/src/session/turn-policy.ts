@@ -54,12 +54,12 @@ export function decideTurn(input: TurnPolicyInput): TurnDecision {
   return { answer: true, botOnly };
 }
 
-function escape(text: string): string {
+function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /** `@id` or `@Display Name`, not followed by more name characters, case-insensitive. */
 export function mentions(text: string, selfId: string, displayName?: string): boolean {
   const names = [selfId, ...(displayName && displayName.trim() !== '' ? [displayName.trim()] : [])];
-  return names.some((name) => new RegExp(`(^|[^\\w@])@${escape(name)}(?![\\w.-]*\\w)`, 'i').test(text));
+  return names.some((name) => new RegExp(`(^|[^\\w@])@${escapeRegExp(name)}(?![\\w.-]*\\w)`, 'i').test(text));
 }

@@ -160,9 +160,9 @@ export class SdkToBubble {
     const asides = [...this.#asides.values()].flat().sort((a, b) => a - b);
     this.#asides.clear();
     this.#steers.clear();
-    this.openRunIds.forEach((runId, index) =>
-      events.push(...this.#finish(this.#find(runId)!, outcome, index === 0 ? asides : [])),
-    );
+    this.openRunIds.forEach((runId, index) => {
+      events.push(...this.#finish(this.#find(runId)!, outcome, index === 0 ? asides : []));
+    });
     return events;
   }
 

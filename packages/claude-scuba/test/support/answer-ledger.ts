@@ -18,11 +18,11 @@ export function humanMessages(events: readonly EventEnvelope[], isHuman: (princi
   const withText = new Set<string>();
   for (const event of events) {
     if (!isHuman(event.principalId)) continue;
-    const runId = event.data['runId'];
+    const runId = event.data.runId;
     if (typeof runId !== 'string') continue;
     const key = `${event.principalId}\u0000${runId}`;
     if ((event.type === 'run_started' || event.type === 'message_part') && !first.has(key)) first.set(key, event.seq);
-    const chunk = event.data['chunk'] as { type?: string; delta?: string } | undefined;
+    const chunk = event.data.chunk as { type?: string; delta?: string } | undefined;
     if (event.type === 'message_part' && chunk?.type === 'text-delta' && (chunk.delta ?? '').trim() !== '')
       withText.add(key);
   }
@@ -42,12 +42,12 @@ export function countAnswers(
   const finished = new Set<string>();
   for (const event of events) {
     if (event.principalId !== botId) continue;
-    const runId = event.data['runId'];
+    const runId = event.data.runId;
     if (typeof runId !== 'string') continue;
     if (event.type === 'run_started') started.add(runId);
     if (event.type === 'run_finished') finished.add(runId);
     if (event.type !== 'run_started' && event.type !== 'run_finished') continue;
-    const replyTo = event.data['replyTo'];
+    const replyTo = event.data.replyTo;
     if (!Array.isArray(replyTo)) continue;
     for (const seq of replyTo)
       if (answers.has(seq as number)) answers.set(seq as number, answers.get(seq as number)! + 1);
@@ -72,22 +72,22 @@ export function longestBotOnlyStreak(
 ): number {
   const guarded = new Set(
     events
-      .filter((e) => e.type === 'run_finished' && String(e.data['interruptReason'] ?? '').startsWith('loop guard'))
-      .map((e) => `${e.principalId}\u0000${String(e.data['runId'])}`),
+      .filter((e) => e.type === 'run_finished' && String(e.data.interruptReason ?? '').startsWith('loop guard'))
+      .map((e) => `${e.principalId}\u0000${String(e.data.runId)}`),
   );
   const author = new Map<number, string>();
   const seen = new Set<string>();
   let streak = 0;
   let longest = 0;
   for (const event of events) {
-    const runId = event.data['runId'];
+    const runId = event.data.runId;
     if (typeof runId !== 'string') continue;
     const key = `${event.principalId}\u0000${runId}`;
     if ((event.type === 'run_started' || event.type === 'message_part') && !seen.has(key)) {
       seen.add(key);
       author.set(event.seq, event.principalId);
     }
-    const chunk = event.data['chunk'] as { type?: string; delta?: string } | undefined;
+    const chunk = event.data.chunk as { type?: string; delta?: string } | undefined;
     if (
       !isBot(event.principalId) &&
       event.type === 'message_part' &&
@@ -99,10 +99,10 @@ export function longestBotOnlyStreak(
       isBot(event.principalId) &&
       event.type === 'run_started' &&
       !guarded.has(key) &&
-      Array.isArray(event.data['replyTo']) &&
-      (event.data['replyTo'] as number[]).length > 0
+      Array.isArray(event.data.replyTo) &&
+      (event.data.replyTo as number[]).length > 0
     ) {
-      const botOnly = (event.data['replyTo'] as number[]).every((seq) => isBot(author.get(seq) ?? ''));
+      const botOnly = (event.data.replyTo as number[]).every((seq) => isBot(author.get(seq) ?? ''));
       streak = botOnly ? streak + 1 : 0;
       longest = Math.max(longest, streak);
     }

@@ -381,7 +381,7 @@ describe('dashboard server', () => {
 
   it('answers bodies over 16 KiB with 413, declared or streamed', async () => {
     const url = await start();
-    const big = 'token=' + 'x'.repeat(17 * 1024);
+    const big = `token=${'x'.repeat(17 * 1024)}`;
     const declared = await call(url, { ...form('x'), body: big });
     expect(declared.status).toBe(413);
     expect(declared.json()).toEqual({ error: 'request body over 16 KiB' });

@@ -362,7 +362,8 @@ class Double implements DiscordDouble {
       const evaluate = (): void => {
         if (this.closed) {
           finish();
-          return reject(new Error(`the double was closed while waiting for ${options.label ?? 'a condition'}`));
+          reject(new Error(`the double was closed while waiting for ${options.label ?? 'a condition'}`));
+          return;
         }
         try {
           const value = check();
@@ -567,13 +568,17 @@ class Double implements DiscordDouble {
     const d = (packet.d ?? {}) as Json;
     switch (packet.op) {
       case 1:
-        return send({ op: 11, d: null, s: null, t: null });
+        send({ op: 11, d: null, s: null, t: null });
+        return;
       case 2:
-        return this.identify(socket, d);
+        this.identify(socket, d);
+        return;
       case 6:
-        return this.resume(socket, send, d);
+        this.resume(socket, send, d);
+        return;
       case 8:
-        return this.requestMembers(socket, d);
+        this.requestMembers(socket, d);
+        return;
       case 3:
       case 4:
         return;
@@ -612,7 +617,10 @@ class Double implements DiscordDouble {
 
   private resume(socket: WebSocket, send: (payload: Json) => void, d: Json): void {
     const session = this.sessions.get(String(d.session_id));
-    if (!session || session.socket) return send({ op: 9, d: false, s: null, t: null });
+    if (!session || session.socket) {
+      send({ op: 9, d: false, s: null, t: null });
+      return;
+    }
     session.socket = socket;
     for (const packet of session.log) if (Number(packet.s) > Number(d.seq ?? 0)) send(packet);
     session.ready = true;

@@ -119,10 +119,7 @@ export function serverCspAllows(csp: string, origin: string): boolean {
     .split(';')
     .map((d) => d.trim().split(/\s+/))
     .find((d) => d[0] === 'connect-src');
-  return (
-    connect !== undefined &&
-    connect.slice(1).some((source) => source === origin || source === `${origin}/` || source === '*')
-  );
+  return connect?.slice(1).some((source) => source === origin || source === `${origin}/` || source === '*') ?? false;
 }
 
 /** One complete message, as the web UI's composer writes it. */

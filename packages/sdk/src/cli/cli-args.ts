@@ -146,7 +146,7 @@ export function parseCliArgs(argv: readonly string[]): CliInvocation {
 }
 
 function buildCommand(name: string, args: string[], values: Record<string, unknown>): CliCommand {
-  const reason = values['reason'] as string | undefined;
+  const reason = values.reason as string | undefined;
   switch (name) {
     case 'whoami':
     case 'threads':
@@ -156,8 +156,8 @@ function buildCommand(name: string, args: string[], values: Record<string, unkno
       expectArgs(name, args, []);
       return {
         name,
-        title: values['title'] as string | undefined,
-        invite: (values['invite'] as string[] | undefined) ?? [],
+        title: values.title as string | undefined,
+        invite: (values.invite as string[] | undefined) ?? [],
       };
     case 'say': {
       if (args.length < 2) throw new UsageError('say needs <threadId> <text>');
@@ -168,11 +168,11 @@ function buildCommand(name: string, args: string[], values: Record<string, unkno
     }
     case 'tail': {
       const [threadId] = expectArgs(name, args, ['threadId']);
-      const afterText = values['after'] as string | undefined;
+      const afterText = values.after as string | undefined;
       const after = afterText === undefined ? 0 : Number(afterText);
       if (!Number.isInteger(after) || after < 0)
         throw new UsageError(`--after must be a whole number >= 0, got "${afterText}"`);
-      return { name, threadId, after, once: values['once'] === true };
+      return { name, threadId, after, once: values.once === true };
     }
     case 'approve': {
       const [threadId, toolCallId] = expectArgs(name, args, ['threadId', 'toolCallId']);
@@ -188,14 +188,14 @@ function buildCommand(name: string, args: string[], values: Record<string, unkno
     }
     case 'invite': {
       const [threadId, principalId] = expectArgs(name, args, ['threadId', 'principalId']);
-      const role = (values['role'] as string | undefined) ?? 'member';
+      const role = (values.role as string | undefined) ?? 'member';
       if (role !== 'member' && role !== 'owner') throw new UsageError(`--role must be member or owner, got "${role}"`);
       return { name, threadId, principalId, role };
     }
     case 'bots': {
       if (args[0] === 'joinable') {
         const [principalId, joinableBy] = expectArgs('bots joinable', args.slice(1), ['id', 'owners|anyone']);
-        if (values['name'] !== undefined) throw new UsageError('option --name does not apply to "bots joinable"');
+        if (values.name !== undefined) throw new UsageError('option --name does not apply to "bots joinable"');
         if (joinableBy !== 'owners' && joinableBy !== 'anyone')
           throw new UsageError(`bots joinable takes owners or anyone, got "${joinableBy}"`);
         return { name: 'bots-joinable', principalId, joinableBy };
@@ -205,15 +205,15 @@ function buildCommand(name: string, args: string[], values: Record<string, unkno
         throw new UsageError(
           `unknown subcommand "bots ${sub}" (try "bots create <id>" or "bots joinable <id> owners|anyone")`,
         );
-      return { name: 'bots-create', principalId, displayName: values['name'] as string | undefined };
+      return { name: 'bots-create', principalId, displayName: values.name as string | undefined };
     }
     case 'invite-link': {
       const [threadId] = expectArgs(name, args, ['threadId']);
-      const role = values['role'] as string | undefined;
+      const role = values.role as string | undefined;
       if (role !== undefined && role !== 'member' && role !== 'owner')
         throw new UsageError(`--role must be member or owner, got "${role}"`);
-      const expires = values['expires'] as string | undefined;
-      const uses = values['uses'] as string | undefined;
+      const expires = values.expires as string | undefined;
+      const uses = values.uses as string | undefined;
       const maxUses = uses === undefined ? undefined : Number(uses);
       if (maxUses !== undefined && (!/^\d+$/.test(uses ?? '') || maxUses < 1))
         throw new UsageError(`--uses must be a whole number >= 1, got "${uses}"`);

@@ -17,7 +17,7 @@ process.on('SIGTERM', () => controller.abort());
 const code = await runCli(argv, {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
-  env: { url: process.env['BUBBLE_URL'], token: process.env['BUBBLE_TOKEN'] },
+  env: { url: process.env.BUBBLE_URL, token: process.env.BUBBLE_TOKEN },
   signal: controller.signal,
   logger,
 });

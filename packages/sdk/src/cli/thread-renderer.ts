@@ -32,12 +32,12 @@ export class ThreadRenderer {
         return [];
       case 'run_finished': {
         const data = parsed(event);
-        const runId = String(data['runId']);
+        const runId = String(data.runId);
         const lines = this.flushRun(runId);
-        const status = data['status'];
+        const status = data.status;
         if (status === 'interrupted') lines.push(`${at} ${who}: [run ${runId} was interrupted]`);
         if (status === 'error') {
-          const error = data['error'] as { code?: string; message?: string } | undefined;
+          const error = data.error as { code?: string; message?: string } | undefined;
           lines.push(
             `${at} ${who}: [run ${runId} failed${error ? `: ${error.code ?? 'error'}: ${error.message ?? ''}` : ''}]`,
           );
@@ -46,33 +46,31 @@ export class ThreadRenderer {
       }
       case 'run_interrupt_requested': {
         const data = parsed(event);
-        return [`${at} ${who} asked to stop run ${String(data['runId'])}${suffix(data['reason'])}`];
+        return [`${at} ${who} asked to stop run ${String(data.runId)}${suffix(data.reason)}`];
       }
       case 'tool_call_approval': {
         const data = parsed(event);
-        const verb = data['decision'] === 'allow' ? 'approved' : 'denied';
-        return [`${at} ${who} ${verb} tool call ${String(data['toolCallId'])}${suffix(data['reason'])}`];
+        const verb = data.decision === 'allow' ? 'approved' : 'denied';
+        return [`${at} ${who} ${verb} tool call ${String(data.toolCallId)}${suffix(data.reason)}`];
       }
       case 'tool_call_result': {
         const data = parsed(event);
-        const label = data['isError'] === true ? 'an error result' : 'a result';
-        return [`${at} ${who} supplied ${label} for tool call ${String(data['toolCallId'])}: ${json(data['output'])}`];
+        const label = data.isError === true ? 'an error result' : 'a result';
+        return [`${at} ${who} supplied ${label} for tool call ${String(data.toolCallId)}: ${json(data.output)}`];
       }
       case 'participant_added': {
         const data = parsed(event);
-        return [
-          `${at} * ${String(data['principalId'])} joined as ${String(data['role'])} (added by ${String(data['by'])})`,
-        ];
+        return [`${at} * ${String(data.principalId)} joined as ${String(data.role)} (added by ${String(data.by)})`];
       }
       case 'participant_removed': {
         const data = parsed(event);
-        const left = data['by'] === data['principalId'];
-        return [`${at} * ${String(data['principalId'])} ${left ? 'left' : `was removed by ${String(data['by'])}`}`];
+        const left = data.by === data.principalId;
+        return [`${at} * ${String(data.principalId)} ${left ? 'left' : `was removed by ${String(data.by)}`}`];
       }
       case 'artifact_updated': {
         const data = parsed(event);
         return [
-          `${at} * artifact ${String(data['name'])} v${String(data['version'])} (${String(data['mediaType'])}) written by ${String(data['by'])}`,
+          `${at} * artifact ${String(data.name)} v${String(data.version)} (${String(data.mediaType)}) written by ${String(data.by)}`,
         ];
       }
       default:
@@ -88,8 +86,8 @@ export class ThreadRenderer {
   }
 
   private renderPart(event: EventEnvelope): string[] {
-    const runId = String(event.data['runId']);
-    const chunkParse = UiChunkSchema.safeParse(event.data['chunk']);
+    const runId = String(event.data.runId);
+    const chunkParse = UiChunkSchema.safeParse(event.data.chunk);
     if (!chunkParse.success) return [`#${event.seq} ${event.principalId} [unreadable message part]`];
     const chunk: UiChunk = chunkParse.data;
     const at = `#${event.seq}`;
@@ -120,7 +118,7 @@ export class ThreadRenderer {
         return [message(block.seq, block.principalId, block.kind, block.text)];
       }
       case 'tool-input-available': {
-        const child = (chunk.providerMetadata?.['bubble'] as { childThreadId?: unknown } | undefined)?.childThreadId;
+        const child = (chunk.providerMetadata?.bubble as { childThreadId?: unknown } | undefined)?.childThreadId;
         const where = typeof child === 'string' ? ` (runs in subthread ${child})` : '';
         return [`${at} ${who} → tool ${chunk.toolName} [${chunk.toolCallId}]${where} input: ${json(chunk.input)}`];
       }

@@ -52,7 +52,7 @@ describe('errorFromResponse', () => {
       JSON.stringify({ error: { code: 'rate_limited', message: 'later', details: {} } }),
       3,
     );
-    expect(error.details['retryAfterSeconds']).toBe(3);
+    expect(error.details.retryAfterSeconds).toBe(3);
   });
 
   it('marks only unauthorized as an auth error', () => {

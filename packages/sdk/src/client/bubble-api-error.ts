@@ -46,10 +46,7 @@ export class BubbleApiError extends Error {
    * bearer for a passing reason (`CredentialsUnavailable`). The person stays signed in; try later.
    */
   get isAuthUnavailable(): boolean {
-    if (
-      this.details['reason'] === 'credentials_unavailable' ||
-      this.details['reason'] === 'identity_provider_unreachable'
-    )
+    if (this.details.reason === 'credentials_unavailable' || this.details.reason === 'identity_provider_unreachable')
       return true;
     return this.code === 'unauthorized' && isProviderUnreachableMessage(this.message);
   }
@@ -72,7 +69,7 @@ export function errorFromResponse(status: number, bodyText: string, retryAfterSe
   }
   const body = ErrorBodySchema.safeParse(parsed);
   const details: Record<string, unknown> = body.success ? { ...body.data.error.details } : {};
-  if (retryAfterSeconds !== undefined) details['retryAfterSeconds'] = retryAfterSeconds;
+  if (retryAfterSeconds !== undefined) details.retryAfterSeconds = retryAfterSeconds;
   if (body.success) {
     const code = body.data.error.code;
     return new BubbleApiError({

@@ -328,9 +328,9 @@ export class BubbleClient {
     options: CallOptions = {},
   ): Promise<{ thread: Thread; created: boolean }> {
     const body: Record<string, unknown> = {};
-    if (input.title !== undefined) body['title'] = input.title;
-    if (input.parentThreadId !== undefined) body['parentThreadId'] = input.parentThreadId;
-    if (input.key !== undefined) body['key'] = input.key;
+    if (input.title !== undefined) body.title = input.title;
+    if (input.parentThreadId !== undefined) body.parentThreadId = input.parentThreadId;
+    if (input.key !== undefined) body.key = input.key;
     const result = await this.transport.request({
       method: 'POST',
       path: '/v1/threads',
@@ -419,9 +419,9 @@ export class BubbleClient {
    */
   async createInvite(threadId: string, input: CreateInviteInput = {}, options: CallOptions = {}): Promise<Invite> {
     const body: Record<string, unknown> = {};
-    if (input.role !== undefined) body['role'] = input.role;
-    if (input.expiresInSeconds !== undefined) body['expiresInSeconds'] = input.expiresInSeconds;
-    if (input.maxUses !== undefined) body['maxUses'] = input.maxUses;
+    if (input.role !== undefined) body.role = input.role;
+    if (input.expiresInSeconds !== undefined) body.expiresInSeconds = input.expiresInSeconds;
+    if (input.maxUses !== undefined) body.maxUses = input.maxUses;
     const result = await this.transport.request({
       method: 'POST',
       path: `/v1/threads/${enc(threadId)}/invites`,

@@ -95,7 +95,7 @@ export class HttpTransport {
       }
       const last = attempt + 1 >= retry.attempts;
       if (last || !mayRetry(failure, spec.retry)) throw failure;
-      const retryAfterSeconds = failure.details['retryAfterSeconds'];
+      const retryAfterSeconds = failure.details.retryAfterSeconds;
       const backoff = equalJitterDelay(attempt, retry, random);
       const delay =
         typeof retryAfterSeconds === 'number'
@@ -127,7 +127,7 @@ export class HttpTransport {
       if (value !== undefined) url.searchParams.set(key, String(value));
     }
     const headers: Record<string, string> = { accept: 'application/json' };
-    if (token !== undefined) headers['authorization'] = `Bearer ${token}`;
+    if (token !== undefined) headers.authorization = `Bearer ${token}`;
     let body: string | undefined;
     if (spec.body !== undefined) {
       headers['content-type'] = 'application/json';
@@ -197,7 +197,7 @@ async function currentBearer(credentials: Credentials, spec: RequestSpec<unknown
 /** Whether a failed attempt may be sent again under the request's retry mode. */
 export function mayRetry(error: BubbleApiError, mode: RetryMode): boolean {
   if (error.code === 'rate_limited') return true;
-  if (error.code === 'network' && error.details['connectionRefused'] === true) return true;
+  if (error.code === 'network' && error.details.connectionRefused === true) return true;
   if (mode === 'unsafe') return false;
   return error.code === 'timeout' || error.code === 'network' || error.code === 'internal' || error.status >= 500;
 }

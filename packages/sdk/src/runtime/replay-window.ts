@@ -76,7 +76,7 @@ function runSpans(events: readonly EventEnvelope[]): RunSpan[] {
   const spans = new Map<string, RunSpan>();
   for (const event of events) {
     if (!RUN_EVENT_TYPES.has(event.type)) continue;
-    const runId = event.data['runId'];
+    const runId = event.data.runId;
     if (typeof runId !== 'string' || runId === '') continue;
     const key = `${event.principalId}\u0000${runId}`;
     let span = spans.get(key);

@@ -67,7 +67,7 @@ export function renderTranscript(events: readonly EventEnvelope[]): string[] {
         }
         let rendered: string | undefined;
         if (chunk.type === 'tool-input-available') {
-          const child = (chunk.providerMetadata?.['bubble'] as { childThreadId?: unknown } | undefined)?.childThreadId;
+          const child = (chunk.providerMetadata?.bubble as { childThreadId?: unknown } | undefined)?.childThreadId;
           rendered = `#${event.seq} ${who} calls tool ${chunk.toolName} (${chunk.toolCallId}) ${json(chunk.input)}${typeof child === 'string' ? ` in subthread ${child}` : ''}`;
         } else if (chunk.type === 'tool-output-available') {
           rendered = `#${event.seq} ${who} tool result (${chunk.toolCallId}): ${json(chunk.output)}`;

@@ -7,7 +7,8 @@
  * Usage: node baseline-ws-server.js; prints `listening on http://127.0.0.1:PORT`.
  */
 import { createServer } from 'node:http';
-import WebSocket, { WebSocketServer } from 'ws';
+import type WebSocket from 'ws';
+import { WebSocketServer } from 'ws';
 
 const ready = new Set<WebSocket>();
 const server = createServer((request, response) => {

@@ -17,7 +17,7 @@ export function stopWithParent(
 ): () => void {
   const { env = process.env, intervalMs = 500 } = options;
   const parentPid = process.ppid;
-  if (env['npm_command'] === undefined || parentPid <= 1) return () => {};
+  if (env.npm_command === undefined || parentPid <= 1) return () => {};
   const timer = setInterval(() => {
     if (process.ppid === parentPid) return;
     clearInterval(timer);

@@ -21,7 +21,7 @@ const isIdString = (value: unknown): value is string =>
  * `type`, an object `data` and an absent, null or id-like `clientEventId`; else null.
  */
 export function fastSingleEvent(body: unknown): NewEvent | null {
-  if (!isObject(body) || body['events'] !== undefined) return null;
+  if (!isObject(body) || body.events !== undefined) return null;
   const { type, data, clientEventId } = body;
   if (!isIdString(type) || !isObject(data)) return null;
   if (clientEventId === undefined || clientEventId === null) return { type, data };
@@ -34,14 +34,14 @@ export function fastSingleEvent(body: unknown): NewEvent | null {
  * false means "not decided here", not "invalid".
  */
 export function isPlainTextDelta(type: string, data: unknown): boolean {
-  if (type !== 'message_part' || !isObject(data) || !isIdString(data['runId'])) return false;
-  const chunk = data['chunk'];
+  if (type !== 'message_part' || !isObject(data) || !isIdString(data.runId)) return false;
+  const chunk = data.chunk;
   return (
     isObject(chunk) &&
-    chunk['type'] === 'text-delta' &&
-    typeof chunk['id'] === 'string' &&
-    chunk['id'].length >= 1 &&
-    typeof chunk['delta'] === 'string' &&
-    chunk['providerMetadata'] === undefined
+    chunk.type === 'text-delta' &&
+    typeof chunk.id === 'string' &&
+    chunk.id.length >= 1 &&
+    typeof chunk.delta === 'string' &&
+    chunk.providerMetadata === undefined
   );
 }

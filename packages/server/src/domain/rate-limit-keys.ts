@@ -39,7 +39,7 @@ function expandIpv6(address: string): string[] | null {
   const tail = halves.length === 2 ? parse(halves[1]!) : [];
   // A trailing dotted quad stands for two groups.
   const last = (halves.length === 2 ? tail : head).at(-1);
-  if (last !== undefined && last.includes('.')) {
+  if (last?.includes('.')) {
     const octets = last.split('.').map(Number);
     if (octets.length !== 4 || octets.some((o) => !Number.isInteger(o) || o < 0 || o > 255)) return null;
     const list = halves.length === 2 ? tail : head;

@@ -18,5 +18,5 @@ export function deepEqualJson(a: unknown, b: unknown): boolean {
   const ak = Object.keys(ao).filter((k) => ao[k] !== undefined);
   const bk = Object.keys(bo).filter((k) => bo[k] !== undefined);
   if (ak.length !== bk.length) return false;
-  return ak.every((k) => Object.prototype.hasOwnProperty.call(bo, k) && deepEqualJson(ao[k], bo[k]));
+  return ak.every((k) => Object.hasOwn(bo, k) && deepEqualJson(ao[k], bo[k]));
 }

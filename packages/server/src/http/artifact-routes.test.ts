@@ -15,7 +15,7 @@ const code = (res: { body: any }) => res.body?.error?.code;
 
 describe('artifacts extension', () => {
   it('writes versions, reads the latest or a given one, lists summaries, logs artifact_updated', async () => {
-    const alice = w.as['alice']!;
+    const alice = w.as.alice!;
     const v1 = await alice.put(`/v1/threads/${t}/artifacts/plan.md`, { content: '# Plan', mediaType: 'text/markdown' });
     expect(v1.status).toBe(201);
     expect(v1.body).toEqual({
@@ -47,7 +47,7 @@ describe('artifacts extension', () => {
   });
 
   it('answers 409 for a stale baseVersion and 404 for unknown names or versions', async () => {
-    const alice = w.as['alice']!;
+    const alice = w.as.alice!;
     await alice.put(`/v1/threads/${t}/artifacts/a.txt`, { content: '1', mediaType: 'text/plain' });
     await alice.put(`/v1/threads/${t}/artifacts/a.txt`, { content: '2', mediaType: 'text/plain' });
     const stale = await alice.put(`/v1/threads/${t}/artifacts/a.txt`, {
@@ -75,18 +75,18 @@ describe('artifacts extension', () => {
   });
 
   it('lets readers read and only participants write', async () => {
-    const sub = (await w.as['alice']!.post('/v1/threads', { parentThreadId: t })).body.thread.threadId;
+    const sub = (await w.as.alice!.post('/v1/threads', { parentThreadId: t })).body.thread.threadId;
     await w.grant('alice', t, 'bob');
-    await w.as['alice']!.put(`/v1/threads/${sub}/artifacts/doc`, { content: 'x', mediaType: 'text/plain' });
-    expect((await w.as['bob']!.get(`/v1/threads/${sub}/artifacts/doc`)).status).toBe(200);
-    expect((await w.as['bob']!.get(`/v1/threads/${sub}/artifacts`)).status).toBe(200);
+    await w.as.alice!.put(`/v1/threads/${sub}/artifacts/doc`, { content: 'x', mediaType: 'text/plain' });
+    expect((await w.as.bob!.get(`/v1/threads/${sub}/artifacts/doc`)).status).toBe(200);
+    expect((await w.as.bob!.get(`/v1/threads/${sub}/artifacts`)).status).toBe(200);
     expect(
-      code(await w.as['bob']!.put(`/v1/threads/${sub}/artifacts/doc`, { content: 'y', mediaType: 'text/plain' })),
+      code(await w.as.bob!.put(`/v1/threads/${sub}/artifacts/doc`, { content: 'y', mediaType: 'text/plain' })),
     ).toBe('forbidden');
-    expect(code(await w.as['carol']!.get(`/v1/threads/${sub}/artifacts/doc`))).toBe('forbidden');
-    expect(code(await w.as['carol']!.get(`/v1/threads/${t}/artifacts`))).toBe('forbidden');
+    expect(code(await w.as.carol!.get(`/v1/threads/${sub}/artifacts/doc`))).toBe('forbidden');
+    expect(code(await w.as.carol!.get(`/v1/threads/${t}/artifacts`))).toBe('forbidden');
     expect(
-      (await w.as['bob']!.put(`/v1/threads/${t}/artifacts/doc`, { content: 'y', mediaType: 'text/plain' })).status,
+      (await w.as.bob!.put(`/v1/threads/${t}/artifacts/doc`, { content: 'y', mediaType: 'text/plain' })).status,
     ).toBe(201);
   });
 
@@ -97,11 +97,11 @@ describe('artifacts extension', () => {
     ['non-string content', 'doc', { content: 5, mediaType: 'text/plain' }],
     ['a negative baseVersion', 'doc', { content: 'x', mediaType: 'text/plain', baseVersion: -1 }],
   ])('answers 400 for %s', async (_n, name, body) => {
-    expect(code(await w.as['alice']!.put(`/v1/threads/${t}/artifacts/${name}`, body))).toBe('invalid_request');
+    expect(code(await w.as.alice!.put(`/v1/threads/${t}/artifacts/${name}`, body))).toBe('invalid_request');
   });
 
   it('answers 400 for a bad version query', async () => {
-    expect(code(await w.as['alice']!.get(`/v1/threads/${t}/artifacts/doc?version=0`))).toBe('invalid_request');
-    expect(code(await w.as['alice']!.get(`/v1/threads/${t}/artifacts/doc?version=x`))).toBe('invalid_request');
+    expect(code(await w.as.alice!.get(`/v1/threads/${t}/artifacts/doc?version=0`))).toBe('invalid_request');
+    expect(code(await w.as.alice!.get(`/v1/threads/${t}/artifacts/doc?version=x`))).toBe('invalid_request');
   });
 });

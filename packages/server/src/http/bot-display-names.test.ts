@@ -15,9 +15,9 @@ beforeEach(async () => {
   ] as const) {
     as[id] = client(server.url, (await server.createHuman(id, name)).token.token);
   }
-  shared = (await as['alice']!.post('/v1/threads', {})).body.thread.threadId;
-  await as['alice']!.post(`/v1/threads/${shared}/participants`, { principalId: 'bob', role: 'member' });
-  await as['alice']!.post(`/v1/threads/${shared}/participants`, { principalId: 'u7', role: 'member' });
+  shared = (await as.alice!.post('/v1/threads', {})).body.thread.threadId;
+  await as.alice!.post(`/v1/threads/${shared}/participants`, { principalId: 'bob', role: 'member' });
+  await as.alice!.post(`/v1/threads/${shared}/participants`, { principalId: 'u7', role: 'member' });
 });
 afterEach(async () => {
   await server.stop();
@@ -38,7 +38,7 @@ describe('a bot may not be named like someone the human naming it can see', () =
     expect(res.status).toBe(409);
     expect(res.body.error).toMatchObject({ code: 'conflict', details: { field: 'displayName', principalId: whom } });
     expect(res.body.error.message).toContain(`is the name of ${whom}`);
-    expect((await as['alice']!.get('/v1/principals/helper')).status).toBe(404);
+    expect((await as.alice!.get('/v1/principals/helper')).status).toBe(404);
   });
 
   it('counts a bot without displayName by its id, and allows names nobody visible has', async () => {
@@ -55,20 +55,20 @@ describe('a bot may not be named like someone the human naming it can see', () =
       server.url,
       (await createBot('alice', { principalId: 'helper', displayName: 'Helper' })).body.token.token,
     );
-    expect((await as['alice']!.call('PATCH', '/v1/principals/helper', { displayName: 'Scout' })).status).toBe(409);
+    expect((await as.alice!.call('PATCH', '/v1/principals/helper', { displayName: 'Scout' })).status).toBe(409);
     expect((await bot.call('PATCH', '/v1/principals/helper', { displayName: 'alice' })).status).toBe(409);
     // Its own id, and a new name, are fine.
-    expect((await as['alice']!.call('PATCH', '/v1/principals/helper', { displayName: 'HELPER' })).status).toBe(200);
+    expect((await as.alice!.call('PATCH', '/v1/principals/helper', { displayName: 'HELPER' })).status).toBe(200);
     expect((await bot.call('PATCH', '/v1/principals/helper', { displayName: 'Research helper' })).status).toBe(200);
 
     // The bot works in a thread with dave, which alice has left: dave is the bot's to see, not alice's.
     const dave = client(server.url, (await server.createHuman('dave', 'Dave')).token.token);
-    const t = (await as['alice']!.post('/v1/threads', {})).body.thread.threadId;
-    await as['alice']!.post(`/v1/threads/${t}/participants`, { principalId: 'helper', role: 'member' });
-    await as['alice']!.post(`/v1/threads/${t}/participants`, { principalId: 'dave', role: 'member' });
-    await as['alice']!.delete(`/v1/threads/${t}/participants/alice`);
-    expect((await as['alice']!.get('/v1/principals/dave')).status).toBe(404);
-    const res = await as['alice']!.call('PATCH', '/v1/principals/helper', { displayName: 'dave' });
+    const t = (await as.alice!.post('/v1/threads', {})).body.thread.threadId;
+    await as.alice!.post(`/v1/threads/${t}/participants`, { principalId: 'helper', role: 'member' });
+    await as.alice!.post(`/v1/threads/${t}/participants`, { principalId: 'dave', role: 'member' });
+    await as.alice!.delete(`/v1/threads/${t}/participants/alice`);
+    expect((await as.alice!.get('/v1/principals/dave')).status).toBe(404);
+    const res = await as.alice!.call('PATCH', '/v1/principals/helper', { displayName: 'dave' });
     expect(res.status).toBe(409);
     // ...and alice is not told who it is.
     expect(res.body.error.details).toEqual({ field: 'displayName' });
@@ -77,6 +77,6 @@ describe('a bot may not be named like someone the human naming it can see', () =
   });
 
   it('does not restrict people: two humans may share a name', async () => {
-    expect((await as['bob']!.call('PATCH', '/v1/principals/bob', { displayName: 'Alice' })).status).toBe(200);
+    expect((await as.bob!.call('PATCH', '/v1/principals/bob', { displayName: 'Alice' })).status).toBe(200);
   });
 });

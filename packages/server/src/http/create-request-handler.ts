@@ -54,7 +54,7 @@ export function createRequestHandler(deps: RequestHandlerDeps) {
         outHeaders['content-length'] = Buffer.byteLength(payload);
       }
       // A body still arriving is never read now: the connection cannot carry another request.
-      if (!req.complete || deps.closing()) outHeaders['connection'] = 'close';
+      if (!req.complete || deps.closing()) outHeaders.connection = 'close';
       res.writeHead(status, outHeaders);
       res.end(payload);
       const failed = status >= 500;

@@ -75,11 +75,11 @@ describe('append', () => {
     expect(code(await append('alice', { type: 'acme.other', data: { a: 1 }, clientEventId: 'c-1' }))).toBe('conflict');
     // another principal's clientEventId space is its own
     expect((await append('bob', { type: 'acme.note', data: { a: 9 }, clientEventId: 'c-1' })).status).toBe(201);
-    expect((await w.as['alice']!.get(`/v1/threads/${t}`)).body.thread.headSeq).toBe(5);
+    expect((await w.as.alice!.get(`/v1/threads/${t}`)).body.thread.headSeq).toBe(5);
   });
 
   it('lands a batch atomically: one invalid event lands nothing', async () => {
-    const before = (await w.as['alice']!.get(`/v1/threads/${t}`)).body.thread.headSeq;
+    const before = (await w.as.alice!.get(`/v1/threads/${t}`)).body.thread.headSeq;
     const cases = [
       {
         events: [
@@ -116,7 +116,7 @@ describe('append', () => {
     const codes = [];
     for (const body of cases) codes.push(code(await append('alice', body)));
     expect(codes).toEqual(['invalid_request', 'invalid_request', 'forbidden', 'payload_too_large', 'conflict']);
-    expect((await w.as['alice']!.get(`/v1/threads/${t}`)).body.thread.headSeq).toBe(before);
+    expect((await w.as.alice!.get(`/v1/threads/${t}`)).body.thread.headSeq).toBe(before);
     // the run of the refused batch was not claimed
     expect((await append('bob', { type: 'run_started', data: { runId: 'r-1' } })).status).toBe(201);
   });
@@ -207,7 +207,7 @@ describe('append', () => {
 
   it('needs a live grant: strangers 403, unknown threads 404', async () => {
     expect(code(await append('carol', { type: 'acme.note', data: {} }))).toBe('forbidden');
-    expect(code(await w.as['carol']!.post('/v1/threads/th_nothere/events', { type: 'acme.note', data: {} }))).toBe(
+    expect(code(await w.as.carol!.post('/v1/threads/th_nothere/events', { type: 'acme.note', data: {} }))).toBe(
       'not_found',
     );
   });
@@ -219,7 +219,7 @@ describe('append', () => {
       await w.bot('alice', `bot-${i}`);
       await w.grant('alice', t, `bot-${i}`);
     }
-    const head = (await w.as['alice']!.get(`/v1/threads/${t}`)).body.thread.headSeq as number;
+    const head = (await w.as.alice!.get(`/v1/threads/${t}`)).body.thread.headSeq as number;
     const perWriter = 40;
     const results = await Promise.all(
       writers.map(async (who) => {
@@ -237,7 +237,7 @@ describe('append', () => {
     const all = results.flat().sort((a, b) => a - b);
     const n = writers.length * perWriter;
     expect(all).toEqual(Array.from({ length: n }, (_, i) => head + 1 + i));
-    const read = await w.as['alice']!.get(`/v1/threads/${t}/events?after=0&limit=1000`);
+    const read = await w.as.alice!.get(`/v1/threads/${t}/events?after=0&limit=1000`);
     expect(read.body.events.map((e: any) => e.seq)).toEqual(Array.from({ length: head + n }, (_, i) => i + 1));
     expect(read.body.headSeq).toBe(head + n);
   });
@@ -250,7 +250,7 @@ describe('read', () => {
   const seqs = (res: { body: any }) => res.body.events.map((e: any) => e.seq);
 
   it('reads after a seq, before a seq, with limits, ascending', async () => {
-    const reader = w.as['bob']!;
+    const reader = w.as.bob!;
     const all = await reader.get(`/v1/threads/${t}/events`);
     expect(all.status).toBe(200);
     expect(seqs(all)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
@@ -264,38 +264,38 @@ describe('read', () => {
 
   it('defaults limit to 100 and allows at most 1000', async () => {
     await append('alice', { events: Array.from({ length: 150 }, (_, i) => ({ type: 'acme.note', data: { i } })) });
-    expect(seqs(await w.as['bob']!.get(`/v1/threads/${t}/events`))).toHaveLength(100);
-    expect(seqs(await w.as['bob']!.get(`/v1/threads/${t}/events?limit=1000`))).toHaveLength(170);
+    expect(seqs(await w.as.bob!.get(`/v1/threads/${t}/events`))).toHaveLength(100);
+    expect(seqs(await w.as.bob!.get(`/v1/threads/${t}/events?limit=1000`))).toHaveLength(170);
   });
 
   it.each([['after=-1'], ['after=abc'], ['after=1.5'], ['limit=0'], ['limit=1001'], ['limit='], ['after=1&before=5']])(
     'answers 400 for the query %s',
     async (query) => {
-      const res = await w.as['bob']!.get(`/v1/threads/${t}/events?${query}`);
+      const res = await w.as.bob!.get(`/v1/threads/${t}/events?${query}`);
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe('invalid_request');
     },
   );
 
   it('needs read access', async () => {
-    expect(code(await w.as['carol']!.get(`/v1/threads/${t}/events`))).toBe('forbidden');
-    expect(code(await w.as['carol']!.get('/v1/threads/th_nothere/events'))).toBe('not_found');
+    expect(code(await w.as.carol!.get(`/v1/threads/${t}/events`))).toBe('forbidden');
+    expect(code(await w.as.carol!.get('/v1/threads/th_nothere/events'))).toBe('not_found');
     expect((await client(w.server.url).get(`/v1/threads/${t}/events`)).status).toBe(401);
   });
 });
 
 describe('cursor', () => {
   it('stores a forward-only cursor per principal and thread', async () => {
-    const bob = w.as['bob']!;
+    const bob = w.as.bob!;
     expect((await bob.get(`/v1/threads/${t}/cursor`)).body).toEqual({ seq: 0 });
     expect((await bob.put(`/v1/threads/${t}/cursor`, { seq: 2 })).body).toEqual({ seq: 2 });
     expect((await bob.put(`/v1/threads/${t}/cursor`, { seq: 1 })).body).toEqual({ seq: 2 });
     expect((await bob.get(`/v1/threads/${t}/cursor`)).body).toEqual({ seq: 2 });
-    expect((await w.as['alice']!.get(`/v1/threads/${t}/cursor`)).body).toEqual({ seq: 0 });
+    expect((await w.as.alice!.get(`/v1/threads/${t}/cursor`)).body).toEqual({ seq: 0 });
     expect(code(await bob.put(`/v1/threads/${t}/cursor`, { seq: 99 }))).toBe('invalid_request');
     expect(code(await bob.put(`/v1/threads/${t}/cursor`, { seq: -1 }))).toBe('invalid_request');
     expect(code(await bob.put(`/v1/threads/${t}/cursor`, { seq: '2' }))).toBe('invalid_request');
-    expect(code(await w.as['carol']!.put(`/v1/threads/${t}/cursor`, { seq: 1 }))).toBe('forbidden');
-    expect(code(await w.as['carol']!.get(`/v1/threads/${t}/cursor`))).toBe('forbidden');
+    expect(code(await w.as.carol!.put(`/v1/threads/${t}/cursor`, { seq: 1 }))).toBe('forbidden');
+    expect(code(await w.as.carol!.get(`/v1/threads/${t}/cursor`))).toBe('forbidden');
   });
 });

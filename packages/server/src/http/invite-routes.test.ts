@@ -31,7 +31,7 @@ const code = (res: { body: any }) => res.body?.error?.code;
 describe('invites', () => {
   it('an owner creates one (member, 7 days, one use by default), with its token once, and lists it without', async () => {
     const before = Date.now();
-    const res = await w.as['alice']!.post(`/v1/threads/${threadId}/invites`);
+    const res = await w.as.alice!.post(`/v1/threads/${threadId}/invites`);
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
       invite: {
@@ -49,10 +49,10 @@ describe('invites', () => {
     expect(Date.parse(res.body.invite.expiresAt) - before).toBeGreaterThanOrEqual(sevenDays - 1000);
     expect(Date.parse(res.body.invite.expiresAt) - Date.now()).toBeLessThanOrEqual(sevenDays);
     const { token, ...listed } = res.body.invite;
-    const list = await w.as['alice']!.get(`/v1/threads/${threadId}/invites`);
+    const list = await w.as.alice!.get(`/v1/threads/${threadId}/invites`);
     expect(list.body).toEqual({ invites: [listed] });
     expect(list.text).not.toContain(token);
-    const custom = await w.as['alice']!.post(`/v1/threads/${threadId}/invites`, {
+    const custom = await w.as.alice!.post(`/v1/threads/${threadId}/invites`, {
       role: 'owner',
       expiresInSeconds: 60,
       maxUses: 3,
@@ -61,24 +61,22 @@ describe('invites', () => {
   });
 
   it('only owners create, list and revoke: a member or an outsider is 403, an unknown thread 404', async () => {
-    const inv = (await w.as['alice']!.post(`/v1/threads/${threadId}/invites`)).body.invite;
+    const inv = (await w.as.alice!.post(`/v1/threads/${threadId}/invites`)).body.invite;
     for (const who of ['bob', 'carol']) {
       expect(code(await w.as[who]!.post(`/v1/threads/${threadId}/invites`))).toBe('forbidden');
       expect(code(await w.as[who]!.get(`/v1/threads/${threadId}/invites`))).toBe('forbidden');
       expect(code(await w.as[who]!.delete(`/v1/threads/${threadId}/invites/${inv.inviteId}`))).toBe('forbidden');
     }
-    expect(code(await w.as['alice']!.post('/v1/threads/th_nowhere1234/invites'))).toBe('not_found');
-    expect(code(await w.as['alice']!.post(`/v1/threads/${threadId}/invites`, { maxUses: 0 }))).toBe('invalid_request');
-    expect(code(await w.as['alice']!.post(`/v1/threads/${threadId}/invites`, { expiresInSeconds: 0 }))).toBe(
+    expect(code(await w.as.alice!.post('/v1/threads/th_nowhere1234/invites'))).toBe('not_found');
+    expect(code(await w.as.alice!.post(`/v1/threads/${threadId}/invites`, { maxUses: 0 }))).toBe('invalid_request');
+    expect(code(await w.as.alice!.post(`/v1/threads/${threadId}/invites`, { expiresInSeconds: 0 }))).toBe(
       'invalid_request',
     );
-    expect(code(await w.as['alice']!.post(`/v1/threads/${threadId}/invites`, { role: 'admin' }))).toBe(
-      'invalid_request',
-    );
+    expect(code(await w.as.alice!.post(`/v1/threads/${threadId}/invites`, { role: 'admin' }))).toBe('invalid_request');
   });
 
   it('brings in a person signed in with the identity provider: participant_added by the inviter, once', async () => {
-    const inv = (await w.as['alice']!.post(`/v1/threads/${threadId}/invites`, { maxUses: 2 })).body.invite;
+    const inv = (await w.as.alice!.post(`/v1/threads/${threadId}/invites`, { maxUses: 2 })).body.invite;
     const zoe = await signedIn('zoe');
     expect(code(await zoe.get(`/v1/threads/${threadId}`))).toBe('forbidden');
     const grants = await TestSocket.authenticated(w.server.wsUrl, (await idp.login('zoe')).accessToken);
@@ -118,13 +116,13 @@ describe('invites', () => {
     expect(again.status).toBe(200);
     expect(again.body.grant).toEqual(accepted.body.grant);
     expect((await zoe.get(`/v1/threads/${threadId}`)).body.thread.headSeq).toBe(3);
-    expect((await w.as['alice']!.get(`/v1/threads/${threadId}/invites`)).body.invites).toMatchObject([
+    expect((await w.as.alice!.get(`/v1/threads/${threadId}/invites`)).body.invites).toMatchObject([
       { uses: 1, maxUses: 2 },
     ]);
     expect((await (await signedIn('yan')).post('/v1/invites/accept', { token: inv.token })).status).toBe(200);
     // Two uses, its limit: gone from the owners' list, and 404 for everyone (protocol.md), zoe and yan included.
-    expect((await w.as['alice']!.get(`/v1/threads/${threadId}/invites`)).body.invites).toEqual([]);
-    for (const who of [zoe, await signedIn('yan'), w.as['carol']!]) {
+    expect((await w.as.alice!.get(`/v1/threads/${threadId}/invites`)).body.invites).toEqual([]);
+    for (const who of [zoe, await signedIn('yan'), w.as.carol!]) {
       const late = await who.post('/v1/invites/accept', { token: inv.token });
       expect(late.status).toBe(404);
       expect(late.body.error.message).toContain('used 2 times');
@@ -135,63 +133,62 @@ describe('invites', () => {
     );
     expect(participants).toEqual(expect.arrayContaining(['zoe', 'yan']));
     // The people now see each other.
-    expect((await w.as['alice']!.get('/v1/principals/zoe')).body.principal).toMatchObject({
+    expect((await w.as.alice!.get('/v1/principals/zoe')).body.principal).toMatchObject({
       principalId: 'zoe',
       displayName: 'Zoe Adams',
     });
   });
 
   it('counts uses up to maxUses, and an owner invite makes an owner', async () => {
-    const inv = (await w.as['alice']!.post(`/v1/threads/${threadId}/invites`, { role: 'owner', maxUses: 2 })).body
-      .invite;
-    const promoted = await w.as['bob']!.post('/v1/invites/accept', { token: inv.token });
+    const inv = (await w.as.alice!.post(`/v1/threads/${threadId}/invites`, { role: 'owner', maxUses: 2 })).body.invite;
+    const promoted = await w.as.bob!.post('/v1/invites/accept', { token: inv.token });
     expect(promoted.body.grant).toMatchObject({ principalId: 'bob', role: 'owner' });
-    expect((await w.as['carol']!.post('/v1/invites/accept', { token: inv.token })).body.grant).toMatchObject({
+    expect((await w.as.carol!.post('/v1/invites/accept', { token: inv.token })).body.grant).toMatchObject({
       principalId: 'carol',
       role: 'owner',
       grantedBy: 'alice',
     });
-    expect((await w.as['alice']!.get(`/v1/threads/${threadId}/invites`)).body.invites).toEqual([]);
+    expect((await w.as.alice!.get(`/v1/threads/${threadId}/invites`)).body.invites).toEqual([]);
     expect(code(await (await signedIn('zoe')).post('/v1/invites/accept', { token: inv.token }))).toBe('not_found');
   });
 
   it('refuses a revoked invite and an expired one with 404', async () => {
-    const revoked = (await w.as['alice']!.post(`/v1/threads/${threadId}/invites`, { maxUses: 5 })).body.invite;
-    expect((await w.as['alice']!.delete(`/v1/threads/${threadId}/invites/${revoked.inviteId}`)).status).toBe(204);
-    expect(code(await w.as['alice']!.delete(`/v1/threads/${threadId}/invites/${revoked.inviteId}`))).toBe('not_found');
-    const refused = await w.as['carol']!.post('/v1/invites/accept', { token: revoked.token });
+    const revoked = (await w.as.alice!.post(`/v1/threads/${threadId}/invites`, { maxUses: 5 })).body.invite;
+    expect((await w.as.alice!.delete(`/v1/threads/${threadId}/invites/${revoked.inviteId}`)).status).toBe(204);
+    expect(code(await w.as.alice!.delete(`/v1/threads/${threadId}/invites/${revoked.inviteId}`))).toBe('not_found');
+    const refused = await w.as.carol!.post('/v1/invites/accept', { token: revoked.token });
     expect(refused.status).toBe(404);
     expect(refused.body.error.message).toContain('revoked');
 
-    const short = (await w.as['alice']!.post(`/v1/threads/${threadId}/invites`, { expiresInSeconds: 1, maxUses: 5 }))
-      .body.invite;
+    const short = (await w.as.alice!.post(`/v1/threads/${threadId}/invites`, { expiresInSeconds: 1, maxUses: 5 })).body
+      .invite;
     await new Promise((resolve) => setTimeout(resolve, 1_100));
-    const expired = await w.as['carol']!.post('/v1/invites/accept', { token: short.token });
+    const expired = await w.as.carol!.post('/v1/invites/accept', { token: short.token });
     expect(expired.status).toBe(404);
     expect(expired.body.error.message).toContain('expired');
-    expect((await w.as['alice']!.get(`/v1/threads/${threadId}/invites`)).body.invites).toEqual([]);
-    expect(code(await w.as['carol']!.get(`/v1/threads/${threadId}`))).toBe('forbidden');
+    expect((await w.as.alice!.get(`/v1/threads/${threadId}/invites`)).body.invites).toEqual([]);
+    expect(code(await w.as.carol!.get(`/v1/threads/${threadId}`))).toBe('forbidden');
   });
 
   it('is for people: a bot may not accept; a token that is no invite is 404, no token 400', async () => {
-    const inv = (await w.as['alice']!.post(`/v1/threads/${threadId}/invites`)).body.invite;
+    const inv = (await w.as.alice!.post(`/v1/threads/${threadId}/invites`)).body.invite;
     const bot = await w.bot('carol', 'bot-c');
     expect(code(await bot.post('/v1/invites/accept', { token: inv.token }))).toBe('forbidden');
-    expect(code(await w.as['carol']!.post('/v1/invites/accept', { token: `bubble_invite_${'A'.repeat(43)}` }))).toBe(
+    expect(code(await w.as.carol!.post('/v1/invites/accept', { token: `bubble_invite_${'A'.repeat(43)}` }))).toBe(
       'not_found',
     );
-    expect(code(await w.as['carol']!.post('/v1/invites/accept', { token: w.tokens['alice'] }))).toBe('not_found');
-    expect(code(await w.as['carol']!.post('/v1/invites/accept', {}))).toBe('invalid_request');
+    expect(code(await w.as.carol!.post('/v1/invites/accept', { token: w.tokens.alice }))).toBe('not_found');
+    expect(code(await w.as.carol!.post('/v1/invites/accept', {}))).toBe('invalid_request');
     expect(code(await w.anonymous.post('/v1/invites/accept', { token: inv.token }))).toBe('unauthorized');
     // Nothing was spent.
-    expect((await w.as['alice']!.get(`/v1/threads/${threadId}/invites`)).body.invites[0].uses).toBe(0);
+    expect((await w.as.alice!.get(`/v1/threads/${threadId}/invites`)).body.invites[0].uses).toBe(0);
   });
 
   it('stops working when its creator is no longer an owner of the thread', async () => {
     await w.grant('alice', threadId, 'bob', 'owner');
-    const bobs = (await w.as['bob']!.post(`/v1/threads/${threadId}/invites`, { maxUses: 5 })).body.invite;
-    expect((await w.as['alice']!.delete(`/v1/threads/${threadId}/participants/bob`)).status).toBe(204);
-    const res = await w.as['carol']!.post('/v1/invites/accept', { token: bobs.token });
+    const bobs = (await w.as.bob!.post(`/v1/threads/${threadId}/invites`, { maxUses: 5 })).body.invite;
+    expect((await w.as.alice!.delete(`/v1/threads/${threadId}/participants/bob`)).status).toBe(204);
+    const res = await w.as.carol!.post('/v1/invites/accept', { token: bobs.token });
     expect(res.status).toBe(404);
     expect(res.body.error.message).toContain('no longer an owner');
   });

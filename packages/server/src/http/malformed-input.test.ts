@@ -22,7 +22,7 @@ const big = (bytes: number) => JSON.stringify({ type: 'acme.note', data: { s: 'x
 async function expectStillServing(): Promise<void> {
   const health = await httpCall(w.server.url, 'GET', '/healthz');
   expect(health.status).toBe(200);
-  const ok = await httpCall(w.server.url, 'GET', `/v1/threads/${t}`, { token: w.tokens['alice'] });
+  const ok = await httpCall(w.server.url, 'GET', `/v1/threads/${t}`, { token: w.tokens.alice });
   expect(ok.body.thread.headSeq).toBe(1);
 }
 
@@ -250,7 +250,7 @@ describe('malformed input', () => {
   it.each(table)('answers %s with %i %s and keeps serving', async (_name, make, status, errorCode, message) => {
     const { method, path, rawBody, headers } = make();
     const res = await httpCall(w.server.url, method, path, {
-      token: w.tokens['alice'],
+      token: w.tokens.alice,
       ...(rawBody !== undefined ? { rawBody } : {}),
       ...(headers ? { headers } : {}),
     });
@@ -265,7 +265,7 @@ describe('malformed input', () => {
     const res = await new Promise<{ status: number; text: string }>((resolve, reject) => {
       const req = request(
         `${w.server.url}${events()}`,
-        { method: 'POST', headers: { authorization: `Bearer ${w.tokens['alice']}`, 'transfer-encoding': 'chunked' } },
+        { method: 'POST', headers: { authorization: `Bearer ${w.tokens.alice}`, 'transfer-encoding': 'chunked' } },
         (r) => {
           let text = '';
           r.on('data', (c) => (text += c));
@@ -296,7 +296,7 @@ describe('malformed input', () => {
     const answer = await new Promise<string>((resolve) => {
       const socket = connect(w.server.server.port, '127.0.0.1', () =>
         socket.write(
-          `POST ${events()} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${w.tokens['alice']}\r\n` +
+          `POST ${events()} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${w.tokens.alice}\r\n` +
             `Content-Type: application/json\r\nContent-Length: ${2 * 1024 * 1024}\r\nExpect: 100-continue\r\n\r\n`,
         ),
       );
@@ -314,7 +314,7 @@ describe('malformed input', () => {
     const answer = await new Promise<string>((resolve) => {
       const socket = connect(w.server.server.port, '127.0.0.1', () =>
         socket.write(
-          `POST /v1/threads HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${w.tokens['alice']}\r\nConnection: close\r\n` +
+          `POST /v1/threads HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${w.tokens.alice}\r\nConnection: close\r\n` +
             `Content-Type: application/json\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n`,
         ),
       );
@@ -347,7 +347,7 @@ describe('malformed input', () => {
       throw new Error('disk on fire at /secret/path');
     };
     try {
-      const res = await httpCall(w.server.url, 'GET', `/v1/threads/${t}`, { token: w.tokens['alice'] });
+      const res = await httpCall(w.server.url, 'GET', `/v1/threads/${t}`, { token: w.tokens.alice });
       expect(res.status).toBe(500);
       expect(res.body).toEqual({ error: { code: 'internal', message: 'internal error', details: {} } });
       expect(res.text).not.toContain('secret');

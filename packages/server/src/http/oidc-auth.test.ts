@@ -148,7 +148,7 @@ describe('signing in with an identity provider', () => {
     expect((await as(token).get('/v1/auth/whoami')).body.principal.displayName).toBe('Ally');
     const same = (await idp.login('alice')).accessToken;
     expect((await as(same).get('/v1/auth/whoami')).body.principal.displayName).toBe('Ally');
-    idp.setAccount('alice', { ...ACCOUNTS['alice'], name: 'Alice Pleasance Liddell' });
+    idp.setAccount('alice', { ...ACCOUNTS.alice, name: 'Alice Pleasance Liddell' });
     const renamed = (await idp.login('alice')).accessToken;
     expect((await as(renamed).get('/v1/auth/whoami')).body.principal.displayName).toBe('Alice Pleasance Liddell');
     // An earlier token of the same person answers with the new name too.

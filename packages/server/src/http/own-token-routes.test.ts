@@ -23,7 +23,7 @@ const tokenIdOf = async (token: string): Promise<string> =>
 
 describe('GET/POST/DELETE /v1/auth/tokens', () => {
   it('lists the caller own tokens, the one in use marked current', async () => {
-    const res = await w.as['alice']!.get('/v1/auth/tokens');
+    const res = await w.as.alice!.get('/v1/auth/tokens');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       tokens: [{ tokenId: expect.stringMatching(/^tok_/), createdAt: expect.any(String), current: true }],
@@ -32,8 +32,8 @@ describe('GET/POST/DELETE /v1/auth/tokens', () => {
   });
 
   it('mints another token for a person, shown once; each token sees itself as current', async () => {
-    const first = await tokenIdOf(w.tokens['alice']!);
-    const minted = await w.as['alice']!.post('/v1/auth/tokens');
+    const first = await tokenIdOf(w.tokens.alice!);
+    const minted = await w.as.alice!.post('/v1/auth/tokens');
     expect(minted.status).toBe(201);
     expect(minted.body).toEqual({
       token: {
@@ -43,7 +43,7 @@ describe('GET/POST/DELETE /v1/auth/tokens', () => {
       },
     });
     const second = minted.body.token;
-    expect((await w.as['alice']!.get('/v1/auth/tokens')).body.tokens).toEqual([
+    expect((await w.as.alice!.get('/v1/auth/tokens')).body.tokens).toEqual([
       { tokenId: first, createdAt: expect.any(String), current: true },
       { tokenId: second.tokenId, createdAt: second.createdAt },
     ]);
@@ -57,31 +57,31 @@ describe('GET/POST/DELETE /v1/auth/tokens', () => {
     expect(viaSecond.text).not.toContain('bubble_user_');
     expect((await w.withToken(second.token).get('/v1/auth/whoami')).body.principal.principalId).toBe('alice');
     // A body that is not JSON is refused, as on POST /v1/principals/:id/tokens.
-    expect((await w.as['alice']!.call('POST', '/v1/auth/tokens', undefined, { rawBody: 'nope' })).status).toBe(400);
+    expect((await w.as.alice!.call('POST', '/v1/auth/tokens', undefined, { rawBody: 'nope' })).status).toBe(400);
   });
 
   it("revokes one of one's own tokens: it stops at once and its sockets close with 4003, the others stay", async () => {
-    const second = (await w.as['alice']!.post('/v1/auth/tokens')).body.token;
+    const second = (await w.as.alice!.post('/v1/auth/tokens')).body.token;
     const doomed = await TestSocket.authenticated(w.server.wsUrl, second.token);
-    const kept = await TestSocket.authenticated(w.server.wsUrl, w.tokens['alice']!);
-    expect((await w.as['alice']!.delete(`/v1/auth/tokens/${second.tokenId}`)).status).toBe(204);
+    const kept = await TestSocket.authenticated(w.server.wsUrl, w.tokens.alice!);
+    expect((await w.as.alice!.delete(`/v1/auth/tokens/${second.tokenId}`)).status).toBe(204);
     expect((await doomed.socket.closed).code).toBe(4003);
     expect(await kept.socket.roundTrip()).toEqual([]);
     expect((await w.withToken(second.token).get('/v1/auth/whoami')).status).toBe(401);
-    expect((await w.as['alice']!.delete(`/v1/auth/tokens/${second.tokenId}`)).status).toBe(404);
+    expect((await w.as.alice!.delete(`/v1/auth/tokens/${second.tokenId}`)).status).toBe(404);
     kept.socket.close();
   });
 
   it("cannot touch someone else's token; revoking the current one ends it", async () => {
-    const bobs = await tokenIdOf(w.tokens['bob']!);
-    const res = await w.as['alice']!.delete(`/v1/auth/tokens/${bobs}`);
+    const bobs = await tokenIdOf(w.tokens.bob!);
+    const res = await w.as.alice!.delete(`/v1/auth/tokens/${bobs}`);
     expect(res.status).toBe(404);
     expect(res.body.error.code).toBe('not_found');
-    expect((await w.as['alice']!.delete('/v1/auth/tokens/tok_nonexistent')).status).toBe(404);
-    expect((await w.as['bob']!.get('/v1/auth/whoami')).status).toBe(200);
-    const mine = await tokenIdOf(w.tokens['alice']!);
-    expect((await w.as['alice']!.delete(`/v1/auth/tokens/${mine}`)).status).toBe(204);
-    expect((await w.as['alice']!.get('/v1/auth/whoami')).status).toBe(401);
+    expect((await w.as.alice!.delete('/v1/auth/tokens/tok_nonexistent')).status).toBe(404);
+    expect((await w.as.bob!.get('/v1/auth/whoami')).status).toBe(200);
+    const mine = await tokenIdOf(w.tokens.alice!);
+    expect((await w.as.alice!.delete(`/v1/auth/tokens/${mine}`)).status).toBe(204);
+    expect((await w.as.alice!.get('/v1/auth/whoami')).status).toBe(401);
   });
 
   it('lets a bot list and revoke its own tokens, but not mint them (its owners do)', async () => {

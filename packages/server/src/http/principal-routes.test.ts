@@ -13,7 +13,7 @@ const errorCode = (res: { body: any }) => res.body?.error?.code;
 
 describe('authentication', () => {
   it('answers whoami for the caller', async () => {
-    const res = await w.as['alice']!.get('/v1/auth/whoami');
+    const res = await w.as.alice!.get('/v1/auth/whoami');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       principal: {
@@ -60,7 +60,7 @@ describe('authentication', () => {
 
 describe('bots and tokens', () => {
   it('lets a human create a bot, owning it, with a one-time bubble_agent_ token', async () => {
-    const res = await w.as['alice']!.post('/v1/principals', {
+    const res = await w.as.alice!.post('/v1/principals', {
       principalId: 'bot-research',
       kind: 'bot',
       displayName: 'Research bot',
@@ -81,7 +81,7 @@ describe('bots and tokens', () => {
     });
     const bot = w.withToken(res.body.token.token);
     expect((await bot.get('/v1/auth/whoami')).body.principal.principalId).toBe('bot-research');
-    const listed = await w.as['alice']!.get('/v1/principals/bot-research/tokens');
+    const listed = await w.as.alice!.get('/v1/principals/bot-research/tokens');
     expect(listed.status).toBe(200);
     expect(listed.body).toEqual({ tokens: [{ tokenId: res.body.token.tokenId, createdAt: expect.any(String) }] });
     expect(listed.text).not.toContain('bubble_agent_');
@@ -89,28 +89,22 @@ describe('bots and tokens', () => {
 
   it('refuses a taken id (409), the reserved id system (409), a bad id (400), a human kind (400) and a bot creator (403)', async () => {
     await w.bot('alice', 'bot-a');
-    expect(errorCode(await w.as['bob']!.post('/v1/principals', { principalId: 'bot-a', kind: 'bot' }))).toBe(
-      'conflict',
-    );
-    expect(errorCode(await w.as['bob']!.post('/v1/principals', { principalId: 'alice', kind: 'bot' }))).toBe(
-      'conflict',
-    );
-    expect(errorCode(await w.as['bob']!.post('/v1/principals', { principalId: 'system', kind: 'bot' }))).toBe(
-      'conflict',
-    );
-    const bad = await w.as['bob']!.post('/v1/principals', { principalId: 'Bad Id', kind: 'bot' });
+    expect(errorCode(await w.as.bob!.post('/v1/principals', { principalId: 'bot-a', kind: 'bot' }))).toBe('conflict');
+    expect(errorCode(await w.as.bob!.post('/v1/principals', { principalId: 'alice', kind: 'bot' }))).toBe('conflict');
+    expect(errorCode(await w.as.bob!.post('/v1/principals', { principalId: 'system', kind: 'bot' }))).toBe('conflict');
+    const bad = await w.as.bob!.post('/v1/principals', { principalId: 'Bad Id', kind: 'bot' });
     expect(bad.status).toBe(400);
     expect(bad.body.error.details.issues[0].path).toBe('principalId');
-    expect((await w.as['bob']!.post('/v1/principals', { principalId: 'human-2', kind: 'human' })).status).toBe(400);
+    expect((await w.as.bob!.post('/v1/principals', { principalId: 'human-2', kind: 'human' })).status).toBe(400);
     const res = await w.as['bot-a']!.post('/v1/principals', { principalId: 'bot-child', kind: 'bot' });
     expect(res.status).toBe(403);
     expect(errorCode(res)).toBe('forbidden');
   });
 
   it('PATCH: owners change joinableBy and displayName; a principal may rename itself but not open itself up', async () => {
-    const created = await w.as['alice']!.post('/v1/principals', { principalId: 'bot-p', kind: 'bot' });
+    const created = await w.as.alice!.post('/v1/principals', { principalId: 'bot-p', kind: 'bot' });
     const bot = w.withToken(created.body.token.token);
-    const alice = w.as['alice']!;
+    const alice = w.as.alice!;
     const both = await alice.call('PATCH', '/v1/principals/bot-p', { joinableBy: 'anyone', displayName: 'Patched' });
     expect(both.status).toBe(200);
     expect(both.body.principal).toMatchObject({
@@ -137,14 +131,14 @@ describe('bots and tokens', () => {
       createdAt: expect.any(String),
     });
     // Strangers: 404 for an invisible principal, 403 for a visible one they do not own.
-    expect((await w.as['bob']!.call('PATCH', '/v1/principals/bot-p', { joinableBy: 'owners' })).status).toBe(404);
+    expect((await w.as.bob!.call('PATCH', '/v1/principals/bot-p', { joinableBy: 'owners' })).status).toBe(404);
     const t = await w.thread('alice');
     await w.grant('alice', t, 'bob');
     await w.grant('alice', t, 'bot-p');
-    const bobRename = await w.as['bob']!.call('PATCH', '/v1/principals/bot-p', { displayName: 'Bob was here' });
+    const bobRename = await w.as.bob!.call('PATCH', '/v1/principals/bot-p', { displayName: 'Bob was here' });
     expect(bobRename.status).toBe(403);
     expect(bobRename.body.error.message).toBe('only bot-p itself or one of its owners may rename it');
-    expect((await w.as['bob']!.call('PATCH', '/v1/principals/alice', { displayName: 'x' })).status).toBe(403);
+    expect((await w.as.bob!.call('PATCH', '/v1/principals/alice', { displayName: 'x' })).status).toBe(403);
     // Bad bodies say what is wrong.
     const cases: Array<[unknown, string]> = [
       [{}, 'name at least one of displayName and joinableBy'],
@@ -165,44 +159,44 @@ describe('bots and tokens', () => {
 
   it('lets only owners mint, list and revoke; a revoked token fails at once', async () => {
     const bot = await w.bot('alice', 'bot-a');
-    const minted = await w.as['alice']!.post('/v1/principals/bot-a/tokens');
+    const minted = await w.as.alice!.post('/v1/principals/bot-a/tokens');
     expect(minted.status).toBe(201);
     expect(minted.body.token.token).toMatch(/^bubble_agent_/);
     const second = w.withToken(minted.body.token.token);
     expect((await second.get('/v1/auth/whoami')).status).toBe(200);
     // the route takes no fields: an empty JSON object is as good as no body
-    const third = await w.as['alice']!.post('/v1/principals/bot-a/tokens', {});
+    const third = await w.as.alice!.post('/v1/principals/bot-a/tokens', {});
     expect(third.status).toBe(201);
     expect(third.body.token.token).not.toBe(minted.body.token.token);
 
     // bob cannot see bot-a at all: 404, as for an unknown id
-    expect((await w.as['bob']!.post('/v1/principals/bot-a/tokens')).status).toBe(404);
-    expect((await w.as['bob']!.get('/v1/principals/bot-a/tokens')).status).toBe(404);
-    expect((await w.as['bob']!.delete('/v1/principals/bot-a/tokens')).status).toBe(404);
+    expect((await w.as.bob!.post('/v1/principals/bot-a/tokens')).status).toBe(404);
+    expect((await w.as.bob!.get('/v1/principals/bot-a/tokens')).status).toBe(404);
+    expect((await w.as.bob!.delete('/v1/principals/bot-a/tokens')).status).toBe(404);
     // the bot sees itself but does not own itself: 403
     expect((await bot.post('/v1/principals/bot-a/tokens')).status).toBe(403);
     expect((await bot.get('/v1/principals/bot-a/tokens')).status).toBe(403);
     // a human sees its own bot's owner but does not own it
     expect((await bot.get('/v1/principals/alice/tokens')).status).toBe(403);
 
-    const revoke = await w.as['alice']!.delete(`/v1/principals/bot-a/tokens/${minted.body.token.tokenId}`);
+    const revoke = await w.as.alice!.delete(`/v1/principals/bot-a/tokens/${minted.body.token.tokenId}`);
     expect(revoke.status).toBe(204);
     expect(revoke.text).toBe('');
     expect((await second.get('/v1/auth/whoami')).status).toBe(401);
     expect((await bot.get('/v1/auth/whoami')).status).toBe(200);
-    expect((await w.as['alice']!.delete(`/v1/principals/bot-a/tokens/${minted.body.token.tokenId}`)).status).toBe(404);
-    expect((await w.as['alice']!.delete('/v1/principals/bot-a/tokens/tok_unknown')).status).toBe(404);
+    expect((await w.as.alice!.delete(`/v1/principals/bot-a/tokens/${minted.body.token.tokenId}`)).status).toBe(404);
+    expect((await w.as.alice!.delete('/v1/principals/bot-a/tokens/tok_unknown')).status).toBe(404);
 
-    expect((await w.as['alice']!.delete('/v1/principals/bot-a/tokens')).status).toBe(204);
+    expect((await w.as.alice!.delete('/v1/principals/bot-a/tokens')).status).toBe(204);
     expect((await bot.get('/v1/auth/whoami')).status).toBe(401);
-    expect((await w.as['alice']!.get('/v1/principals/bot-a/tokens')).body).toEqual({ tokens: [] });
+    expect((await w.as.alice!.get('/v1/principals/bot-a/tokens')).body).toEqual({ tokens: [] });
   });
 
   it('publishes token revocation on the live bus', async () => {
     await w.bot('alice', 'bot-a');
     const seen: unknown[] = [];
     const off = w.server.server.bus.subscribe((m) => seen.push(m));
-    await w.as['alice']!.delete('/v1/principals/bot-a/tokens');
+    await w.as.alice!.delete('/v1/principals/bot-a/tokens');
     off();
     expect(seen).toEqual([
       { kind: 'tokens_revoked', principalId: 'bot-a', tokenIds: [expect.stringMatching(/^tok_/)] },
@@ -220,29 +214,29 @@ describe('principal visibility', () => {
     expect(await names('alice')).toEqual(['alice', 'bot-a']);
     expect(await names('bot-a')).toEqual(['alice', 'bot-a']);
     expect(await names('bob')).toEqual(['bob']);
-    expect((await w.as['bob']!.get('/v1/principals/alice')).status).toBe(404);
-    expect((await w.as['bob']!.get('/v1/principals/nobody')).status).toBe(404);
+    expect((await w.as.bob!.get('/v1/principals/alice')).status).toBe(404);
+    expect((await w.as.bob!.get('/v1/principals/nobody')).status).toBe(404);
     // an invisible principal is answered exactly like an unknown one
-    expect((await w.as['bob']!.get('/v1/principals/alice')).body).toEqual({
+    expect((await w.as.bob!.get('/v1/principals/alice')).body).toEqual({
       error: { code: 'not_found', message: 'principal alice not found', details: {} },
     });
-    expect((await w.as['bob']!.get('/v1/principals/nobody')).body).toEqual({
+    expect((await w.as.bob!.get('/v1/principals/nobody')).body).toEqual({
       error: { code: 'not_found', message: 'principal nobody not found', details: {} },
     });
 
     const t = await w.thread('alice');
     await w.grant('alice', t, 'bob');
     expect(await names('bob')).toEqual(['alice', 'bob']);
-    expect((await w.as['bob']!.get('/v1/principals/alice')).body.principal.principalId).toBe('alice');
+    expect((await w.as.bob!.get('/v1/principals/alice')).body.principal.principalId).toBe('alice');
     // carol reads a subthread only through its parent: she sees the parent's participants
-    const sub = (await w.as['bob']!.post('/v1/threads', { parentThreadId: t })).body.thread.threadId as string;
+    const sub = (await w.as.bob!.post('/v1/threads', { parentThreadId: t })).body.thread.threadId as string;
     await w.grant('alice', t, 'carol');
     expect(await names('carol')).toEqual(['alice', 'bob', 'carol']);
     expect(sub).toContain('.sub-');
 
-    await w.as['alice']!.delete(`/v1/threads/${t}/participants/bob`);
+    await w.as.alice!.delete(`/v1/threads/${t}/participants/bob`);
     expect(await names('bob')).toEqual(['bob']);
-    expect((await w.as['bob']!.get('/v1/principals/alice')).status).toBe(404);
+    expect((await w.as.bob!.get('/v1/principals/alice')).status).toBe(404);
   });
 
   it('searches id and displayName, case-insensitively, with a limit; bad limits are 400', async () => {
@@ -251,13 +245,13 @@ describe('principal visibility', () => {
       ['bot-b', 'Beta Research'],
       ['bot-c', 'Gamma'],
     ] as const) {
-      await w.as['alice']!.post('/v1/principals', { principalId: id, kind: 'bot', displayName: name });
+      await w.as.alice!.post('/v1/principals', { principalId: id, kind: 'bot', displayName: name });
     }
     const ids = (res: { body: any }) => res.body.principals.map((p: { principalId: string }) => p.principalId);
-    expect(ids(await w.as['alice']!.get('/v1/principals?query=RESEARCH'))).toEqual(['bot-b']);
-    expect(ids(await w.as['alice']!.get('/v1/principals?query=bot-&limit=2'))).toEqual(['bot-a', 'bot-b']);
-    expect((await w.as['alice']!.get('/v1/principals?limit=0')).status).toBe(400);
-    expect((await w.as['alice']!.get('/v1/principals?limit=1001')).status).toBe(400);
-    expect((await w.as['alice']!.get('/v1/principals?limit=ten')).status).toBe(400);
+    expect(ids(await w.as.alice!.get('/v1/principals?query=RESEARCH'))).toEqual(['bot-b']);
+    expect(ids(await w.as.alice!.get('/v1/principals?query=bot-&limit=2'))).toEqual(['bot-a', 'bot-b']);
+    expect((await w.as.alice!.get('/v1/principals?limit=0')).status).toBe(400);
+    expect((await w.as.alice!.get('/v1/principals?limit=1001')).status).toBe(400);
+    expect((await w.as.alice!.get('/v1/principals?limit=ten')).status).toBe(400);
   });
 });

@@ -63,17 +63,13 @@ describe('requests per principal', () => {
     // One token per 100 s: after the burst of 3, the next request cannot have been refilled.
     w = await startTestWorld(['alice', 'bob'], { rateLimits: { requests: { perSecond: 0.01, burst: 3 } } });
     const statuses = [];
-    for (let i = 0; i < 3; i += 1) statuses.push((await w.as['alice']!.get('/v1/auth/whoami')).status);
+    for (let i = 0; i < 3; i += 1) statuses.push((await w.as.alice!.get('/v1/auth/whoami')).status);
     expect(statuses).toEqual([200, 200, 200]);
     const started = performance.now();
-    expectRateLimited(
-      await w.as['alice']!.get('/v1/auth/whoami'),
-      100,
-      /^too many requests from alice; retry in \d+ s$/,
-    );
-    expectRateLimited(await w.as['alice']!.post('/v1/threads', { title: 'x' }), 100, /too many requests/);
+    expectRateLimited(await w.as.alice!.get('/v1/auth/whoami'), 100, /^too many requests from alice; retry in \d+ s$/);
+    expectRateLimited(await w.as.alice!.post('/v1/threads', { title: 'x' }), 100, /too many requests/);
     expect(performance.now() - started).toBeLessThan(1_000);
-    expect((await w.as['bob']!.get('/v1/auth/whoami')).status).toBe(200);
+    expect((await w.as.bob!.get('/v1/auth/whoami')).status).toBe(200);
     expect(await healthzMs(w.server.url)).toBeLessThan(1_000);
     // Routes without authentication are not limited.
     expect((await w.anonymous.get('/v1/info')).status).toBe(200);
@@ -94,14 +90,14 @@ describe('requests per principal', () => {
       /^too many requests from bot-two \(counted with alice, who created it\); retry in \d+ s$/,
     );
     expectRateLimited(await bot1.get('/v1/auth/whoami'), 100, /counted with alice/);
-    expectRateLimited(await w.as['alice']!.get('/v1/auth/whoami'), 100, /^too many requests from alice;/);
+    expectRateLimited(await w.as.alice!.get('/v1/auth/whoami'), 100, /^too many requests from alice;/);
     // A third bot would not help either: minting it is a request of alice's.
     expectRateLimited(
-      await w.as['alice']!.post('/v1/principals', { principalId: 'bot-three', kind: 'bot' }),
+      await w.as.alice!.post('/v1/principals', { principalId: 'bot-three', kind: 'bot' }),
       100,
       /alice/,
     );
-    expect((await w.as['bob']!.get('/v1/auth/whoami')).status).toBe(200);
+    expect((await w.as.bob!.get('/v1/auth/whoami')).status).toBe(200);
     expect((await bobsBot.get('/v1/auth/whoami')).status).toBe(200);
     expect(await healthzMs(w.server.url)).toBeLessThan(1_000);
   });
@@ -111,7 +107,7 @@ describe('requests per principal', () => {
     const { burst, perSecond } = DEFAULT_RATE_LIMITS.requests;
     // Past what the default would have let through in the same time (its burst plus its refill, and a margin).
     const pastDefault = (sent: number, ms: number): boolean => sent > burst + (perSecond * ms) / 1000 + 200;
-    const { limited } = await untilLimited(w.server.url, w.tokens['alice']!, pastDefault);
+    const { limited } = await untilLimited(w.server.url, w.tokens.alice!, pastDefault);
     expect(limited).toBeUndefined();
   }, 30_000);
 });
@@ -119,9 +115,9 @@ describe('requests per principal', () => {
 describe('failed authentications per client address', () => {
   it('answer 429 with Retry-After past the limit, for every token not already in use; successes cost nothing; other addresses and /healthz are unaffected', async () => {
     w = await startTestWorld(['alice', 'bob', 'carol'], { rateLimits: { failedAuth: { perSecond: 0.01, burst: 5 } } });
-    const bad = 'bubble_user_' + 'A'.repeat(43);
+    const bad = `bubble_user_${'A'.repeat(43)}`;
     // Successful requests do not draw from the failed-auth budget, nor do requests without a bearer (no lookup).
-    for (let i = 0; i < 20; i += 1) expect((await whoami(w.tokens['alice'])).status).toBe(200);
+    for (let i = 0; i < 20; i += 1) expect((await whoami(w.tokens.alice)).status).toBe(200);
     for (let i = 0; i < 20; i += 1) expect((await whoami(undefined)).status).toBe(401);
     const failures = [];
     for (let i = 0; i < 5; i += 1) failures.push((await whoami(`${bad.slice(0, -1)}${i}`)).status);
@@ -130,13 +126,13 @@ describe('failed authentications per client address', () => {
     expectRateLimited(await whoami(bad), 100, /^too many failed authentications from this address; retry in \d+ s$/);
     expectRateLimited(await whoami('not-even-a-token'), 100, /failed authentications/);
     // A right token that this server has not seen in use yet needs a lookup: refused too, until the budget refills.
-    expectRateLimited(await whoami(w.tokens['carol']), 100, /failed authentications/);
+    expectRateLimited(await whoami(w.tokens.carol), 100, /failed authentications/);
     expect(performance.now() - started).toBeLessThan(1_000);
     // A token already in use (alice's) keeps working from the same address, so people behind one NAT are not locked out.
-    expect((await whoami(w.tokens['alice'])).status).toBe(200);
+    expect((await whoami(w.tokens.alice)).status).toBe(200);
     // Another client address has its own budget: its wrong token is a plain 401, its right one works.
     expect((await whoami(bad, '127.0.0.2')).status).toBe(401);
-    expect((await whoami(w.tokens['bob'], '127.0.0.2')).status).toBe(200);
+    expect((await whoami(w.tokens.bob, '127.0.0.2')).status).toBe(200);
     expect(await healthzMs(w.server.url)).toBeLessThan(1_000);
   });
 });
@@ -146,8 +142,8 @@ describe('defaults', () => {
     w = await startTestWorld(['alice', 'bob']);
     const { failedAuth, requests } = DEFAULT_RATE_LIMITS;
     // Both tokens in use before the address runs out of failed authentications (see the test above).
-    expect((await whoami(w.tokens['alice'])).status).toBe(200);
-    expect((await whoami(w.tokens['bob'])).status).toBe(200);
+    expect((await whoami(w.tokens.alice)).status).toBe(200);
+    expect((await whoami(w.tokens.bob)).status).toBe(200);
     // Failed authentications: the default burst, then 429 (the budget refills at 1/s, slower than this loop runs).
     const statuses = new Set<number>();
     let limited: TestResponse | undefined;
@@ -160,11 +156,11 @@ describe('defaults', () => {
     expect(limited).toBeDefined();
     expectRateLimited(limited!, 60, /failed authentications/);
     // Requests: alice's burst, then 429 (sent faster than the refill; at most 20,000).
-    const flood = await untilLimited(w.server.url, w.tokens['alice']!, () => false);
+    const flood = await untilLimited(w.server.url, w.tokens.alice!, () => false);
     expect(flood.limited?.message).toMatch(/^too many requests from alice; retry in \d+ s$/);
     expect(flood.limited?.retryAfter).toBeGreaterThanOrEqual(1);
     expect(flood.sent).toBeGreaterThan(requests.burst);
-    expect((await whoami(w.tokens['bob'])).status).toBe(200);
+    expect((await whoami(w.tokens.bob)).status).toBe(200);
     expect(await healthzMs(w.server.url)).toBeLessThan(1_000);
   }, 60_000);
 });

@@ -19,18 +19,18 @@ describe('request logs', () => {
     });
     w = await startTestWorld(['alice'], { logger: pino({ level: 'info' }, sink) });
     const t = await w.thread('alice');
-    const res = await w.as['alice']!.post(`/v1/threads/${t}/events`, {
+    const res = await w.as.alice!.post(`/v1/threads/${t}/events`, {
       events: [
         { type: 'acme.a', data: {} },
         { type: 'acme.b', data: {} },
       ],
     });
-    await w.as['alice']!.get(`/v1/threads/${t}/events?after=x`);
+    await w.as.alice!.get(`/v1/threads/${t}/events?after=x`);
     await w.anonymous.get('/v1/auth/whoami');
     await new Promise((r) => setImmediate(r));
 
-    const requests = lines.filter((l) => l['msg'] === 'request');
-    const append = requests.find((l) => l['method'] === 'POST' && String(l['path']).endsWith('/events'));
+    const requests = lines.filter((l) => l.msg === 'request');
+    const append = requests.find((l) => l.method === 'POST' && String(l.path).endsWith('/events'));
     expect(append).toMatchObject({
       reqId: res.headers['x-request-id'],
       principalId: 'alice',
@@ -38,9 +38,9 @@ describe('request logs', () => {
       seq: [2, 3],
       status: 201,
     });
-    expect(requests.find((l) => l['status'] === 400)).toMatchObject({ principalId: 'alice', threadId: t });
-    expect(requests.find((l) => l['status'] === 401)).toMatchObject({ path: '/v1/auth/whoami' });
-    expect(new Set(requests.map((l) => l['reqId'])).size).toBe(requests.length);
-    expect(JSON.stringify(lines)).not.toContain(w.tokens['alice']);
+    expect(requests.find((l) => l.status === 400)).toMatchObject({ principalId: 'alice', threadId: t });
+    expect(requests.find((l) => l.status === 401)).toMatchObject({ path: '/v1/auth/whoami' });
+    expect(new Set(requests.map((l) => l.reqId)).size).toBe(requests.length);
+    expect(JSON.stringify(lines)).not.toContain(w.tokens.alice);
   });
 });

@@ -48,13 +48,13 @@ const noContent = { status: 204 } as const;
 
 /** The thread id of the path, recorded for the request's log line. */
 const threadParam = (ctx: RequestContext): string => {
-  const id = ctx.params['id']!;
+  const id = ctx.params.id!;
   ctx.fields.threadId = id;
   return id;
 };
 
 const artifactName = (ctx: RequestContext): string => {
-  const name = ctx.params['name']!;
+  const name = ctx.params.name!;
   if (!ARTIFACT_NAME_PATTERN.test(name))
     throw invalidRequest(`artifact name must match ${ARTIFACT_NAME_PATTERN.source}`);
   return name;
@@ -97,7 +97,7 @@ export function createRoutes(deps: RouteDeps): Router<Handler> {
     return created({ token: await principals.mintOwnToken(caller) });
   });
   r.add('DELETE', '/v1/auth/tokens/:tokenId', async (ctx) => {
-    await principals.revokeOwnToken(await ctx.caller(), ctx.params['tokenId']!);
+    await principals.revokeOwnToken(await ctx.caller(), ctx.params.tokenId!);
     return noContent;
   });
   r.add('POST', '/v1/principals', async (ctx) => {
@@ -111,27 +111,27 @@ export function createRoutes(deps: RouteDeps): Router<Handler> {
     return ok({ principals: await principals.search(caller, q.query, q.limit) });
   });
   r.add('GET', '/v1/principals/:id', async (ctx) =>
-    ok({ principal: await principals.get(await ctx.caller(), ctx.params['id']!) }),
+    ok({ principal: await principals.get(await ctx.caller(), ctx.params.id!) }),
   );
   r.add('PATCH', '/v1/principals/:id', async (ctx) => {
     const caller = await ctx.caller();
     const patch = parseInput(UpdatePrincipalRequestSchema, await ctx.json(), 'principal update');
-    return ok({ principal: await principals.update(caller, ctx.params['id']!, patch) });
+    return ok({ principal: await principals.update(caller, ctx.params.id!, patch) });
   });
   r.add('POST', '/v1/principals/:id/tokens', async (ctx) => {
     const caller = await ctx.caller();
     parseInput(MintTokenRequestSchema, await ctx.json(), 'token request');
-    return created({ token: await principals.mintToken(caller, ctx.params['id']!) });
+    return created({ token: await principals.mintToken(caller, ctx.params.id!) });
   });
   r.add('GET', '/v1/principals/:id/tokens', async (ctx) =>
-    ok({ tokens: await principals.listTokens(await ctx.caller(), ctx.params['id']!) }),
+    ok({ tokens: await principals.listTokens(await ctx.caller(), ctx.params.id!) }),
   );
   r.add('DELETE', '/v1/principals/:id/tokens/:tokenId', async (ctx) => {
-    await principals.revokeToken(await ctx.caller(), ctx.params['id']!, ctx.params['tokenId']!);
+    await principals.revokeToken(await ctx.caller(), ctx.params.id!, ctx.params.tokenId!);
     return noContent;
   });
   r.add('DELETE', '/v1/principals/:id/tokens', async (ctx) => {
-    await principals.revokeAllTokens(await ctx.caller(), ctx.params['id']!);
+    await principals.revokeAllTokens(await ctx.caller(), ctx.params.id!);
     return noContent;
   });
 
@@ -162,7 +162,7 @@ export function createRoutes(deps: RouteDeps): Router<Handler> {
   });
   r.add('DELETE', '/v1/threads/:id/participants/:principalId', async (ctx) => {
     const caller = await ctx.caller();
-    await threads.removeParticipant(caller, threadParam(ctx), ctx.params['principalId']!);
+    await threads.removeParticipant(caller, threadParam(ctx), ctx.params.principalId!);
     return noContent;
   });
   r.add('GET', '/v1/grants', async (ctx) => ok({ grants: await threads.grants(await ctx.caller()) }));
@@ -180,7 +180,7 @@ export function createRoutes(deps: RouteDeps): Router<Handler> {
   });
   r.add('DELETE', '/v1/threads/:id/invites/:inviteId', async (ctx) => {
     const caller = await ctx.caller();
-    await invites.revoke(caller, threadParam(ctx), ctx.params['inviteId']!);
+    await invites.revoke(caller, threadParam(ctx), ctx.params.inviteId!);
     return noContent;
   });
   r.add('POST', '/v1/invites/accept', async (ctx) => {

@@ -106,7 +106,7 @@ export function createJwtVerifier(options: OidcOptions, now: () => number = Date
       );
     }
     // RFC 9068: a client-credentials token's subject is the client itself. It stands for no person.
-    if (claims['gty'] === 'client-credentials' || (claims.sub !== undefined && claims.sub === claims['client_id'])) {
+    if (claims.gty === 'client-credentials' || (claims.sub !== undefined && claims.sub === claims.client_id)) {
       return refuse('the JWT was issued to a client, not to a person (bots sign in with bubble_agent_ tokens)');
     }
     return null;

@@ -14,7 +14,11 @@ let bus: LiveBus;
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'bubble-auth-'));
   bus = createLiveBus();
-  store = await openSqliteStore(join(dir, 'bubble.db'), { onCommit: (ms) => ms.forEach((m) => bus.publish(m)) });
+  store = await openSqliteStore(join(dir, 'bubble.db'), {
+    onCommit: (ms) => {
+      for (const m of ms) bus.publish(m);
+    },
+  });
 });
 afterEach(async () => {
   await store.close();

@@ -1034,7 +1034,7 @@ export function describeStoreContract(name: string, harness: StoreContractHarnes
         expect(await store.getArtifact(t.threadId, 'plan.md', 3)).toBeNull();
         expect(await store.getArtifact(t.threadId, 'nope.md')).toBeNull();
         const events = (await store.readEventsAfter(t.threadId, 1, 10)).events;
-        expect(events.map((e) => [e.type, e.principalId, e.data['name'], e.data['version']])).toEqual([
+        expect(events.map((e) => [e.type, e.principalId, e.data.name, e.data.version])).toEqual([
           ['artifact_updated', 'system', 'plan.md', 1],
           ['artifact_updated', 'system', 'plan.md', 2],
           ['artifact_updated', 'system', 'a.txt', 1],

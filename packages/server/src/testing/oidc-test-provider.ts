@@ -408,9 +408,9 @@ async function redeemCode(
   if (response.status !== 200)
     throw new Error(`the token endpoint answered ${response.status}: ${JSON.stringify(body)}`);
   return {
-    accessToken: body['access_token'] as string,
-    idToken: body['id_token'] as string | undefined,
-    refreshToken: body['refresh_token'] as string | undefined,
-    expiresIn: body['expires_in'] as number,
+    accessToken: body.access_token as string,
+    idToken: body.id_token as string | undefined,
+    refreshToken: body.refresh_token as string | undefined,
+    expiresIn: body.expires_in as number,
   };
 }

@@ -36,7 +36,7 @@ export function httpCall(
         ? JSON.stringify(options.body)
         : undefined;
   const headers: Record<string, string | number> = { ...options.headers };
-  if (options.token !== undefined) headers['authorization'] = `Bearer ${options.token}`;
+  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
   if (payload !== undefined) {
     headers['content-type'] ??= 'application/json';
     headers['content-length'] ??= Buffer.byteLength(payload);
@@ -50,7 +50,7 @@ export function httpCall(
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
-          let body: unknown = undefined;
+          let body: unknown;
           if (text !== '') {
             try {
               body = JSON.parse(text);

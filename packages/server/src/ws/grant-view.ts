@@ -39,7 +39,7 @@ export class GrantView {
         return true;
       }
       case 'revoked': {
-        if (!known || !known.live || known.grantedAt > grant.grantedAt) return false;
+        if (!known?.live || known.grantedAt > grant.grantedAt) return false;
         this.byThread.set(grant.threadId, { grantedAt: grant.grantedAt, role: grant.role, live: false });
         return true;
       }

@@ -29,7 +29,9 @@ async function setUp(faulty: Faulty): Promise<{ wsUrl: string; token: string }> 
   dir = await mkdtemp(join(tmpdir(), 'bubble-ws-faults-'));
   const bus = createLiveBus();
   store = await openSqliteStore(join(dir, 'bubble.db'), {
-    onCommit: (messages) => messages.forEach((m) => bus.publish(m)),
+    onCommit: (messages) => {
+      for (const m of messages) bus.publish(m);
+    },
   });
   const boom = (): Promise<never> => Promise.reject(new Error('disk on fire'));
   const deps: WsDeps = {

@@ -88,7 +88,7 @@ describe('a JWT on the WebSocket', () => {
     await socket.next((f) => f.type === 'event');
     await api.note(thread.threadId, 'before expiry');
     const seen = await socket.next((f) => f.type === 'event');
-    const lastSeq = (seen['event'] as { seq: number }).seq;
+    const lastSeq = (seen.event as { seq: number }).seq;
     const openedAt = Date.now();
     const closed = await socket.closed;
     expect(closed.code).toBe(4001);

@@ -34,7 +34,9 @@ async function setUp(slow: Slow, maxBufferedBytes?: number): Promise<void> {
   dir = await mkdtemp(join(tmpdir(), 'bubble-ws-seam-'));
   const bus = createLiveBus();
   store = await openSqliteStore(join(dir, 'bubble.db'), {
-    onCommit: (messages) => messages.forEach((m) => bus.publish(m)),
+    onCommit: (messages) => {
+      for (const m of messages) bus.publish(m);
+    },
   });
   const delayed = async <T>(read: () => Promise<T>): Promise<T> => {
     if (slow === 'before') {

@@ -349,7 +349,7 @@ describe('userTokenFromFragment', () => {
     [`#token=${USER}`, USER],
     [`#x=1&token=${USER}`, USER],
     [`#${INVITE}`, null],
-    ['#token=bubble_agent_' + 'A'.repeat(43), null],
+    [`#token=bubble_agent_${'A'.repeat(43)}`, null],
   ])('%s', (hash, expected) => expect(userTokenFromFragment(hash)).toBe(expected));
 });
 

@@ -81,19 +81,19 @@ export function parseSession(text: string | null): OidcSession | null {
   if (v === null) return null;
   const strings = ['issuer', 'clientId', 'accessToken'] as const;
   if (!strings.every((k) => typeof v[k] === 'string' && v[k] !== '')) return null;
-  if (typeof v['receivedAt'] !== 'number' || typeof v['expiresAt'] !== 'number') return null;
+  if (typeof v.receivedAt !== 'number' || typeof v.expiresAt !== 'number') return null;
   for (const k of ['refreshToken', 'idToken', 'endSessionEndpoint'] as const)
     if (v[k] !== undefined && typeof v[k] !== 'string') return null;
   return {
-    issuer: v['issuer'] as string,
-    clientId: v['clientId'] as string,
-    accessToken: v['accessToken'] as string,
-    receivedAt: v['receivedAt'],
-    expiresAt: v['expiresAt'],
-    ...(typeof v['refreshToken'] === 'string' ? { refreshToken: v['refreshToken'] } : {}),
-    ...(typeof v['idToken'] === 'string' ? { idToken: v['idToken'] } : {}),
-    ...(typeof v['endSessionEndpoint'] === 'string' && /^https?:\/\//.test(v['endSessionEndpoint'])
-      ? { endSessionEndpoint: v['endSessionEndpoint'] }
+    issuer: v.issuer as string,
+    clientId: v.clientId as string,
+    accessToken: v.accessToken as string,
+    receivedAt: v.receivedAt,
+    expiresAt: v.expiresAt,
+    ...(typeof v.refreshToken === 'string' ? { refreshToken: v.refreshToken } : {}),
+    ...(typeof v.idToken === 'string' ? { idToken: v.idToken } : {}),
+    ...(typeof v.endSessionEndpoint === 'string' && /^https?:\/\//.test(v.endSessionEndpoint)
+      ? { endSessionEndpoint: v.endSessionEndpoint }
       : {}),
   };
 }

@@ -27,20 +27,16 @@ export function parsePendingSignIn(text: string | null, now: number): PendingSig
   if (v === null) return null;
   for (const k of ['issuer', 'clientId', 'state', 'nonce', 'codeVerifier', 'returnTo'] as const)
     if (typeof v[k] !== 'string' || v[k] === '') return null;
-  if (
-    typeof v['startedAt'] !== 'number' ||
-    now - v['startedAt'] > PENDING_SIGN_IN_TTL_MS ||
-    v['startedAt'] > now + 60_000
-  )
+  if (typeof v.startedAt !== 'number' || now - v.startedAt > PENDING_SIGN_IN_TTL_MS || v.startedAt > now + 60_000)
     return null;
   return {
-    issuer: v['issuer'] as string,
-    clientId: v['clientId'] as string,
-    state: v['state'] as string,
-    nonce: v['nonce'] as string,
-    codeVerifier: v['codeVerifier'] as string,
-    returnTo: safeReturnPath(v['returnTo'] as string),
-    startedAt: v['startedAt'],
+    issuer: v.issuer as string,
+    clientId: v.clientId as string,
+    state: v.state as string,
+    nonce: v.nonce as string,
+    codeVerifier: v.codeVerifier as string,
+    returnTo: safeReturnPath(v.returnTo as string),
+    startedAt: v.startedAt,
   };
 }
 

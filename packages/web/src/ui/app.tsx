@@ -197,20 +197,33 @@ export function App() {
   return (
     <div class="shell">
       <header class="topbar">
-        <a class="brand" href="/" onClick={(e) => (e.preventDefault(), navigate('/'))}>
+        <a
+          class="brand"
+          href="/"
+          onClick={(e) => {
+            e.preventDefault();
+            navigate('/');
+          }}
+        >
           Bubble
         </a>
         <nav aria-label="Main">
           <a
             href="/bots"
-            onClick={(e) => (e.preventDefault(), navigate('/bots'))}
+            onClick={(e) => {
+              e.preventDefault();
+              navigate('/bots');
+            }}
             aria-current={route.page === 'bots' ? 'page' : undefined}
           >
             Bots
           </a>
           <a
             href={TOKENS_PATH}
-            onClick={(e) => (e.preventDefault(), navigate(TOKENS_PATH))}
+            onClick={(e) => {
+              e.preventDefault();
+              navigate(TOKENS_PATH);
+            }}
             aria-current={route.page === 'tokens' ? 'page' : undefined}
           >
             Sessions and tokens

@@ -99,7 +99,7 @@ function FreshToken(props: { principalId: string; token: string; onDone: () => v
     }
   };
   return (
-    <div class="card fresh-token" role="region" aria-label={`New token for ${props.principalId}`}>
+    <section class="card fresh-token" aria-label={`New token for ${props.principalId}`}>
       <h2>Token for {props.principalId}</h2>
       <p>This is the only time the token is shown. Copy it now.</p>
       <label for="fresh-token-value">Token</label>
@@ -133,7 +133,7 @@ function FreshToken(props: { principalId: string; token: string; onDone: () => v
           I have saved it
         </button>
       </p>
-    </div>
+    </section>
   );
 }
 

@@ -212,6 +212,7 @@ function SubagentRequest(props: { request: ApprovalRequestView; actions: RunActi
   if (!waiting && !approval) return null;
   const subthread = request.subthreadId;
   return (
+    // biome-ignore lint/a11y/useSemanticElements: a card of related controls, not a form: role=group names it without fieldset semantics
     <div
       class="approval-request"
       data-tool-call-id={request.toolCallId}

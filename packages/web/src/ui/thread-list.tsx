@@ -120,6 +120,7 @@ export function ThreadList(props: { client: BubbleClient; me: Principal; current
               >
                 <span class="title">{thread.title ?? thread.threadId}</span>
                 {unread > 0 && props.currentThreadId !== thread.threadId && (
+                  // biome-ignore lint/a11y/useAriaPropsSupportedByRole: the badge's count alone would read as a bare number
                   <span class="badge" aria-label={`${unread} unread`}>
                     {unread}
                   </span>

@@ -179,6 +179,7 @@ export function ThreadView(props: { client: BubbleClient; me: Principal; threadI
           role="log"
           aria-live="polite"
           aria-label="Messages"
+          // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be reachable by keyboard to scroll it
           tabIndex={0}
           onScroll={(e) => {
             const el = e.currentTarget;

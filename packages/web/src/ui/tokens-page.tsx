@@ -136,6 +136,7 @@ function FreshToken(props: { token: string; onDone: () => void }) {
     }
   };
   return (
+    // biome-ignore lint/a11y/useSemanticElements: a card of related controls, not a form: role=group names it without fieldset semantics
     <div class="card fresh-token" role="group" aria-label="Your new token">
       <h2>Your new token</h2>
       <p>It is shown only this once: copy it now.</p>

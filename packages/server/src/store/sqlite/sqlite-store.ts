@@ -148,7 +148,7 @@ export async function openSqliteStore(path: string, options: StoreOpenOptions = 
         }
       }
       if (RUN_BOUND_TYPES.has(event.type)) {
-        const runId = event.data['runId'] as string;
+        const runId = event.data.runId as string;
         let entry = runs.get(runId);
         if (entry === undefined) {
           const row = st.runById.get(threadId, runId) as
@@ -227,7 +227,9 @@ export async function openSqliteStore(path: string, options: StoreOpenOptions = 
           input.kind === 'bot' ? (input.joinableBy ?? 'owners') : null,
           nowIso,
         );
-        input.ownerPrincipalIds.forEach((owner, i) => st.insertOwner.run(input.principalId, owner, i));
+        input.ownerPrincipalIds.forEach((owner, i) => {
+          st.insertOwner.run(input.principalId, owner, i);
+        });
         if (token) st.insertToken.run(token.tokenId, token.principalId, token.hash, nowIso);
         return getPrincipalSync(input.principalId)!;
       }),
