@@ -1,0 +1,50 @@
+import type { LiveBusMessage } from '../live/live-bus.js';
+
+/**
+ * What a store shared by several server instances (PostgreSQL) offers so that each instance
+ * learns of the others' commits. The database is the only source of truth: a notification is a
+ * hint that something is there to read, never the thing itself, so a lost one delays but never
+ * loses a change.
+ *
+ * - Events: every group commit sends one notification on {@link CLUSTER_CHANNEL}, delivered at
+ *   commit, whose payload is a {@link ClusterHint}: the new head of each thread it appended to.
+ *   An instance that learns of a head it has not published reads the missing events with
+ *   `readEventsAfter`.
+ * - Everything else the bus carries (grants, revoked tokens and JWTs, principal updates) is
+ *   written to an outbox table in the same transaction as the change, and read by every instance
+ *   in id order from {@link ClusterFeed.readOutboxAfter}. The same notification says the outbox
+ *   moved (`outbox`), and instances also poll it, so a lost notification cannot keep a revoked
+ *   token alive.
+ */
+export interface ClusterFeed {
+  /** The id of the newest outbox entry (0 when empty). */
+  outboxHead(): Promise<number>;
+  /** Outbox entries with `id > cursor`, ascending, at most `limit`. */
+  readOutboxAfter(cursor: number, limit: number): Promise<OutboxEntry[]>;
+  /** The current head seq of each of these threads (threads that do not exist are left out). */
+  threadHeads(threadIds: readonly string[]): Promise<Map<string, number>>;
+  /** The connection string the store was opened with, for a LISTEN connection of its own. */
+  readonly connectionString: string;
+}
+
+export interface OutboxEntry {
+  id: number;
+  /** Never `kind: 'events'`: events travel as hints and are read from the event log. */
+  message: Exclude<LiveBusMessage, { kind: 'events' }>;
+}
+
+/** The PostgreSQL notification channel every instance LISTENs on. */
+export const CLUSTER_CHANNEL = 'bubble_cluster';
+
+/** The JSON payload of one notification on {@link CLUSTER_CHANNEL} (kept well under PostgreSQL's 8,000 bytes). */
+export interface ClusterHint {
+  /** Threads appended to by this commit, with their head seq after it. */
+  heads: { threadId: string; headSeq: number }[];
+  /** Present when the commit wrote to the outbox: the newest outbox id it wrote. */
+  outbox?: number;
+  /**
+   * True when the heads would not fit in one payload: `heads` is then empty, and each listener
+   * re-checks the heads of every thread it serves with `threadHeads`.
+   */
+  overflow?: true;
+}
