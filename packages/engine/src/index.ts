@@ -53,3 +53,4 @@ export type { SecretRef, SecretResolution, SecretSources } from './secret.js';
 export { describeIssues, formatPath, unknownKeys, valueAt } from './describe-issues.js';
 export { configPathFromArgv, configResolver, describeConfigProblems, readConfigJson } from './config-file.js';
 export type { ConfigJson } from './config-file.js';
+export { renderConfigReference, type ConfigReferenceOptions } from './config-reference.js';

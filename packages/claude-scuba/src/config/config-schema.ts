@@ -48,55 +48,65 @@ const oneOf = <T extends readonly [string, ...string[]]>(values: T) =>
 
 export const BubbleSectionSchema = z.object(
   {
-    url: httpUrl,
-    principalId,
-    token: SecretRefSchema,
+    url: httpUrl.describe('The Bubble server, e.g. "http://127.0.0.1:7777".'),
+    principalId: principalId.describe("The bot's principal id on that server."),
+    token: SecretRefSchema.describe("The bot principal's bearer token (`bubble_agent_…`)."),
   },
   { error: 'must be an object with url, principalId and token' },
 );
 
 export const ClaudeSectionSchema = z.object(
   {
-    /** Omitted: the engine's own default model. */
-    model: z.string({ error: 'must be a model name (a string)' }).min(1, 'must not be empty').optional(),
-    /** Each thread works in `<workspaceRoot>/<threadId>`, fixed once per thread. */
-    workspaceRoot: path.default('./.scuba/workspaces'),
-    /** The CLI's private config home (CLAUDE_CONFIG_DIR): transcripts live here, so persist it. */
-    configDir: path.default('./.scuba/claude'),
-    /** Claude Code's own system prompt, with this text appended. */
+    model: z
+      .string({ error: 'must be a model name (a string)' })
+      .min(1, 'must not be empty')
+      .optional()
+      .describe("Omitted: the engine's own default model."),
+    workspaceRoot: path
+      .default('./.scuba/workspaces')
+      .describe('Each thread works in `<workspaceRoot>/<threadId>`, fixed once per thread.'),
+    configDir: path
+      .default('./.scuba/claude')
+      .describe("The CLI's private config home (CLAUDE_CONFIG_DIR): transcripts live here, so persist it."),
     systemPrompt: z
       .object(
-        { append: z.string({ error: 'must be a string' }).optional() },
+        { append: z.string({ error: 'must be a string' }).optional().describe('Text appended to it.') },
         { error: 'must be an object like {"append": "…"}' },
       )
-      .default({}),
-    /** The base tool set. Omitted: the CLI's default set. `[]`: no built-in tools. */
+      .default({})
+      .describe("Claude Code's own system prompt, with `append` added at its end."),
     tools: z
       .array(z.string({ error: 'must be a tool name (a string)' }).min(1, 'must not be empty'), {
         error: 'must be a list of tool names',
       })
-      .optional(),
-    permissionMode: oneOf(PERMISSION_MODES).default('default'),
-    maxTurns: positiveInt('model round-trips per turn').default(40),
-    /** CLAUDE_CODE_MAX_RETRIES for the CLI (its own default of 10 means minutes of silent retries). */
-    maxRetries: nonNegativeInt('API retries').default(2),
-    /** The engine's credential; omitted: CLAUDE_CODE_OAUTH_TOKEN or ANTHROPIC_API_KEY from the environment. */
-    oauthToken: SecretRefSchema.optional(),
-    apiKey: SecretRefSchema.optional(),
-    /** The Messages API endpoint; omitted: ANTHROPIC_BASE_URL from the environment, else Anthropic's. */
-    baseUrl: httpUrl.optional(),
-    /**
-     * Claude Code's own sandbox (bubblewrap on Linux) around every command its tools run.
-     * On by default; where it cannot start, the bot runs no tools at all. `false` is an
-     * explicit opt-out: commands then run as the bot's own user, with its files in reach.
-     */
-    sandbox: z.boolean({ error: 'must be true or false' }).default(true),
-    /**
-     * More paths no tool may read or change, beside the bot's own files (the
-     * config's folder, the state database, the CLI's home, every workspace but
-     * the thread's, the user's home): a server's data folder on the same machine, say.
-     */
-    privatePaths: z.array(path, { error: 'must be a list of paths' }).default([]),
+      .optional()
+      .describe("The base tool set. Omitted: the CLI's default set. `[]`: no built-in tools."),
+    permissionMode: oneOf(PERMISSION_MODES)
+      .default('default')
+      .describe("Claude Code's permission mode. Tool calls it would ask about are put to the people on the thread."),
+    maxTurns: positiveInt('model round-trips per turn').default(40).describe('Model round-trips per turn.'),
+    maxRetries: nonNegativeInt('API retries')
+      .default(2)
+      .describe('CLAUDE_CODE_MAX_RETRIES for the CLI (its own default of 10 means minutes of silent retries).'),
+    oauthToken: SecretRefSchema.optional().describe(
+      "The engine's credential; omitted: CLAUDE_CODE_OAUTH_TOKEN or ANTHROPIC_API_KEY from the environment.",
+    ),
+    apiKey: SecretRefSchema.optional().describe('An Anthropic API key, instead of `oauthToken`.'),
+    baseUrl: httpUrl
+      .optional()
+      .describe("The Messages API endpoint; omitted: ANTHROPIC_BASE_URL from the environment, else Anthropic's."),
+    sandbox: z
+      .boolean({ error: 'must be true or false' })
+      .default(true)
+      .describe(
+        "Claude Code's own sandbox (bubblewrap on Linux) around every command its tools run. Where it cannot start, the bot runs no tools at all. `false` is an explicit opt-out: commands then run as the bot's own user, with its files in reach.",
+      ),
+    privatePaths: z
+      .array(path, { error: 'must be a list of paths' })
+      .default([])
+      .describe(
+        "More paths no tool may read or change, beside the bot's own files (the config's folder, the state database, the CLI's home, every workspace but the thread's, the user's home): a server's data folder on the same machine, say.",
+      ),
   },
   { error: 'must be an object' },
 );
@@ -119,8 +129,13 @@ export const ApprovalsSectionSchema = z.object(
           error: 'must be "bot_owners", "thread_owners", "participants" or a list of principal ids',
         },
       )
-      .default('bot_owners'),
-    timeoutSeconds: positiveInt('seconds').default(600),
+      .default('bot_owners')
+      .describe(
+        'Whose answer to a parked tool call counts, among the people on the thread: `"bot_owners"` the owners of the bot principal, `"thread_owners"` the thread\'s owners, `"participants"` anyone on it, or a list of principal ids. `"owners"` is read as `"bot_owners"`, with a warning. The bot never approves its own calls.',
+      ),
+    timeoutSeconds: positiveInt('seconds')
+      .default(600)
+      .describe('A parked call nobody answers in this many seconds is denied.'),
   },
   { error: 'must be an object' },
 );
@@ -130,51 +145,79 @@ export type ApproverPolicy = (typeof APPROVER_POLICIES)[number] | readonly strin
 
 export const TurnsSectionSchema = z.object(
   {
-    steer: z.boolean({ error: 'must be true or false' }).default(true),
-    respondTo: oneOf(RESPOND_TO).default('all'),
-    /** Bot turns in a row that answer only bots, counted on the thread whichever bots take them. */
-    maxBotOnlyTurns: nonNegativeInt('turns').default(3),
-    /**
-     * A foreign run (someone's message) that has had no event for this long is
-     * taken as it stands, as if finished: a browser closed mid-message must not
-     * keep the bot from answering, or from settling what came after it.
-     */
-    staleRunSeconds: positiveInt('seconds').default(300),
+    steer: z
+      .boolean({ error: 'must be true or false' })
+      .default(true)
+      .describe(
+        'A message that arrives during a turn is pushed into it (steering) instead of waiting for the next turn.',
+      ),
+    respondTo: oneOf(RESPOND_TO)
+      .default('all')
+      .describe(
+        'Which turns the bot answers: every one, only turns that name it (`@id` or `@display name`), or only turns with a human author.',
+      ),
+    maxBotOnlyTurns: nonNegativeInt('turns')
+      .default(3)
+      .describe('Bot turns in a row that answer only bots, counted on the thread whichever bots take them.'),
+    staleRunSeconds: positiveInt('seconds')
+      .default(300)
+      .describe(
+        "A foreign run (someone's message) with no event for this long is taken as it stands, as if finished: a browser closed mid-message must not keep the bot from answering.",
+      ),
   },
   { error: 'must be an object' },
 );
 
 export const BacklogSectionSchema = z.object(
   {
-    onFirstJoin: oneOf(ON_FIRST_JOIN).default('since_joined'),
-    onResume: oneOf(ON_RESUME).default('catch_up'),
-    maxReplay: nonNegativeInt('events').default(50),
+    onFirstJoin: oneOf(ON_FIRST_JOIN)
+      .default('since_joined')
+      .describe(
+        "Where a thread with no local settlement checkpoint starts reading: since the bot's grant (at most the newest `maxReplay` events, never splitting a run), or at the head, discarding history.",
+      ),
+    onResume: oneOf(ON_RESUME)
+      .default('catch_up')
+      .describe(
+        'Where a thread with a local settlement checkpoint starts reading after a restart: right after the checkpoint (at most the newest `maxReplay` events), or at the head.',
+      ),
+    maxReplay: nonNegativeInt('events')
+      .default(50)
+      .describe('The newest raw events read back when joining or resuming, widened backward so no run is split.'),
   },
   { error: 'must be an object' },
 );
 
 export const LimitsSectionSchema = z.object(
   {
-    maxActiveQueries: positiveInt('CLI processes').default(8),
-    idleQueryTimeoutSeconds: positiveInt('seconds').default(900),
-    /** After Claude fails to start or dies, the next start waits 1 s, then 2 s, 4 s, … up to this. */
-    restartBackoffMaxSeconds: positiveInt('seconds').default(60),
+    maxActiveQueries: positiveInt('CLI processes')
+      .default(8)
+      .describe('Claude Code processes running at once; threads beyond it wait their turn.'),
+    idleQueryTimeoutSeconds: positiveInt('seconds')
+      .default(900)
+      .describe("A thread's Claude process idle this long is closed; the next message resumes its session."),
+    restartBackoffMaxSeconds: positiveInt('seconds')
+      .default(60)
+      .describe('After Claude fails to start or dies, the next start waits 1 s, then 2 s, 4 s, … up to this.'),
   },
   { error: 'must be an object' },
 );
 
 export const StoreSectionSchema = z.object(
   {
-    /** A SQLite file, or ":memory:" (then a restart forgets every checkpoint). */
-    path: path.default('./.scuba/state.db'),
+    path: path
+      .default('./.scuba/state.db')
+      .describe('A SQLite file, or ":memory:" (then a restart forgets every checkpoint).'),
   },
   { error: 'must be an object' },
 );
 
 export const LoggerSectionSchema = z.object(
   {
-    level: oneOf(LOG_LEVELS).default('info'),
-    pretty: z.boolean({ error: 'must be true or false' }).default(false),
+    level: oneOf(LOG_LEVELS).default('info').describe('The log level (pino).'),
+    pretty: z
+      .boolean({ error: 'must be true or false' })
+      .default(false)
+      .describe('Human-readable log lines instead of JSON.'),
   },
   { error: 'must be an object' },
 );

@@ -51,43 +51,63 @@ export const ConfigFileSchema = z.object(
   {
     discord: z.object(
       {
-        token: SecretRefSchema,
-        applicationId: snowflake,
-        apiUrl: httpUrl.default(DEFAULT_DISCORD_API),
-        /** Slash commands are registered in these guilds at boot (instantly visible); omitted: globally. */
-        guildIds: z.array(snowflake, { error: 'must be a list of Discord ids' }).optional(),
-        /** Answer other bots' messages too (never its own). */
-        allowBots: z.boolean({ error: 'must be true or false' }).default(false),
+        token: SecretRefSchema.describe("The Discord application's bot token."),
+        applicationId: snowflake.describe("The application's id (its client id)."),
+        apiUrl: httpUrl.default(DEFAULT_DISCORD_API).describe("Discord's REST API; only a test double changes it."),
+        guildIds: z
+          .array(snowflake, { error: 'must be a list of Discord ids' })
+          .optional()
+          .describe('Slash commands are registered in these guilds at boot (instantly visible); omitted: globally.'),
+        allowBots: z
+          .boolean({ error: 'must be true or false' })
+          .default(false)
+          .describe("Answer other bots' messages too (never its own)."),
       },
       { error: 'must be an object with token and applicationId' },
     ),
-    /** The key that seals users' tokens at rest (AES-256-GCM): 32 bytes as hex or base64, or a passphrase. */
-    secretsKey: SecretRefSchema,
+    secretsKey: SecretRefSchema.describe(
+      "The key that seals users' tokens at rest (AES-256-GCM): 32 bytes as hex or base64, or a passphrase.",
+    ),
     claude: z
       .object(
         {
-          /** Omitted: the engine's default model. `/model` changes it per thread. */
-          model: z.string({ error: 'must be a model name (a string)' }).min(1, 'must not be empty').optional(),
-          /** The CLI's config home: every thread's transcript lives here. Keep it on persistent storage. */
-          configDir: path.default('./.discord/claude'),
-          /** Each thread works in `<workspaceRoot>/<threadId>`, fixed once. */
-          workspaceRoot: path.default('./.discord/workspaces'),
-          /** Agentic mode: "buttons" asks the turn's sender before Write, Edit or Bash runs. */
-          approvals: oneOf(APPROVAL_STYLES).default('none'),
-          /** No click within this many seconds denies the tool call. */
-          approvalTimeoutSeconds: positiveInt('seconds').default(300),
-          /**
-           * Whether `/mode agentic` is offered. Agentic tools always run in Claude Code's sandbox
-           * (bubblewrap): where it cannot start, or with this false, agentic mode is refused.
-           */
-          agentic: z.boolean({ error: 'must be true or false' }).default(true),
-          maxRetries: nonNegativeInt('API retries').default(2),
-          /** The Messages API endpoint; omitted: ANTHROPIC_BASE_URL from the environment, else Anthropic's. */
-          baseUrl: httpUrl.optional(),
-          /** Chat mode's system prompt (a custom prompt); omitted: the built-in one. */
-          chatPrompt: z.string({ error: 'must be a string' }).optional(),
-          /** Appended to Claude Code's own prompt in agentic mode. */
-          agenticAppend: z.string({ error: 'must be a string' }).optional(),
+          model: z
+            .string({ error: 'must be a model name (a string)' })
+            .min(1, 'must not be empty')
+            .optional()
+            .describe("Omitted: the engine's default model. `/model` changes it per thread."),
+          configDir: path
+            .default('./.discord/claude')
+            .describe("The CLI's config home: every thread's transcript lives here. Keep it on persistent storage."),
+          workspaceRoot: path
+            .default('./.discord/workspaces')
+            .describe('Each thread works in `<workspaceRoot>/<threadId>`, fixed once.'),
+          approvals: oneOf(APPROVAL_STYLES)
+            .default('none')
+            .describe('Agentic mode: "buttons" asks the turn\'s sender before Write, Edit or Bash runs.'),
+          approvalTimeoutSeconds: positiveInt('seconds')
+            .default(300)
+            .describe('No click within this many seconds denies the tool call.'),
+          agentic: z
+            .boolean({ error: 'must be true or false' })
+            .default(true)
+            .describe(
+              "Whether `/mode agentic` is offered. Agentic tools always run in Claude Code's sandbox (bubblewrap): where it cannot start, or with this false, agentic mode is refused.",
+            ),
+          maxRetries: nonNegativeInt('API retries')
+            .default(2)
+            .describe('CLAUDE_CODE_MAX_RETRIES for the CLI (its own default of 10 means minutes of silent retries).'),
+          baseUrl: httpUrl
+            .optional()
+            .describe("The Messages API endpoint; omitted: ANTHROPIC_BASE_URL from the environment, else Anthropic's."),
+          chatPrompt: z
+            .string({ error: 'must be a string' })
+            .optional()
+            .describe("Chat mode's system prompt (a custom prompt); omitted: the built-in one."),
+          agenticAppend: z
+            .string({ error: 'must be a string' })
+            .optional()
+            .describe("Appended to Claude Code's own prompt in agentic mode."),
         },
         { error: 'must be an object' },
       )
@@ -102,12 +122,18 @@ export const ConfigFileSchema = z.object(
     limits: z
       .object(
         {
-          /** One CLI process per run (~140 MB each): the memory knob. */
-          maxConcurrentRuns: positiveInt('runs at once').default(2),
-          maxImageBytes: positiveInt('bytes').default(5 * 1024 * 1024),
-          maxImages: nonNegativeInt('images per message').default(4),
-          /** A run still going after this long is stopped: it holds one of the few slots. */
-          maxRunSeconds: positiveInt('seconds').default(900),
+          maxConcurrentRuns: positiveInt('runs at once')
+            .default(2)
+            .describe('One CLI process per run (~140 MB each): the memory knob.'),
+          maxImageBytes: positiveInt('bytes')
+            .default(5 * 1024 * 1024)
+            .describe('A larger attached image is left out of the prompt, with a note to Claude saying so.'),
+          maxImages: nonNegativeInt('images per message')
+            .default(4)
+            .describe('Images of one message passed to Claude; the rest are left out, with a note saying so.'),
+          maxRunSeconds: positiveInt('seconds')
+            .default(900)
+            .describe('A run still going after this long is stopped: it holds one of the few slots.'),
         },
         { error: 'must be an object' },
       )
@@ -115,26 +141,42 @@ export const ConfigFileSchema = z.object(
     dashboard: z
       .object(
         {
-          host: z.string({ error: 'must be a host name or address' }).min(1, 'must not be empty').default('127.0.0.1'),
+          host: z
+            .string({ error: 'must be a host name or address' })
+            .min(1, 'must not be empty')
+            .default('127.0.0.1')
+            .describe('Where the dashboard listens.'),
           port: z
             .number({ error: 'must be a port number' })
             .int('must be a whole number')
             .min(0, 'must be 0 to 65535')
             .max(65535, 'must be 0 to 65535')
-            .default(7790),
-          token: SecretRefSchema,
+            .default(7790)
+            .describe('Its port (0: any free port).'),
+          token: SecretRefSchema.describe("The operator's sign-in token for the dashboard."),
         },
         { error: 'must be an object with a token' },
       )
-      .optional(),
+      .optional()
+      .describe("The operator's web dashboard (runs, queue, linked users); omitted: no dashboard."),
     store: z
-      .object({ path: path.default('./.discord/state.db') }, { error: 'must be an object' })
+      .object(
+        {
+          path: path
+            .default('./.discord/state.db')
+            .describe("The SQLite file of thread sessions and users' sealed tokens."),
+        },
+        { error: 'must be an object' },
+      )
       .default({ path: './.discord/state.db' }),
     logger: z
       .object(
         {
-          level: oneOf(LOG_LEVELS).default('info'),
-          pretty: z.boolean({ error: 'must be true or false' }).default(false),
+          level: oneOf(LOG_LEVELS).default('info').describe('The log level (pino).'),
+          pretty: z
+            .boolean({ error: 'must be true or false' })
+            .default(false)
+            .describe('Human-readable log lines instead of JSON.'),
         },
         { error: 'must be an object' },
       )
