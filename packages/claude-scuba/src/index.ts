@@ -23,8 +23,6 @@ export { SdkToBubble, SUBAGENT_TOOL_NAMES, contentText } from './translate/sdk-t
 export type { SdkToBubbleOptions, TranslateStep, TranslatorSignal } from './translate/sdk-to-bubble.js';
 export { DeltaCoalescer, systemClock } from './translate/delta-coalescer.js';
 export type { Clock, DeltaCoalescerOptions } from './translate/delta-coalescer.js';
-export { replayFixture } from './translate/golden.js';
-export type { GoldenOutput } from './translate/golden.js';
 export { ApprovalRegistry, isAllowedApprover } from './session/approval-registry.js';
 export type {
   ApprovalDecision,

@@ -39,6 +39,8 @@ const probes: Record<string, string> = {
   'packages/discord-bot/src/probe.ts': "import { a } from '@bubble/claude-scuba';",
   'packages/launcher/src/probe.ts': "import { a } from '../../sdk/src/index.js';",
   'packages/launcher/src/probe-deep.ts': "import { a } from '@bubble/server/src/main.js';",
+  'packages/launcher/src/probe-testing.ts': "import { a } from '@bubble/server/testing';",
+  'packages/sdk/test/probe-ok.ts': "import { a } from '@bubble/server/testing';",
 };
 
 beforeAll(async () => {
@@ -83,6 +85,7 @@ describe('the layering of architecture.md, kept by Biome', () => {
     ['packages/discord-bot/src/probe.ts', /imports no server or other bot/],
     ['packages/launcher/src/probe.ts', /never its src\//],
     ['packages/launcher/src/probe-deep.ts', /never its src\//],
+    ['packages/launcher/src/probe-testing.ts', /test helpers are not built/],
   ])('refuses the import in %s', (path, message) => {
     expect(refusals(path)).toEqual([expect.stringMatching(message)]);
   });
@@ -92,6 +95,7 @@ describe('the layering of architecture.md, kept by Biome', () => {
     'packages/sdk/src/probe-ok.ts',
     'packages/web/src/probe-ok.ts',
     'packages/claude-scuba/src/probe-ok.ts',
+    'packages/sdk/test/probe-ok.ts',
   ])('lets the allowed import in %s through', (path) => {
     expect(refusals(path)).toEqual([]);
   });

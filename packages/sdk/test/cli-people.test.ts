@@ -1,4 +1,4 @@
-import { startTestServer, type TestServer } from '@bubble/server';
+import { startTestServer, type TestServer } from '@bubble/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BubbleClient, inviteTokenFromLocation } from '../src/index.js';
 import { runBubble } from './support/run-bubble-cli.js';

@@ -1,4 +1,4 @@
-import { startTestServer, type TestServer } from '@bubble/server';
+import { startTestServer, type TestServer } from '@bubble/server/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BubbleApiError, BubbleClient } from '../src/index.js';
 import { HttpFaultProxy, type FaultAction } from './support/http-fault-proxy.js';

@@ -1,4 +1,4 @@
-import { startTestServer, type TestServer } from '@bubble/server';
+import { startTestServer, type TestServer } from '@bubble/server/testing';
 import type { EventEnvelope } from '@bubble/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BubbleClient, type LiveState } from '../src/index.js';

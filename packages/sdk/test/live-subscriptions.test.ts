@@ -1,4 +1,4 @@
-import { startTestServer, type TestServer } from '@bubble/server';
+import { startTestServer, type TestServer } from '@bubble/server/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BubbleApiError, BubbleClient, type GrantUpdate, type LiveState } from '../src/index.js';
 import { range, seqs, settle, take } from './support/live-helpers.js';

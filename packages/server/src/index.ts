@@ -9,8 +9,6 @@ export { openSqliteStore } from './store/sqlite/sqlite-store.js';
 export { BubbleError, toErrorResponse } from './errors/bubble-error.js';
 export { createHumanPrincipal } from './services/principal-service.js';
 export { authenticateToken } from './services/auth-service.js';
-export { startTestServer } from './testing/test-server.js';
-export type { TestServer, TestServerOptions } from './testing/test-server.js';
 export { stopWithParent } from './cli/stop-with-parent.js';
 export { OIDC_DEFAULTS } from './oidc/oidc-options.js';
 export type { OidcOptions } from './oidc/oidc-options.js';

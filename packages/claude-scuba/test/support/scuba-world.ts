@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { startModelDouble, type ModelDouble, type Script } from '@bubble/model-double';
 import type { EventEnvelope, NewEvent } from '@bubble/protocol';
 import { BubbleClient } from '@bubble/sdk';
-import { startTestServer, type TestServer } from '@bubble/server';
+import { startTestServer, type TestServer } from '@bubble/server/testing';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const BIN = join(here, '../../bin/claude-scuba.js');

@@ -1,5 +1,5 @@
 import type { EventEnvelope } from '@bubble/protocol';
-import { startTestServer, type TestServer } from '@bubble/server';
+import { startTestServer, type TestServer } from '@bubble/server/testing';
 import { BubbleClient } from '../../src/client/bubble-client.js';
 import type { ThreadContext, ThreadHandler, ThreadStopReason } from '../../src/runtime/thread-runner.js';
 

@@ -1,3 +1,4 @@
+/// <reference path="./oidc-provider-module.d.ts" />
 /**
  * A real OpenID provider for tests: `oidc-provider` (panva's certified
  * implementation) on a loopback port, issuing RFC 9068 JWT access tokens for

@@ -1,5 +1,6 @@
 /**
- * `npm run bench:scuba`: claude-scuba's figures beside the raw Agent SDK's,
+ * `npm run bench:scuba` (run through vitest by scuba.bench-run.ts, so it can use the server's test
+ * helpers as TypeScript; none of it is built into dist): claude-scuba's figures beside the raw Agent SDK's,
  * measured in the same run against the same model double (issue 5, "Tests
  * and figures"). Writes its marked section of the root BENCHMARKS.md.
  *
@@ -18,12 +19,12 @@ import { buildChildEnv, narrowSdkMessage, startLiveQuery } from '@bubble/engine'
 import { startModelDouble, type Script } from '@bubble/model-double';
 import type { EventEnvelope, NewEvent } from '@bubble/protocol';
 import { BubbleClient } from '@bubble/sdk';
-import { startTestServer } from '@bubble/server';
-import { resolveConfig } from '../config/resolve-config.js';
-import { buildQueryOptions } from '../session/query-options.js';
+import { startTestServer } from '@bubble/server/testing';
+import { resolveConfig } from '../src/config/resolve-config.js';
+import { buildQueryOptions } from '../src/session/query-options.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const pkg = join(here, '../..');
+const pkg = join(here, '..');
 const BIN = join(pkg, 'bin/claude-scuba.js');
 const COLD_N = Number(process.env.BENCH_COLD_N ?? 3);
 const WARM_N = Number(process.env.BENCH_WARM_N ?? 7);
@@ -222,7 +223,8 @@ const say = (text: string, runId: string): NewEvent[] => [
   { type: 'run_finished', data: { runId, status: 'completed' } },
 ];
 
-async function main(): Promise<void> {
+/** Runs every figure and writes the `bench:scuba` section of the root BENCHMARKS.md. */
+export async function runScubaBench(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'scuba-bench-'));
   const server = await startTestServer();
   const double = await startModelDouble({ script });
@@ -436,13 +438,3 @@ async function main(): Promise<void> {
       : `${current.slice(0, at)}${marked}${current.slice(current.indexOf(end) + end.length + 1)}`;
   writeFileSync(root, next);
 }
-
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(
-      `bench:scuba failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
-    process.exit(1);
-  },
-);
