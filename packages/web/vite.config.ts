@@ -4,19 +4,13 @@ import { defineConfig } from 'vite';
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
 /**
- * The sdk's HTTP client and live connection are written for Node; in the browser
- * two imports are swapped for small shims: `ws` (the native WebSocket behind the
- * `ws` API the sdk uses) and `node:crypto` (randomUUID).
+ * The sdk's client entry (`@bubble/sdk/client`) is bundled as it is: no alias stands in for a
+ * Node module. The page hands the live connection the browser's own WebSocket (`api.ts`), and
+ * the sdk's ids come from Web Crypto.
  */
 export default defineConfig({
   root: here('.'),
   base: '/',
-  resolve: {
-    alias: [
-      { find: /^ws$/, replacement: here('./src/shims/browser-ws.ts') },
-      { find: /^node:crypto$/, replacement: here('./src/shims/browser-crypto.ts') },
-    ],
-  },
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
   build: {
     outDir: here('./dist'),

@@ -20,6 +20,10 @@ export const SubscribeGrantsFrameSchema = z.object({ type: z.literal('subscribe_
 export const UnsubscribeFrameSchema = z.object({ type: z.literal('unsubscribe'), id: SubscriptionIdSchema });
 export const PingFrameSchema = z.object({ type: z.literal('ping') });
 
+/**
+ * Every frame a client may send. Clients type what they send by `ClientFrame` (the sdk's live
+ * connection sends nothing else), and the server parses what it receives by this schema.
+ */
 export const ClientFrameSchema = z.discriminatedUnion('type', [
   ClientAuthFrameSchema,
   SubscribeFrameSchema,
@@ -32,6 +36,8 @@ export type ClientAuthFrame = z.infer<typeof ClientAuthFrameSchema>;
 export type SubscribeFrame = z.infer<typeof SubscribeFrameSchema>;
 export type SubscribeGrantsFrame = z.infer<typeof SubscribeGrantsFrameSchema>;
 export type UnsubscribeFrame = z.infer<typeof UnsubscribeFrameSchema>;
+export type PingFrame = z.infer<typeof PingFrameSchema>;
+export type ClientFrameType = ClientFrame['type'];
 export const CLIENT_FRAME_TYPES = ClientFrameSchema.options.map((option) => option.shape.type.value);
 
 // Server to client.
@@ -66,6 +72,7 @@ export const ErrorFrameSchema = z.object({
 });
 export const PongFrameSchema = z.object({ type: z.literal('pong') });
 
+/** Every frame the server sends; clients parse what they receive by this schema (leniently: an unknown type is skipped). */
 export const ServerFrameSchema = z.discriminatedUnion('type', [
   ServerReadyFrameSchema,
   SubscribedFrameSchema,
@@ -84,6 +91,8 @@ export type GrantFrame = z.infer<typeof GrantFrameSchema>;
 export type GrantsSyncedFrame = z.infer<typeof GrantsSyncedFrameSchema>;
 export type SubscriptionEndedFrame = z.infer<typeof SubscriptionEndedFrameSchema>;
 export type ErrorFrame = z.infer<typeof ErrorFrameSchema>;
+export type PongFrame = z.infer<typeof PongFrameSchema>;
+export type ServerFrameType = ServerFrame['type'];
 export type GrantChange = z.infer<typeof GrantChangeSchema>;
 
 /** Reasons the server gives in `subscription_ended`. */

@@ -1,4 +1,4 @@
-import { BubbleClient, type Credentials, type LiveState } from '@bubble/sdk/client';
+import { BubbleClient, browserWebSocket, type Credentials, type LiveState } from '@bubble/sdk/client';
 import { STORAGE_KEYS } from './auth/auth-storage';
 
 export { BubbleClient };
@@ -19,14 +19,22 @@ export function migrateLegacyToken(): void {
   }
 }
 
-/** A client for this page's origin; the live connection reports its state for the status line. */
+/**
+ * A client for this page's origin; the live connection reports its state for the status line.
+ * Its socket is the browser's own WebSocket: it cannot pause reading, so a subscription whose
+ * reader falls behind catches up by replay instead (the sdk's `subscription-mux.ts`).
+ */
 export function createClient(credentials: Credentials, onLiveState: (state: LiveState) => void): BubbleClient {
   return new BubbleClient({
     url: window.location.origin,
     credentials,
     // Called through a closure: the browser's fetch refuses a `this` other than window.
     fetch: (input, init) => globalThis.fetch(input, init),
-    live: { onStateChange: (state) => onLiveState(state), reconnectCapMs: 5_000 },
+    live: {
+      webSocketFactory: browserWebSocket,
+      onStateChange: (state) => onLiveState(state),
+      reconnectCapMs: 5_000,
+    },
   });
 }
 

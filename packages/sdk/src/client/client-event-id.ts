@@ -1,9 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import type { NewEvent } from '@bubble/protocol';
 
-/** A fresh idempotency key for one event. */
+/**
+ * A fresh idempotency key for one event. Web Crypto's `randomUUID` (a global on Node 20+ and in
+ * every browser), not `node:crypto`: this module is part of what a browser bundles.
+ */
 export function newClientEventId(): string {
-  return `ce_${randomUUID()}`;
+  return `ce_${globalThis.crypto.randomUUID()}`;
 }
 
 /**

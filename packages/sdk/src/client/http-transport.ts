@@ -3,16 +3,10 @@ import type { z } from 'zod';
 import { BubbleApiError, errorFromResponse, parseRetryAfter } from './bubble-api-error.js';
 import { equalJitterDelay, sleep } from './backoff.js';
 import { isCredentialsUnavailable, type Credentials } from './credentials.js';
+import { mayRetry, type RetryMode } from './retry-classification.js';
 
-/**
- * How a request may be retried:
- * - `idempotent`: sending it twice has the effect of sending it once (GET, PUT, DELETE, an append
- *   whose events all carry a `clientEventId`, a thread creation with a key). Retried after any
- *   retryable failure, including uncertain ones (timeout, reset, 5xx).
- * - `unsafe`: a second send could act twice. Retried only when the first certainly did not
- *   act: a refused connection, or a 429.
- */
-export type RetryMode = 'idempotent' | 'unsafe';
+// The retry rules live with the sdk's other retry classification; re-exported for existing imports.
+export { mayRetry, type RetryMode } from './retry-classification.js';
 
 export interface RetryOptions {
   /** Total attempts, the first included. 1 disables retries. */
@@ -192,14 +186,6 @@ async function currentBearer(credentials: Credentials, spec: RequestSpec<unknown
       cause: error,
     });
   }
-}
-
-/** Whether a failed attempt may be sent again under the request's retry mode. */
-export function mayRetry(error: BubbleApiError, mode: RetryMode): boolean {
-  if (error.code === 'rate_limited') return true;
-  if (error.code === 'network' && error.details.connectionRefused === true) return true;
-  if (mode === 'unsafe') return false;
-  return error.code === 'timeout' || error.code === 'network' || error.code === 'internal' || error.status >= 500;
 }
 
 function transportFailure(

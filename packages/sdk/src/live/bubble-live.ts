@@ -1,28 +1,29 @@
-import { CLOSE_CODES, ERROR_CATALOGUE, ServerFrameSchema, type Principal, type ServerFrame } from '@bubble/protocol';
+import { CLOSE_CODES, ServerFrameSchema, type ClientFrame, type Principal, type ServerFrame } from '@bubble/protocol';
 import { pino, type Logger } from 'pino';
-import WebSocket from 'ws';
-import { BubbleApiError } from '../client/bubble-api-error.js';
+import type { BubbleApiError } from '../client/bubble-api-error.js';
 import { fullJitterDelay } from '../client/backoff.js';
-import {
-  isCredentialsUnavailable,
-  isProviderUnreachableMessage,
-  staticCredentials,
-  type Credentials,
-} from '../client/credentials.js';
+import { isCredentialsUnavailable, staticCredentials, type Credentials } from '../client/credentials.js';
+import { classifyClose } from '../client/retry-classification.js';
+import { deriveWsUrl } from './derive-ws-url.js';
+import { BearerRenewal } from './bearer-renewal.js';
 import { Heartbeat } from './heartbeat.js';
-import {
-  GrantsSubscription,
-  ThreadSubscription,
-  type AnyLiveSubscription,
-  type SubscriptionHost,
-} from './live-subscription.js';
+import { refusedCredentialError, unopenableSocketError } from './live-errors.js';
+import type { BubbleLiveConfig, LiveState } from './live-options.js';
+import { GrantsSubscription, ThreadSubscription, type AnyLiveSubscription } from './live-subscription.js';
+import { SubscriptionMux } from './subscription-mux.js';
+import type { WebSocketFactory, WebSocketLike } from './web-socket-like.js';
+import { nodeWebSocket } from './ws-node.js';
 
 export { GrantsSubscription, ThreadSubscription } from './live-subscription.js';
+export { deriveWsUrl } from './derive-ws-url.js';
+export type { BubbleLiveConfig, BubbleLiveOptions, LiveState } from './live-options.js';
 
 /** The longest wait between two tries to renew a refused bearer while its issuer is unreachable. */
 const RENEW_RETRY_CAP_MS = 60_000;
-export type { BubbleLiveConfig, BubbleLiveOptions, LiveState } from './live-options.js';
-import type { BubbleLiveConfig, LiveState } from './live-options.js';
+/** Twice the server's frame limit (1 MiB): a frame that big is the server's bug, not ours to read. */
+const MAX_PAYLOAD_BYTES = 2 * 1024 * 1024;
+
+type Timer = ReturnType<typeof setTimeout>;
 
 /**
  * One WebSocket per client, multiplexing every subscription. Reconnects on any drop with
@@ -36,8 +37,13 @@ import type { BubbleLiveConfig, LiveState } from './live-options.js';
  * once one succeeds; only a definite answer (`renew` gives null) is final. A 4001 saying the
  * server could not reach its identity provider is an ordinary drop: reconnected with backoff.
  * The socket is opened when the first subscription starts and closed when the last one ends.
+ *
+ * The socket comes from `webSocketFactory` (`nodeWebSocket`, over `ws`, by default; a browser
+ * passes `browserWebSocket`): this class speaks only `WebSocketLike`, sends only the protocol's
+ * `ClientFrame`s and reads only what `ServerFrameSchema` accepts. The subscriptions themselves,
+ * and what happens when a consumer falls behind, are `SubscriptionMux`'s.
  */
-export class BubbleLive implements SubscriptionHost {
+export class BubbleLive {
   private readonly logger: Logger;
   private readonly wsUrl: string;
   private readonly connectTimeoutMs: number;
@@ -46,29 +52,18 @@ export class BubbleLive implements SubscriptionHost {
   private readonly bufferLimit: number;
   private readonly random: () => number;
   private readonly credentials: Credentials;
+  private readonly webSocketFactory: WebSocketFactory;
+  private readonly mux: SubscriptionMux;
 
   private state: LiveState = 'idle';
-  private readonly subscriptions = new Set<AnyLiveSubscription>();
-  /** Wire id to subscription, for the current socket only. */
-  private readonly wire = new Map<string, AnyLiveSubscription>();
-  private readonly wireIdOf = new Map<AnyLiveSubscription, string>();
-  private socket: WebSocket | undefined;
+  private socket: WebSocketLike | undefined;
   private attempt = 0;
   private nextLocalId = 0;
-  private nextWireId = 0;
-  private reconnectTimer: NodeJS.Timeout | undefined;
-  private readyTimer: NodeJS.Timeout | undefined;
+  private reconnectTimer: Timer | undefined;
+  private readyTimer: Timer | undefined;
   private readonly heartbeat: Heartbeat;
-  private paused = false;
   private terminalError: BubbleApiError | undefined;
-  /** The bearer sent in the last `client.auth`, and whether it was renewed since the last `server.ready`. */
-  private sentToken: string | undefined;
-  private renewedSinceReady = false;
-  /** Renewals in a row that failed for a passing reason (the backoff of `renewAndReconnect`). */
-  private renewFailures = 0;
-  /** Subscribes refused for a passing reason, by how often in a row. */
-  private readonly refusals = new Map<AnyLiveSubscription, number>();
-  private readonly resubscribeTimers = new Set<NodeJS.Timeout>();
+  private readonly renewal: BearerRenewal;
   /** The principal the server confirmed on the last `server.ready`. */
   principal: Principal | undefined;
 
@@ -80,10 +75,16 @@ export class BubbleLive implements SubscriptionHost {
     this.reconnectCapMs = Math.min(config.reconnectCapMs ?? 30_000, 30_000);
     this.bufferLimit = Math.max(2, config.bufferLimit ?? 1_000);
     this.random = config.random ?? Math.random;
+    this.webSocketFactory = config.webSocketFactory ?? nodeWebSocket;
     const token = config.token;
     if (config.credentials === undefined && token === undefined)
       throw new Error('the live connection needs a token or credentials');
     this.credentials = config.credentials ?? staticCredentials(token as string);
+    this.renewal = new BearerRenewal(
+      this.credentials,
+      { baseMs: Math.max(this.reconnectBaseMs, 1_000), capMs: RENEW_RETRY_CAP_MS },
+      this.random,
+    );
     this.heartbeat = new Heartbeat(
       config.heartbeatIntervalMs ?? 15_000,
       config.heartbeatTimeoutMs ?? 10_000,
@@ -92,6 +93,21 @@ export class BubbleLive implements SubscriptionHost {
         this.logger.warn('no answer to ping; the connection is dead, reconnecting');
         this.socket?.terminate();
       },
+    );
+    this.mux = new SubscriptionMux(
+      {
+        send: (frame) => this.send(frame),
+        isReady: () => this.state === 'ready',
+        pauseReading: () => this.pauseReading(),
+        resumeReading: () => this.resumeReading(),
+        served: () => {
+          this.attempt = 0;
+        },
+        emptied: () => this.goIdle(),
+      },
+      this.logger,
+      { baseMs: this.reconnectBaseMs, capMs: this.reconnectCapMs },
+      this.random,
     );
   }
 
@@ -104,7 +120,7 @@ export class BubbleLive implements SubscriptionHost {
       this.localId('t'),
       threadId,
       options.afterSeq ?? 0,
-      this,
+      this.mux,
       this.logger.child({ threadId }),
       this.bufferLimit,
       options.signal,
@@ -116,7 +132,7 @@ export class BubbleLive implements SubscriptionHost {
   subscribeGrantsAsIterable(options: { signal?: AbortSignal } = {}): GrantsSubscription {
     const subscription = new GrantsSubscription(
       this.localId('g'),
-      this,
+      this.mux,
       this.logger.child({ stream: 'grants' }),
       this.bufferLimit,
       options.signal,
@@ -128,31 +144,9 @@ export class BubbleLive implements SubscriptionHost {
   /** Ends every subscription (their iterations finish) and closes the socket for good. */
   close(): void {
     if (this.state === 'closed') return;
-    for (const subscription of this.subscriptions) subscription.end({ kind: 'closed' });
-    this.subscriptions.clear();
+    this.mux.endAll({ kind: 'closed' });
     this.teardown('closed by the client');
     this.setState('closed', {});
-  }
-
-  // SubscriptionHost.
-
-  release(subscription: AnyLiveSubscription): void {
-    if (!this.subscriptions.delete(subscription)) return;
-    this.refusals.delete(subscription);
-    const wireId = this.wireIdOf.get(subscription);
-    this.forgetWire(subscription);
-    if (wireId !== undefined && this.state === 'ready') this.send({ type: 'unsubscribe', id: wireId });
-    if (this.subscriptions.size === 0) this.goIdle();
-    else this.drained();
-  }
-
-  drained(): void {
-    if (!this.paused || this.socket === undefined) return;
-    for (const subscription of this.subscriptions) if (!subscription.isBelowLowWater) return;
-    this.paused = false;
-    this.logger.debug('consumers caught up; reading resumes');
-    this.socket.resume();
-    this.startHeartbeat();
   }
 
   // Connection lifecycle.
@@ -166,27 +160,39 @@ export class BubbleLive implements SubscriptionHost {
       subscription.fail(this.terminalError);
       return;
     }
-    this.subscriptions.add(subscription);
-    if (this.state === 'ready') this.subscribeOnWire(subscription);
-    else if (this.state === 'idle') this.connect();
+    this.mux.add(subscription);
+    if (this.state === 'idle') this.connect();
   }
 
   private connect(): void {
     this.setState('connecting', { attempt: this.attempt });
-    let socket: WebSocket;
+    let socket: WebSocketLike;
     try {
-      socket = new WebSocket(this.wsUrl, { handshakeTimeout: this.connectTimeoutMs, maxPayload: 2 * 1024 * 1024 });
+      socket = this.webSocketFactory(
+        this.wsUrl,
+        {
+          onOpen: () => {
+            void this.authenticate(socket);
+          },
+          onMessage: (frame) => {
+            if (socket !== this.socket) return;
+            this.heartbeat.seen();
+            if (frame.kind === 'binary') this.logger.warn('binary frame ignored');
+            else this.onFrame(frame.text);
+          },
+          onError: (error) => {
+            this.logger.debug({ err: error }, 'socket error');
+          },
+          onClose: (code, reason) => {
+            if (socket === this.socket) this.onClose(code, reason);
+          },
+        },
+        { handshakeTimeoutMs: this.connectTimeoutMs, maxPayloadBytes: MAX_PAYLOAD_BYTES },
+      );
     } catch (error) {
       // Only a malformed URL gets here: nothing a retry would fix.
-      this.terminalError = new BubbleApiError({
-        code: 'network',
-        status: 0,
-        retryable: false,
-        message: `cannot open ${this.wsUrl}: ${String(error)}`,
-        cause: error,
-      });
-      for (const subscription of this.subscriptions) subscription.fail(this.terminalError);
-      this.subscriptions.clear();
+      this.terminalError = unopenableSocketError(this.wsUrl, error);
+      this.mux.failAll(this.terminalError);
       this.setState('failed', {});
       return;
     }
@@ -195,28 +201,9 @@ export class BubbleLive implements SubscriptionHost {
       this.logger.warn({ timeoutMs: this.connectTimeoutMs }, 'no server.ready in time; reconnecting');
       socket.terminate();
     }, this.connectTimeoutMs);
-    socket.on('open', () => {
-      void this.authenticate(socket);
-    });
-    socket.on('message', (data, isBinary) => {
-      if (socket !== this.socket) return;
-      this.heartbeat.seen();
-      if (isBinary) {
-        this.logger.warn('binary frame ignored');
-        return;
-      }
-      this.onFrame(data.toString());
-    });
-    socket.on('error', (error) => {
-      this.logger.debug({ err: error }, 'socket error');
-    });
-    socket.on('close', (code, reasonBuffer) => {
-      if (socket !== this.socket) return;
-      this.onClose(code, reasonBuffer.toString());
-    });
   }
 
-  private async authenticate(socket: WebSocket): Promise<void> {
+  private async authenticate(socket: WebSocketLike): Promise<void> {
     let token: string;
     try {
       token = await this.credentials.current();
@@ -232,16 +219,16 @@ export class BubbleLive implements SubscriptionHost {
       }
       // The credentials have no bearer to give (signed out): as final as a refused one.
       this.logger.warn({ err: error }, 'no bearer for the live connection');
-      this.renewedSinceReady = true;
+      this.renewal.forgo();
       this.onClose(
         CLOSE_CODES.notAuthenticated,
         `no bearer: ${error instanceof Error ? error.message : String(error)}`,
       );
       return;
     }
-    if (socket !== this.socket || socket.readyState !== WebSocket.OPEN) return;
-    this.sentToken = token;
-    socket.send(JSON.stringify({ type: 'client.auth', token }));
+    if (socket !== this.socket || !socket.isOpen) return;
+    this.renewal.sentBearer(token);
+    this.sendOn(socket, { type: 'client.auth', token });
   }
 
   private onFrame(text: string): void {
@@ -265,80 +252,24 @@ export class BubbleLive implements SubscriptionHost {
       case 'server.ready': {
         clearTimeout(this.readyTimer);
         this.principal = frame.principal;
-        this.renewedSinceReady = false;
-        this.renewFailures = 0;
-        // The backoff is reset only once a subscription is served (below), so a server that
-        // accepts and then drops every connection still sees the delays grow.
+        this.renewal.ready();
+        // The backoff is reset only once a subscription is served (`MuxLink.served`), so a server
+        // that accepts and then drops every connection still sees the delays grow.
         this.setState('ready', {});
-        this.startHeartbeat();
-        for (const subscription of this.subscriptions) this.subscribeOnWire(subscription);
-        return;
-      }
-      case 'subscribed': {
-        const subscription = this.wire.get(frame.id);
-        if (subscription !== undefined) this.served(subscription);
-        if (subscription instanceof ThreadSubscription) subscription.onSubscribed(frame.headSeq);
-        return;
-      }
-      case 'event': {
-        const subscription = this.wire.get(frame.id);
-        if (!(subscription instanceof ThreadSubscription)) return;
-        if (subscription.accept(frame.event) === 'gap') {
-          this.send({ type: 'unsubscribe', id: frame.id });
-          this.forgetWire(subscription);
-          this.subscribeOnWire(subscription);
-        }
-        this.checkBackpressure(subscription);
-        return;
-      }
-      case 'grant': {
-        const subscription = this.wire.get(frame.id);
-        if (!(subscription instanceof GrantsSubscription)) return;
-        subscription.accept(frame.change, frame.grant);
-        this.checkBackpressure(subscription);
-        return;
-      }
-      case 'grants_synced': {
-        const subscription = this.wire.get(frame.id);
-        if (subscription !== undefined) this.served(subscription);
-        if (subscription instanceof GrantsSubscription) subscription.acceptSynced();
-        if (subscription !== undefined) this.checkBackpressure(subscription);
-        return;
-      }
-      case 'subscription_ended': {
-        const subscription = this.wire.get(frame.id);
-        if (subscription === undefined) return;
-        this.logger.info({ reason: frame.reason }, 'subscription ended by the server');
-        this.forgetWire(subscription);
-        this.subscriptions.delete(subscription);
-        subscription.end({ kind: 'server', reason: frame.reason });
-        if (this.subscriptions.size === 0) this.goIdle();
-        return;
-      }
-      case 'error': {
-        const subscription = frame.id === undefined ? undefined : this.wire.get(frame.id);
-        const error = new BubbleApiError({
-          code: frame.error.code,
-          status: ERROR_CATALOGUE[frame.error.code].status,
-          retryable: false,
-          message: frame.error.message,
-          details: { ...frame.error.details, source: 'websocket' },
-        });
-        if (subscription === undefined) {
-          this.logger.warn({ code: frame.error.code, message: frame.error.message }, 'error frame from the server');
-          return;
-        }
-        this.forgetWire(subscription);
-        if (ERROR_CATALOGUE[frame.error.code].retryable) {
-          this.resubscribeLater(subscription, frame.error.code);
-          return;
-        }
-        this.subscriptions.delete(subscription);
-        subscription.fail(error);
-        if (this.subscriptions.size === 0) this.goIdle();
+        this.heartbeat.start();
+        this.mux.subscribeAll();
         return;
       }
       case 'pong':
+        // Any frame is a sign of life (counted on arrival); a pong says nothing more.
+        return;
+      case 'subscribed':
+      case 'event':
+      case 'grant':
+      case 'grants_synced':
+      case 'subscription_ended':
+      case 'error':
+        this.mux.route(frame);
         return;
       default: {
         const unreachable: never = frame;
@@ -350,33 +281,20 @@ export class BubbleLive implements SubscriptionHost {
   private onClose(code: number, reason: string): void {
     this.stopTimers();
     this.socket = undefined;
-    this.paused = false;
-    this.wire.clear();
-    this.wireIdOf.clear();
-    // The server could not check the bearer (its identity provider is down), it did not refuse it.
-    const uncheckable = code === CLOSE_CODES.notAuthenticated && isProviderUnreachableMessage(reason);
-    if (code === CLOSE_CODES.notAuthenticated && !uncheckable && this.mayRenew()) {
+    this.mux.socketLost();
+    const verdict = classifyClose(code, reason);
+    if (verdict === 'refused' && this.renewal.available && this.mux.size > 0) {
       this.renewAndReconnect(code, reason);
       return;
     }
-    if ((code === CLOSE_CODES.notAuthenticated && !uncheckable) || code === CLOSE_CODES.credentialRevoked) {
-      const revoked = code === CLOSE_CODES.credentialRevoked;
-      this.terminalError = new BubbleApiError({
-        code: 'unauthorized',
-        status: 401,
-        retryable: false,
-        message: revoked
-          ? 'the credential was revoked (WebSocket close 4003)'
-          : `the server did not accept the credential (WebSocket close 4001${reason ? `: ${reason}` : ''})`,
-        details: { closeCode: code, reason: revoked ? 'credential_revoked' : 'not_authenticated' },
-      });
+    if (verdict !== 'reconnect') {
+      this.terminalError = refusedCredentialError(code, reason);
       this.logger.error({ code, reason }, 'live connection refused the credential; not reconnecting');
-      for (const subscription of this.subscriptions) subscription.fail(this.terminalError);
-      this.subscriptions.clear();
+      this.mux.failAll(this.terminalError);
       this.setState('failed', { code, reason });
       return;
     }
-    if (this.subscriptions.size === 0) {
+    if (this.mux.size === 0) {
       this.setState('idle', { code, reason });
       return;
     }
@@ -390,18 +308,9 @@ export class BubbleLive implements SubscriptionHost {
     this.setState('waiting', { attempt: this.attempt, delayMs, code, reason });
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = undefined;
-      if (this.subscriptions.size > 0 && this.state === 'waiting') this.connect();
+      if (this.mux.size > 0 && this.state === 'waiting') this.connect();
       else if (this.state === 'waiting') this.setState('idle', {});
     }, delayMs);
-  }
-
-  private mayRenew(): boolean {
-    return (
-      this.credentials.renew !== undefined &&
-      this.sentToken !== undefined &&
-      !this.renewedSinceReady &&
-      this.subscriptions.size > 0
-    );
   }
 
   /**
@@ -410,117 +319,52 @@ export class BubbleLive implements SubscriptionHost {
    * renewal that fails for a passing reason is tried again after a backoff (60 s at most).
    */
   private renewAndReconnect(code: number, reason: string): void {
-    this.renewedSinceReady = true;
-    const rejected = this.sentToken as string;
     this.logger.info({ code, reason }, 'the server refused the bearer; renewing it');
     this.setState('waiting', { attempt: this.attempt, delayMs: 0, code, reason });
-    const retryLater = (why: unknown) => {
+    void this.renewal.renew().then((outcome) => {
+      // Closed, or a socket opened meanwhile: this renewal is no longer awaited.
       if (this.state !== 'waiting' || this.socket !== undefined) return;
-      if (this.subscriptions.size === 0) {
+      if (outcome.kind === 'final') {
+        this.onClose(code, reason);
+        return;
+      }
+      if (this.mux.size === 0) {
         this.setState('idle', {});
         return;
       }
-      const delayMs = fullJitterDelay(
-        this.renewFailures,
-        { baseMs: Math.max(this.reconnectBaseMs, 1_000), capMs: RENEW_RETRY_CAP_MS },
-        this.random,
-      );
-      this.renewFailures += 1;
-      this.logger.warn(
-        { err: why, attempt: this.renewFailures, delayMs },
-        'renewing the bearer failed for now; trying again',
-      );
-      this.setState('waiting', { attempt: this.renewFailures, delayMs, code, reason });
+      if (outcome.kind === 'renewed') {
+        this.connect();
+        return;
+      }
+      const { delayMs, attempt } = this.renewal.nextRetry();
+      this.logger.warn({ err: outcome.why, attempt, delayMs }, 'renewing the bearer failed for now; trying again');
+      this.setState('waiting', { attempt, delayMs, code, reason });
       clearTimeout(this.reconnectTimer);
       this.reconnectTimer = setTimeout(() => {
         this.reconnectTimer = undefined;
         if (this.state === 'waiting' && this.socket === undefined) this.renewAndReconnect(code, reason);
       }, delayMs);
-    };
-    this.credentials.renew!(rejected).then(
-      (next) => {
-        if (this.state !== 'waiting' || this.socket !== undefined) return;
-        if (next === null) {
-          // A definite answer: there is no bearer any more (the person has to sign in again).
-          this.renewedSinceReady = true;
-          this.onClose(code, reason);
-          return;
-        }
-        // Nothing newer than the refused bearer yet: the renewal did not happen (provider down).
-        if (next === rejected) {
-          retryLater(new Error('no newer bearer than the refused one'));
-          return;
-        }
-        if (this.subscriptions.size > 0) this.connect();
-        else this.setState('idle', {});
-      },
-      (error: unknown) => retryLater(error),
-    );
+    });
   }
 
-  /** The server confirmed a subscription: the connection works, so the backoff starts over. */
-  private served(subscription: AnyLiveSubscription): void {
-    this.refusals.delete(subscription);
-    this.attempt = 0;
+  /** `MuxLink.pauseReading`: stops reading where the transport can (the heartbeat could not hear its pong). */
+  private pauseReading(): boolean {
+    const flowControl = this.socket?.flowControl;
+    if (flowControl === undefined) return false;
+    this.heartbeat.stop();
+    flowControl.pause();
+    return true;
   }
 
-  /**
-   * A subscribe the server refused for a passing reason (`internal`, `rate_limited`) is tried
-   * again on the same socket after a backoff of its own; a reconnect in between re-subscribes it
-   * anyway.
-   */
-  private resubscribeLater(subscription: AnyLiveSubscription, code: string): void {
-    const attempt = this.refusals.get(subscription) ?? 0;
-    this.refusals.set(subscription, attempt + 1);
-    const delayMs = fullJitterDelay(attempt, { baseMs: this.reconnectBaseMs, capMs: this.reconnectCapMs }, this.random);
-    this.logger.warn(
-      { subscription: subscription.localId, code, attempt: attempt + 1, delayMs },
-      'subscribe refused for now; trying again',
-    );
-    const timer = setTimeout(() => {
-      this.resubscribeTimers.delete(timer);
-      if (this.state === 'ready' && this.subscriptions.has(subscription) && !this.wireIdOf.has(subscription))
-        this.subscribeOnWire(subscription);
-    }, delayMs);
-    this.resubscribeTimers.add(timer);
-  }
-
-  private subscribeOnWire(subscription: AnyLiveSubscription): void {
-    if (subscription.isOver) return;
-    const wireId = `s${(this.nextWireId += 1)}`;
-    this.wire.set(wireId, subscription);
-    this.wireIdOf.set(subscription, wireId);
-    this.send(subscription.subscribeFrame(wireId));
-  }
-
-  private forgetWire(subscription: AnyLiveSubscription): void {
-    const wireId = this.wireIdOf.get(subscription);
-    if (wireId !== undefined) this.wire.delete(wireId);
-    this.wireIdOf.delete(subscription);
-  }
-
-  private checkBackpressure(subscription: AnyLiveSubscription): void {
-    if (this.paused || this.socket === undefined || !subscription.isFull) return;
-    // Stop reading: TCP pushes back on the server, which closes us with 4008 if it cannot
-    // wait; we then resume from the last delivered seq, losing nothing.
-    this.paused = true;
-    this.stopHeartbeat();
-    this.logger.warn({ subscription: subscription.localId }, 'a consumer is behind; reading paused');
-    this.socket.pause();
-  }
-
-  private startHeartbeat(): void {
+  private resumeReading(): void {
+    const flowControl = this.socket?.flowControl;
+    if (flowControl === undefined) return;
+    flowControl.resume();
     this.heartbeat.start();
   }
 
-  private stopHeartbeat(): void {
-    this.heartbeat.stop();
-  }
-
   private stopTimers(): void {
-    this.stopHeartbeat();
-    for (const timer of this.resubscribeTimers) clearTimeout(timer);
-    this.resubscribeTimers.clear();
+    this.heartbeat.stop();
     clearTimeout(this.readyTimer);
     clearTimeout(this.reconnectTimer);
     this.readyTimer = undefined;
@@ -536,19 +380,21 @@ export class BubbleLive implements SubscriptionHost {
     this.stopTimers();
     const socket = this.socket;
     this.socket = undefined;
-    this.paused = false;
-    this.wire.clear();
-    this.wireIdOf.clear();
+    this.mux.socketLost();
     if (socket !== undefined) {
-      if (socket.readyState === WebSocket.OPEN) socket.close(1000, reason);
+      if (socket.isOpen) socket.close(1000, reason);
       else socket.terminate();
     }
   }
 
-  private send(frame: Record<string, unknown>): void {
+  /** Sends on the current socket, if it is open. */
+  private send(frame: ClientFrame): void {
     const socket = this.socket;
-    if (socket === undefined || socket.readyState !== WebSocket.OPEN) return;
-    socket.send(JSON.stringify(frame));
+    if (socket !== undefined) this.sendOn(socket, frame);
+  }
+
+  private sendOn(socket: WebSocketLike, frame: ClientFrame): void {
+    if (socket.isOpen) socket.send(JSON.stringify(frame));
   }
 
   private setState(
@@ -562,12 +408,4 @@ export class BubbleLive implements SubscriptionHost {
   private localId(prefix: string): string {
     return `${prefix}${(this.nextLocalId += 1)}`;
   }
-}
-
-/** `http://host:port/base` to `ws://host:port/base/v1/ws`. */
-export function deriveWsUrl(url: string): string {
-  const parsed = new URL(url);
-  parsed.protocol = parsed.protocol === 'https:' ? 'wss:' : 'ws:';
-  parsed.pathname = `${parsed.pathname.replace(/\/+$/, '')}/v1/ws`;
-  return parsed.toString();
 }

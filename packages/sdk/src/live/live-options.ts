@@ -1,9 +1,15 @@
 import type { Logger } from 'pino';
 import type { Credentials } from '../client/credentials.js';
+import type { WebSocketFactory } from './web-socket-like.js';
 
 export interface BubbleLiveOptions {
   /** The WebSocket URL; derived from the client's URL (`/v1/ws`) by default. */
   readonly wsUrl?: string;
+  /**
+   * Opens the socket: `nodeWebSocket` (the `ws` package) by default; a browser passes
+   * `browserWebSocket` (from `@bubble/sdk/client`), a test may pass a fake.
+   */
+  readonly webSocketFactory?: WebSocketFactory;
   /** How often to send a `ping` frame, in ms. Default 15 000. */
   readonly heartbeatIntervalMs?: number;
   /** How long to wait for any frame after a ping before declaring the socket dead, in ms. Default 10 000. */
@@ -13,7 +19,10 @@ export interface BubbleLiveOptions {
   /** Reconnect backoff: full jitter between 0 and min(capMs, baseMs * 2^attempt). Defaults 500 and 30 000. */
   readonly reconnectBaseMs?: number;
   readonly reconnectCapMs?: number;
-  /** Most items a subscription buffers for a slow consumer before reading pauses. Default 1 000. */
+  /**
+   * Most items a subscription buffers for a slow consumer before it is held back (reading pauses
+   * where the socket can pause; elsewhere that subscription catches up by replay). Default 1 000.
+   */
   readonly bufferLimit?: number;
   /** Called on every change of the connection's state (for status lines, not for logic). */
   readonly onStateChange?: (

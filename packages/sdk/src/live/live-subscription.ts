@@ -1,4 +1,4 @@
-import type { EventEnvelope, Grant } from '@bubble/protocol';
+import type { EventEnvelope, Grant, SubscribeFrame, SubscribeGrantsFrame } from '@bubble/protocol';
 import type { Logger } from 'pino';
 import { diffGrants, sameGrant, type GrantUpdate } from './grants-diff.js';
 
@@ -17,9 +17,16 @@ export type SubscriptionEndReason =
 export interface SubscriptionHost {
   /** The subscription is over: forget it and tell the server. */
   release(subscription: AnyLiveSubscription): void;
-  /** The subscription's buffer fell below its low-water mark: reading may resume. */
-  drained(): void;
+  /** The subscription's buffer fell below its low-water mark: reading (or its own feed) may resume. */
+  drained(subscription: AnyLiveSubscription): void;
 }
+
+/**
+ * Where a (re-)subscribe resumes: after the last item the consumer was handed, dropping the
+ * buffer (a fresh socket: the server sends it all again), or after the last item buffered,
+ * keeping the buffer (a subscription that was unsubscribed while its consumer caught up).
+ */
+export type ResumeFrom = 'delivered' | 'buffered';
 
 /**
  * A single-consumer async iterable fed by the live connection, with a bounded buffer. The
@@ -52,8 +59,8 @@ export abstract class LiveSubscription<T> implements AsyncIterableIterator<T> {
 
   private detachSignal: (() => void) | undefined;
 
-  /** The frame that (re)creates this subscription on a fresh socket, under a new wire id. */
-  abstract subscribeFrame(wireId: string): Record<string, unknown>;
+  /** The frame that (re)creates this subscription under a new wire id. */
+  abstract subscribeFrame(wireId: string, from?: ResumeFrom): SubscribeFrame | SubscribeGrantsFrame;
 
   get isOver(): boolean {
     return this.finished || this.failure !== undefined;
@@ -76,7 +83,7 @@ export abstract class LiveSubscription<T> implements AsyncIterableIterator<T> {
     if (this.queue.length > 0) {
       const value = this.queue.shift() as T;
       this.delivered(value);
-      if (this.isBelowLowWater) this.host.drained();
+      if (this.isBelowLowWater) this.host.drained(this as unknown as AnyLiveSubscription);
       return Promise.resolve({ value, done: false });
     }
     if (this.failure !== undefined) return Promise.reject(this.failure.error);
@@ -151,7 +158,8 @@ export abstract class LiveSubscription<T> implements AsyncIterableIterator<T> {
 /**
  * The events of one thread. Delivers each seq exactly once and in order; after a reconnect it is
  * re-created after the last seq it delivered, and anything it had buffered but not delivered is
- * dropped (the server sends it again).
+ * dropped (the server sends it again). Re-created to catch up after falling behind, it keeps its
+ * buffer and resumes after the last seq it buffered.
  */
 export class ThreadSubscription extends LiveSubscription<EventEnvelope> {
   /** The highest seq handed to the consumer. */
@@ -175,11 +183,13 @@ export class ThreadSubscription extends LiveSubscription<EventEnvelope> {
     this.lastAcceptedSeq = afterSeq;
   }
 
-  subscribeFrame(wireId: string): Record<string, unknown> {
-    // Resume after what the consumer has seen; what was buffered is sent again.
-    this.queue.length = 0;
-    this.lastAcceptedSeq = this.lastDeliveredSeq;
-    return { type: 'subscribe', id: wireId, threadId: this.threadId, afterSeq: this.lastDeliveredSeq };
+  subscribeFrame(wireId: string, from: ResumeFrom = 'delivered'): SubscribeFrame {
+    if (from === 'delivered') {
+      // Resume after what the consumer has seen; what was buffered is sent again.
+      this.queue.length = 0;
+      this.lastAcceptedSeq = this.lastDeliveredSeq;
+    }
+    return { type: 'subscribe', id: wireId, threadId: this.threadId, afterSeq: this.lastAcceptedSeq };
   }
 
   onSubscribed(headSeq: number): void {
@@ -228,7 +238,8 @@ export class GrantsSubscription extends LiveSubscription<GrantUpdate> {
   private syncedOnce = false;
   private readonly syncedWaiters: Array<() => void> = [];
 
-  subscribeFrame(wireId: string): Record<string, unknown> {
+  /** Always a fresh snapshot, diffed against what was reported (buffered or not), wherever it resumes. */
+  subscribeFrame(wireId: string): SubscribeGrantsFrame {
     this.snapshot = new Map();
     return { type: 'subscribe_grants', id: wireId };
   }

@@ -1,8 +1,8 @@
 import { SUBSCRIPTION_END_REASONS, type EventEnvelope, type Grant } from '@bubble/protocol';
 import type { Logger } from 'pino';
 import type { BubbleClient } from '../client/bubble-client.js';
-import { isBubbleApiError } from '../client/bubble-api-error.js';
 import { fullJitterDelay } from '../client/backoff.js';
+import { isPermanentFailure } from '../client/retry-classification.js';
 import type { CheckpointStore } from './checkpoint-store.js';
 import type { BacklogPolicy } from './replay-window.js';
 import { resolveReplayStart } from './resolve-replay-start.js';
@@ -78,24 +78,6 @@ export interface ThreadRunnerConfig<C extends BotRuntimeClient = BotRuntimeClien
 const RECEIPT_GRACE_MS = 2_000;
 
 /**
- * Errors after which reading the thread again cannot succeed: the server refused the bot or the
- * request. Judged by code, not by `retryable` (a WebSocket error frame is never marked retryable,
- * yet an `internal` one is worth another try).
- */
-const PERMANENT_CODES: ReadonlySet<string> = new Set([
-  'unauthorized',
-  'forbidden',
-  'not_found',
-  'invalid_request',
-  'conflict',
-  'payload_too_large',
-]);
-
-function isPermanent(error: unknown): boolean {
-  return isBubbleApiError(error) && PERMANENT_CODES.has(error.code);
-}
-
-/**
  * Runs one thread: picks the replay start, then follows the thread (backlog then live) and hands
  * events to its handler exactly once and in order, until stopped.
  */
@@ -147,7 +129,8 @@ export class ThreadRunner<C extends BotRuntimeClient = BotRuntimeClient> {
           break;
         } catch (error) {
           if (this.stopping) break;
-          if (isPermanent(error)) {
+          // A refusal that another try cannot change (403, 404, a revoked credential) ends the thread.
+          if (isPermanentFailure(error)) {
             this.logger.error({ err: error }, 'thread cannot be read; stopping it');
             endReason = 'failed';
             break;
