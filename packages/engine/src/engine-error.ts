@@ -22,7 +22,7 @@ export const ENGINE_ERROR_CODES = {
   },
   live_query_messages_reused: {
     retryable: false,
-    description: 'the messages of a LiveQuery were iterated a second time (one reader only)',
+    description: 'the messages of a LiveQuery were read a second time, raw or narrowed (one reader only)',
   },
   run_queue_cancelled: {
     retryable: true,

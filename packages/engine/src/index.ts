@@ -1,5 +1,6 @@
 export { buildChildEnv, credentialFromEnv, CREDENTIAL_ENV_VARS, DEFAULT_MAX_RETRIES } from './child-env.js';
 export type { ChildEnvOptions, EngineCredential } from './child-env.js';
+export { AsyncQueue } from './async-queue.js';
 export { PromptStream, userMessage } from './prompt-stream.js';
 export type { UserContent, UserMessageOptions } from './prompt-stream.js';
 export { startLiveQuery } from './live-query.js';

@@ -1,9 +1,16 @@
 import { query as sdkQuery, type Options, type Query } from '@anthropic-ai/claude-agent-sdk';
 import { pino, type Logger } from 'pino';
+import { AsyncQueue } from './async-queue.js';
 import { classifyEngineError, type ClassifyInput, type EngineErrorClassification } from './classify-engine-error.js';
 import { EngineError } from './engine-error.js';
 import { PromptStream, userMessage, type UserContent, type UserMessageOptions } from './prompt-stream.js';
-import { narrowSdkMessage, type RateLimitEventLike, type ResultLike, type SdkMessageLike } from './sdk-message.js';
+import {
+  narrowSdkMessage,
+  type NarrowedSdkMessage,
+  type RateLimitEventLike,
+  type ResultLike,
+  type SdkMessageLike,
+} from './sdk-message.js';
 
 export type LiveQueryEndReason =
   /** close() was called, or end() was called and the CLI exited cleanly. */
@@ -50,8 +57,13 @@ export interface LiveQuery {
    * rate_limit_event (for the reset time).
    */
   classify(result: ResultLike, now?: Date): EngineErrorClassification;
-  /** Every SDK message as yielded, in order (one reader; it never throws; it finishes when the CLI has ended). */
+  /**
+   * Every SDK message as yielded, in order (it never throws; it finishes when the CLI has ended). For
+   * recorders; a bot reads `narrowed`. One reader, of this or of `narrowed`.
+   */
   readonly messages: AsyncIterable<SdkMessageLike>;
+  /** The same messages, each narrowed once here (`narrowSdkMessage`), so a reader never narrows again. */
+  readonly narrowed: AsyncIterable<NarrowedSdkMessage>;
   /** How the query ended. Never rejects. */
   readonly ended: Promise<LiveQueryEnd>;
   /** The underlying SDK query, for control calls this wrapper does not cover (setModel, stopTask, …). */
@@ -77,7 +89,6 @@ export function startLiveQuery(params: LiveQueryOptions): LiveQuery {
   let lastAssistantError: { error: string; text: string } | undefined;
   let lastRateLimitInfo: RateLimitEventLike['rate_limit_info'] | undefined;
   let isEnded = false;
-  let iterated = false;
   let resolveEnded!: (end: LiveQueryEnd) => void;
   const ended = new Promise<LiveQueryEnd>((resolve) => (resolveEnded = resolve));
 
@@ -89,7 +100,7 @@ export function startLiveQuery(params: LiveQueryOptions): LiveQuery {
     resolveEnded(end);
   };
 
-  const observe = (message: SdkMessageLike): void => {
+  const observe = (message: SdkMessageLike): NarrowedSdkMessage => {
     if (typeof message.session_id === 'string' && message.session_id !== sessionId) {
       sessionId = message.session_id;
       logger.debug({ sessionId }, 'session id');
@@ -110,6 +121,7 @@ export function startLiveQuery(params: LiveQueryOptions): LiveQuery {
     } else if (narrowed.kind === 'unknown') {
       logger.debug({ reason: narrowed.reason }, 'unknown SDK message passed through');
     }
+    return narrowed;
   };
 
   const classify = (result: ResultLike | undefined, error: unknown, now?: Date): EngineErrorClassification => {
@@ -124,26 +136,18 @@ export function startLiveQuery(params: LiveQueryOptions): LiveQuery {
   };
 
   // The query is driven here, not by the reader: `ended` settles and the session
-  // id is tracked even when nobody is reading (e.g. after close()).
-  const buffer: SdkMessageLike[] = [];
-  let wakeReader: (() => void) | undefined;
-  let readerGone = false;
-  let drained = false;
-  const wake = (): void => {
-    const w = wakeReader;
-    wakeReader = undefined;
-    w?.();
-  };
+  // id is tracked even when nobody is reading (e.g. after close()). Once the reader
+  // has left, what comes is no longer kept (`push` refuses it).
+  const queue = new AsyncQueue<{ raw: SdkMessageLike; narrowed: NarrowedSdkMessage }>({
+    secondReader: () =>
+      new EngineError('live_query_messages_reused', 'the messages of a LiveQuery can be iterated only once'),
+  });
 
   const drive = async (): Promise<void> => {
     try {
       for await (const message of sdk) {
-        const m = message as unknown as SdkMessageLike;
-        observe(m);
-        if (!readerGone) {
-          buffer.push(m);
-          wake();
-        }
+        const raw = message as unknown as SdkMessageLike;
+        queue.push({ raw, narrowed: observe(raw) });
       }
       const end: LiveQueryEnd = { reason: ownerStopped ? 'closed' : 'cli_exit' };
       if (lastResult) end.lastResult = lastResult;
@@ -157,35 +161,10 @@ export function startLiveQuery(params: LiveQueryOptions): LiveQuery {
       if (reason !== 'closed') end.classified = classify(lastWasErrorResult ? lastResult : undefined, error);
       finish(end);
     } finally {
-      drained = true;
-      wake();
+      queue.end();
     }
   };
   void drive();
-
-  const messages: AsyncIterable<SdkMessageLike> = {
-    [Symbol.asyncIterator](): AsyncIterator<SdkMessageLike> {
-      if (iterated) {
-        throw new EngineError('live_query_messages_reused', 'the messages of a LiveQuery can be iterated only once');
-      }
-      iterated = true;
-      return {
-        async next(): Promise<IteratorResult<SdkMessageLike>> {
-          for (;;) {
-            const m = buffer.shift();
-            if (m !== undefined) return { value: m, done: false };
-            if (drained) return { value: undefined, done: true };
-            await new Promise<void>((resolve) => (wakeReader = resolve));
-          }
-        },
-        async return(): Promise<IteratorResult<SdkMessageLike>> {
-          readerGone = true;
-          buffer.length = 0;
-          return { value: undefined, done: true };
-        },
-      };
-    },
-  };
 
   const ensureOpen = (action: string, afterEnd: boolean): void => {
     if (isEnded || ownerClosed || (ownerStopped && !afterEnd)) {
@@ -230,8 +209,31 @@ export function startLiveQuery(params: LiveQueryOptions): LiveQuery {
     classify(result, now) {
       return classify(result, undefined, now);
     },
-    messages,
+    messages: readerOf(queue, (entry) => entry.raw),
+    narrowed: readerOf(queue, (entry) => entry.narrowed),
     ended,
     sdkQuery: sdk,
+  };
+}
+
+/**
+ * One view of the queue's single reader: iterating it takes the reader (a second
+ * reader, of this view or another, throws at once), and leaving it leaves the queue.
+ */
+function readerOf<T, U>(queue: AsyncQueue<T>, view: (item: T) => U): AsyncIterable<U> {
+  return {
+    [Symbol.asyncIterator](): AsyncIterator<U> {
+      const items = queue[Symbol.asyncIterator]();
+      return {
+        async next(): Promise<IteratorResult<U>> {
+          const next = await items.next();
+          return next.done ? { value: undefined, done: true } : { value: view(next.value), done: false };
+        },
+        async return(): Promise<IteratorResult<U>> {
+          await items.return?.();
+          return { value: undefined, done: true };
+        },
+      };
+    },
   };
 }

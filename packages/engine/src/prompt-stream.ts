@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { SDKUserMessage } from '@anthropic-ai/claude-agent-sdk';
+import { AsyncQueue } from './async-queue.js';
 import { EngineError } from './engine-error.js';
 
 /** What a user turn may carry: plain text or Messages API content blocks. */
@@ -27,71 +28,38 @@ export function userMessage(content: UserContent, options: UserMessageOptions = 
 }
 
 /**
- * A push/pull queue of user messages: the SDK's streaming-input prompt. The
- * owner pushes; the SDK pulls, waiting while the queue is empty. The CLI stays
- * alive until the stream ends, so `end()` is the graceful way to let it exit.
+ * The SDK's streaming-input prompt: a push/pull queue of user messages
+ * (`AsyncQueue`). The owner pushes; the SDK pulls, waiting while it is empty.
+ * The CLI stays alive until the stream ends, so `end()` is the graceful way to
+ * let it exit. Once its reader has stopped (the CLI exited, the query was
+ * closed) a push throws, so a message is never lost without a word.
  */
 export class PromptStream implements AsyncIterable<SDKUserMessage> {
-  readonly #queue: SDKUserMessage[] = [];
-  #waiter: ((result: IteratorResult<SDKUserMessage>) => void) | undefined;
-  #ended = false;
-  #iterated = false;
+  readonly #queue = new AsyncQueue<SDKUserMessage>({
+    secondReader: () => new EngineError('prompt_stream_reused', 'a PromptStream can be iterated only once'),
+  });
 
   get ended(): boolean {
-    return this.#ended;
+    return this.#queue.ended;
   }
 
   /** Number of pushed messages the SDK has not pulled yet. */
   get pending(): number {
-    return this.#queue.length;
+    return this.#queue.size;
   }
 
   push(message: SDKUserMessage): void {
-    if (this.#ended) {
+    if (!this.#queue.push(message)) {
       throw new EngineError('prompt_stream_ended', 'cannot push a message: the prompt stream has ended');
-    }
-    const waiter = this.#waiter;
-    if (waiter) {
-      this.#waiter = undefined;
-      waiter({ value: message, done: false });
-    } else {
-      this.#queue.push(message);
     }
   }
 
   /** No more messages. Messages already pushed are still delivered. Idempotent. */
   end(): void {
-    this.#ended = true;
-    const waiter = this.#waiter;
-    if (waiter && this.#queue.length === 0) {
-      this.#waiter = undefined;
-      waiter({ value: undefined, done: true });
-    }
+    this.#queue.end();
   }
 
   [Symbol.asyncIterator](): AsyncIterator<SDKUserMessage> {
-    if (this.#iterated) {
-      throw new EngineError('prompt_stream_reused', 'a PromptStream can be iterated only once');
-    }
-    this.#iterated = true;
-    return {
-      next: () => {
-        const queued = this.#queue.shift();
-        if (queued) return Promise.resolve({ value: queued, done: false });
-        if (this.#ended) return Promise.resolve({ value: undefined, done: true });
-        return new Promise((resolve) => {
-          this.#waiter = resolve;
-        });
-      },
-      return: () => {
-        // The reader stopped (the CLI exited or the query was closed): later pushes must fail loudly.
-        this.#ended = true;
-        this.#queue.length = 0;
-        const waiter = this.#waiter;
-        this.#waiter = undefined;
-        waiter?.({ value: undefined, done: true });
-        return Promise.resolve({ value: undefined, done: true });
-      },
-    };
+    return this.#queue[Symbol.asyncIterator]();
   }
 }

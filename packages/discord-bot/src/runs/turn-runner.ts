@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import type { CanUseTool } from '@anthropic-ai/claude-agent-sdk';
 import {
   buildChildEnv,
-  narrowSdkMessage,
   startLiveQuery,
   type EngineErrorClassification,
   type ResultLike,
@@ -127,8 +126,7 @@ async function attempt(env: TurnEnvironment, input: TurnInput, resume: string | 
   let result: ResultLike | undefined;
   let wroteText = false;
   try {
-    for await (const message of live.messages) {
-      const narrowed = narrowSdkMessage(message);
+    for await (const narrowed of live.narrowed) {
       if (narrowed.kind === 'stream_event') {
         const { event, parent_tool_use_id: parent } = narrowed.message;
         if (parent !== null && parent !== undefined) continue;
