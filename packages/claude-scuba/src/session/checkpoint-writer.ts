@@ -23,30 +23,30 @@ export interface CheckpointWriterOptions {
  * write in flight; later targets coalesce.
  */
 export class CheckpointWriter {
-  readonly #o: CheckpointWriterOptions;
+  readonly #options: CheckpointWriterOptions;
   #target = 0;
   #written = 0;
   #timer: unknown;
   #writing: Promise<void> | undefined;
 
   constructor(options: CheckpointWriterOptions) {
-    this.#o = options;
+    this.#options = options;
   }
 
   /** Asks for a write at the next quiet moment. */
   soon(): void {
-    if (this.#timer !== undefined) this.#o.clock.clearTimeout(this.#timer);
-    this.#timer = this.#o.clock.setTimeout(() => {
+    if (this.#timer !== undefined) this.#options.clock.clearTimeout(this.#timer);
+    this.#timer = this.#options.clock.setTimeout(() => {
       this.#timer = undefined;
-      if (this.#o.quiet()) this.now();
-    }, this.#o.delayMs ?? 200);
+      if (this.#options.quiet()) this.now();
+    }, this.#options.delayMs ?? 200);
   }
 
   /** Writes now (shutdown). */
   now(): void {
-    if (this.#timer !== undefined) this.#o.clock.clearTimeout(this.#timer);
+    if (this.#timer !== undefined) this.#options.clock.clearTimeout(this.#timer);
     this.#timer = undefined;
-    const { seqs, lastSeq } = this.#o.waiting();
+    const { seqs, lastSeq } = this.#options.waiting();
     const upTo = seqs.length > 0 ? Math.min(...seqs) - 1 : lastSeq;
     if (upTo <= 0) return;
     this.#target = Math.max(this.#target, upTo);
@@ -54,10 +54,10 @@ export class CheckpointWriter {
       while (this.#target > this.#written) {
         const target = this.#target;
         try {
-          await this.#o.settle(target);
+          await this.#options.settle(target);
           this.#written = target;
         } catch (error) {
-          this.#o.logger.warn({ err: error, seq: target }, 'settle failed');
+          this.#options.logger.warn({ err: error, seq: target }, 'settle failed');
           break;
         }
       }
