@@ -114,7 +114,7 @@ describe('bubble-server CLI', () => {
 
   it.each([
     [['serve', '--port', 'abc'], 2, '--port must be a number'],
-    [['serve', '--database', 'postgres://localhost/bubble'], 2, 'PostgreSQL support is not built yet'],
+    [['serve', '--database', 'mysql://localhost/bubble'], 2, '--database must be a postgres:// or postgresql:// URL'],
     [['frobnicate'], 2, 'unknown command'],
     [['principal', 'create-human', 'Not Valid'], 2, '<id> must match'],
   ])('refuses %j with exit %i and a clear message', async (args, code, message) => {

@@ -2,25 +2,35 @@
  * The `bubble-server` binary: parse the command line, build the logger,
  * handle signals. Everything else lives in the library (./index.ts).
  */
-import { mkdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { pino } from 'pino';
+import {
+  exportCommand,
+  importCommand,
+  migrateCommand,
+  openOperatorStore,
+  redactedUrl,
+  storageOf,
+} from './cli/database-commands.js';
+import { DumpError } from './cli/dump/export-import.js';
 import { stopWithParent } from './cli/stop-with-parent.js';
-import { parseCli, rateLimitsOf, USAGE, type PrincipalCommand, type ServeCommand } from './cli/parse-cli.js';
+import {
+  parseCli,
+  rateLimitsOf,
+  USAGE,
+  type DatabaseCommand,
+  type PrincipalCommand,
+  type ServeCommand,
+} from './cli/parse-cli.js';
 import { listPrincipals, mintPrincipalToken, revokePrincipalTokens } from './cli/principal-commands.js';
 import { resolveServeConfig } from './cli/serve-config.js';
-import { createBubbleServer, DATABASE_FILE_NAME, type BubbleServer } from './create-bubble-server.js';
+import { createBubbleServer, type BubbleServer } from './create-bubble-server.js';
 import { BubbleError } from './errors/bubble-error.js';
 import { createHumanPrincipal } from './services/principal-service.js';
-import { openSqliteStore } from './store/sqlite/sqlite-store.js';
+import { SchemaTooNewError } from './store/migrations/migration-plan.js';
+import { StoreUnavailableError } from './store/postgres/postgres-errors.js';
 import type { BubbleStore } from './store/store.js';
-
-const POSTGRES_NOT_BUILT = 'PostgreSQL support is not built yet: use --data DIR for the embedded SQLite store';
-
-function dataDirOf(storage: { data?: string | undefined; database?: string | undefined }): string {
-  if (storage.database !== undefined) throw new UsageError(POSTGRES_NOT_BUILT);
-  return resolve(storage.data ?? './data');
-}
 
 class UsageError extends Error {}
 
@@ -36,7 +46,7 @@ function readConfigFile(path: string | undefined): string | undefined {
 }
 
 async function serve(command: ServeCommand): Promise<void> {
-  const dataDir = dataDirOf(command.storage);
+  const storage = storageOf(command.storage);
   const config = resolveServeConfig(command, readConfigFile(command.configFile));
   if (!config.ok) throw new UsageError(config.errors.join('\nbubble-server: '));
   const logger = pino({ level: command.logLevel, base: { service: 'bubble-server' } }, pino.destination(2));
@@ -75,7 +85,9 @@ async function serve(command: ServeCommand): Promise<void> {
     ...(command.maxConnectionsPerAddress !== undefined ? { maxPerAddress: command.maxConnectionsPerAddress } : {}),
   };
   server = await createBubbleServer({
-    dataDir,
+    ...(storage.kind === 'postgres'
+      ? { database: storage.url, ...(config.postgres ? { postgres: config.postgres } : {}) }
+      : { dataDir: storage.dataDir }),
     host: command.host,
     port: command.port,
     logger,
@@ -88,16 +100,17 @@ async function serve(command: ServeCommand): Promise<void> {
     await server.close();
     process.exit(0);
   }
-  process.stdout.write(`data folder: ${dataDir}\n`);
+  const where = storage.kind === 'postgres' ? { database: redactedUrl(storage.url) } : { dataDir: storage.dataDir };
+  process.stdout.write(
+    storage.kind === 'postgres' ? `database: ${where.database}\n` : `data folder: ${storage.dataDir}\n`,
+  );
   process.stdout.write(`listening on ${server.url}\n`);
-  logger.info({ url: server.url, dataDir, oidcIssuer: config.oidc?.issuer }, 'listening');
+  logger.info({ url: server.url, ...where, oidcIssuer: config.oidc?.issuer }, 'listening');
 }
 
 /** Runs one operator command on the database (which a running server may share) and prints its JSON answer on stdout. */
 async function principalCommand(command: PrincipalCommand): Promise<void> {
-  const dataDir = dataDirOf(command.storage);
-  mkdirSync(dataDir, { recursive: true });
-  const store = await openSqliteStore(join(dataDir, DATABASE_FILE_NAME));
+  const store = await openOperatorStore(storageOf(command.storage));
   const run = (s: BubbleStore): Promise<unknown> => {
     switch (command.command) {
       case 'create-human':
@@ -121,6 +134,28 @@ async function principalCommand(command: PrincipalCommand): Promise<void> {
   }
 }
 
+/** `migrate`, `export` and `import`: a JSON answer on stdout (none for an export to stdout, which is the dump). */
+async function databaseCommand(command: DatabaseCommand): Promise<void> {
+  const storage = storageOf(command.storage);
+  let answer: unknown;
+  switch (command.command) {
+    case 'migrate':
+      answer = await migrateCommand(storage);
+      break;
+    case 'export':
+      answer = await exportCommand(storage, command.file, process.stdout);
+      break;
+    case 'import':
+      answer = await importCommand(storage, command.file, process.stdin);
+      break;
+    default: {
+      const never: never = command;
+      throw new Error(`unhandled command ${JSON.stringify(never)}`);
+    }
+  }
+  if (answer !== undefined) process.stdout.write(`${JSON.stringify(answer)}\n`);
+}
+
 async function main(argv: string[]): Promise<number> {
   const parsed = parseCli(argv);
   if (!parsed.ok) {
@@ -142,6 +177,11 @@ async function main(argv: string[]): Promise<number> {
       case 'revoke-tokens':
         await principalCommand(command);
         return 0;
+      case 'migrate':
+      case 'export':
+      case 'import':
+        await databaseCommand(command);
+        return 0;
       default: {
         const never: never = command;
         throw new Error(`unhandled command ${JSON.stringify(never)}`);
@@ -152,8 +192,18 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`bubble-server: ${error.message}\n`);
       return 2;
     }
-    if (error instanceof BubbleError) {
+    if (error instanceof StoreUnavailableError) {
+      const cause = error.cause instanceof Error ? error.cause.message : String(error.cause);
+      process.stderr.write(`bubble-server: cannot reach the database: ${cause}\n`);
+      return 1;
+    }
+    if (error instanceof BubbleError || error instanceof DumpError || error instanceof SchemaTooNewError) {
       process.stderr.write(`bubble-server: ${error.message}\n`);
+      return 1;
+    }
+    if (typeof (error as { severity?: unknown }).severity === 'string') {
+      // An error PostgreSQL itself answered (an unknown database, a refused login): its words are the clearest.
+      process.stderr.write(`bubble-server: PostgreSQL: ${(error as Error).message}\n`);
       return 1;
     }
     const code = (error as NodeJS.ErrnoException).code;

@@ -113,9 +113,50 @@ describe('parseCli', () => {
     ).toEqual(['https://x.auth0.com/', 'https://api', 'abc', 'c.json']);
   });
 
-  it('accepts --database in the parser (main answers that PostgreSQL is not built yet)', () => {
+  it('accepts --database in the parser', () => {
     const r = parseCli(['serve', '--database', 'postgres://localhost/bubble']);
     expect(r.ok && r.value.command === 'serve' && r.value.storage.database).toBe('postgres://localhost/bubble');
+  });
+
+  it('parses the PostgreSQL pool flags of serve', () => {
+    const r = parseCli([
+      'serve',
+      '--database',
+      'postgresql://bubble:secret@db.internal:5433/bubble',
+      '--pg-pool-size',
+      '20',
+      '--pg-statement-timeout-ms',
+      '0',
+    ]);
+    expect(r.ok && r.value.command === 'serve' && [r.value.pgPoolSize, r.value.pgStatementTimeoutMs]).toEqual([20, 0]);
+  });
+
+  it('parses migrate, export and import, on either store', () => {
+    expect(parseCli(['migrate', '--database', 'postgres://h/db'])).toEqual({
+      ok: true,
+      value: { command: 'migrate', logLevel: 'warn', storage: { database: 'postgres://h/db' } },
+    });
+    expect(parseCli(['export', '--data', './d', '--file', 'dump.jsonl'])).toEqual({
+      ok: true,
+      value: { command: 'export', file: 'dump.jsonl', logLevel: 'warn', storage: { data: './d' } },
+    });
+    expect(parseCli(['import', '--database', 'postgres://h/db'])).toEqual({
+      ok: true,
+      value: { command: 'import', logLevel: 'warn', storage: { database: 'postgres://h/db' } },
+    });
+    expect(parseCli(['principal', 'list', '--database', 'postgres://h/db'])).toEqual({
+      ok: true,
+      value: { command: 'list-principals', logLevel: 'warn', storage: { database: 'postgres://h/db' } },
+    });
+  });
+
+  it('lists every problem of the PostgreSQL flags at once', () => {
+    expect(
+      parseCli(['serve', '--database', 'postgres://h/db', '--pg-pool-size', '1', '--pg-statement-timeout-ms=-5']),
+    ).toEqual({
+      ok: false,
+      errors: ['--pg-pool-size must be at least 2', '--pg-statement-timeout-ms must be 0 (no limit) or more'],
+    });
   });
 
   it.each([
@@ -147,6 +188,18 @@ describe('parseCli', () => {
     [['principal', 'toString', 'x'], 'unknown command "principal toString x"'],
     [['serve', '--oidc-issuer', ''], '--oidc-issuer must not be empty'],
     [['serve', '--log-level', 'loud'], 'Invalid option'],
+    [['serve', '--database', 'mysql://h/db'], '--database must be a postgres:// or postgresql:// URL'],
+    [['serve', '--pg-pool-size', '4'], '--pg-pool-size needs --database'],
+    [['serve', '--pg-statement-timeout-ms', '100', '--data', 'd'], '--pg-statement-timeout-ms needs --database'],
+    [['serve', '--database', 'postgres://h/db', '--pg-pool-size', 'many'], '--pg-pool-size must be a number'],
+    [['serve', '--database', 'postgres://h/db', '--pg-pool-size', '2.5'], '--pg-pool-size must be a whole number'],
+    [['principal', 'list', '--pg-pool-size', '4'], '--pg-pool-size belongs to "serve"'],
+    [['migrate', '--port', '1'], '--port does not belong to "migrate"'],
+    [['migrate', '--file', 'x'], '--file does not belong to "migrate"'],
+    [['serve', '--file', 'x'], '--file belongs to "export" and "import"'],
+    [['principal', 'list', '--file', 'x'], '--file belongs to "export" and "import"'],
+    [['export', 'extra'], 'unknown command "export extra"'],
+    [['import', '--database', 'postgres://h/db', '--data', 'd'], 'use either --data or --database, not both'],
   ])('rejects %j', (argv, message) => {
     const r = parseCli(argv);
     expect(r.ok).toBe(false);

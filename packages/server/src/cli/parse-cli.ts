@@ -2,61 +2,9 @@ import { parseArgs } from 'node:util';
 import { PRINCIPAL_ID_PATTERN } from '@bubble/protocol';
 import { z } from 'zod';
 import { DEFAULT_RATE_LIMITS, type RateLimitSetting, type RateLimits } from '../http/rate-limiter.js';
+import { burstSeconds, type LimitName } from './usage.js';
 
-export const USAGE = `usage:
-  bubble-server serve [--host 127.0.0.1] [--port 7777] [--data ./data] [--log-level info]
-                      [--web-root DIR] [--max-connections N] [--max-connections-per-address N]
-                      [--rate-limit N|off] [--rate-limit-burst B]
-                      [--frame-rate-limit N|off] [--frame-rate-limit-burst B]
-                      [--failed-auth-limit N|off] [--failed-auth-limit-burst B]
-                      [--oidc-issuer URL --oidc-audience AUD --oidc-client-id ID] [--config FILE]
-  bubble-server principal create-human <id> [--display-name NAME] [--data ./data]
-  bubble-server principal list [--data ./data]
-  bubble-server principal mint-token <id> [--data ./data]
-  bubble-server principal revoke-tokens <id> [--data ./data]
-
-  principal create-human  creates a person and prints {"principal", "token"} with its bubble_user_ token, once
-  principal list          prints every principal as one JSON array, ordered by id
-  principal mint-token    prints {"principal", "token"} with a new token of that principal (human or bot), once
-  principal revoke-tokens revokes every token of that principal, and every JWT of a person who signs in with
-                          the identity provider issued before now; prints {"principalId", "revokedTokenIds",
-                          "jwtsIssuedBefore"}; a running server on the same data closes their sockets (4003)
-                          within about a second
-
-  --data DIR         folder of the SQLite database (created if missing; default ./data)
-  --database URL     postgres://… (not built yet: use --data)
-  --log-level LEVEL  fatal, error, warn, info, debug, trace or silent (logs go to stderr)
-  --web-root DIR     serve a built web app from DIR at / (the API under /v1 always wins)
-  --max-connections N              open connections in all (default 4096; past it new ones get 429)
-  --max-connections-per-address N  open connections from one client address (default 256)
-
-  Sign-in with an identity provider (Auth0 or any OpenID provider): its JWT access tokens are accepted
-  beside local tokens, and /v1/info tells browsers how to sign in. All three or none:
-  --oidc-issuer URL     the issuer exactly as it names itself (Auth0: https://TENANT.auth0.com/ with the slash);
-                        https, or http on a loopback address
-  --oidc-audience AUD   the API identifier access tokens must carry in aud
-  --oidc-client-id ID   the public client (Authorization Code with PKCE) the web UI signs in with
-  --config FILE         a JSON file {"oidc": {"issuer", "audience", "clientId"}}; flags win over it
-
-  Rate limits are on by default; each takes a rate per second (fractions allowed), 0 or off turns it off,
-  and its burst (how many at once) defaults to the same number of seconds' worth as the default's.
-  A bot's requests and frames count against the human who created it.
-  --rate-limit N               HTTP requests per second per principal (default ${DEFAULT_RATE_LIMITS.requests.perSecond}; over it 429 + Retry-After)
-  --rate-limit-burst B         requests at once (default ${DEFAULT_RATE_LIMITS.requests.burst}, or ${burstSeconds('requests')}×N)
-  --frame-rate-limit N         WebSocket frames per second per principal, all its sockets together
-                               (default ${DEFAULT_RATE_LIMITS.frames.perSecond}; over it an error frame rate_limited, then 4008)
-  --frame-rate-limit-burst B   frames at once (default ${DEFAULT_RATE_LIMITS.frames.burst}, or ${burstSeconds('frames')}×N)
-  --failed-auth-limit N        failed authentications per second per client address, HTTP and WebSocket
-                               (default ${DEFAULT_RATE_LIMITS.failedAuth.perSecond}; past it that address gets 429 for tokens not already in use)
-  --failed-auth-limit-burst B  failed authentications at once (default ${DEFAULT_RATE_LIMITS.failedAuth.burst}, or ${burstSeconds('failedAuth')}×N)
-`;
-
-type LimitName = keyof typeof DEFAULT_RATE_LIMITS;
-
-/** How many seconds' worth of its rate a default limit's burst holds. */
-function burstSeconds(name: LimitName): number {
-  return DEFAULT_RATE_LIMITS[name].burst / DEFAULT_RATE_LIMITS[name].perSecond;
-}
+export { USAGE } from './usage.js';
 
 /** A rate flag: a number of at least 0, or `off` (0 means off too). */
 const rateFlag = (flag: string) =>
@@ -82,13 +30,25 @@ const RATE_FLAGS = [
 
 const LogLevelSchema = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
+const DatabaseUrlSchema = z
+  .string()
+  .min(1, '--database must not be empty')
+  .refine((url) => /^postgres(ql)?:\/\/./.test(url), '--database must be a postgres:// or postgresql:// URL');
+
 const StorageSchema = z
-  .object({ data: z.string().min(1).optional(), database: z.string().min(1).optional() })
+  .object({ data: z.string().min(1).optional(), database: DatabaseUrlSchema.optional() })
   .check((ctx) => {
     if (ctx.value.data !== undefined && ctx.value.database !== undefined) {
       ctx.issues.push({ code: 'custom', message: 'use either --data or --database, not both', input: ctx.value });
     }
   });
+
+const wholeFlag = (flag: string, min: number, tooLow: string) =>
+  z.coerce
+    .number({ error: `${flag} must be a number` })
+    .int(`${flag} must be a whole number`)
+    .min(min, `${flag} must be ${tooLow}`)
+    .optional();
 
 const ServeSchema = z
   .object({
@@ -122,9 +82,19 @@ const ServeSchema = z
     oidcAudience: z.string().min(1, '--oidc-audience must not be empty').optional(),
     oidcClientId: z.string().min(1, '--oidc-client-id must not be empty').optional(),
     configFile: z.string().min(1, '--config must not be empty').optional(),
+    pgPoolSize: wholeFlag('--pg-pool-size', 2, 'at least 2'),
+    pgStatementTimeoutMs: wholeFlag('--pg-statement-timeout-ms', 0, '0 (no limit) or more'),
     storage: StorageSchema,
   })
   .check((ctx) => {
+    for (const [value, flag] of [
+      [ctx.value.pgPoolSize, '--pg-pool-size'],
+      [ctx.value.pgStatementTimeoutMs, '--pg-statement-timeout-ms'],
+    ] as const) {
+      if (value !== undefined && ctx.value.storage.database === undefined) {
+        ctx.issues.push({ code: 'custom', message: `${flag} needs --database`, input: ctx.value });
+      }
+    }
     for (const [, rate, burst, flag] of RATE_FLAGS) {
       if (ctx.value[rate] === 0 && ctx.value[burst] !== undefined) {
         ctx.issues.push({ code: 'custom', message: `${flag}-burst needs ${flag} on, not off`, input: ctx.value });
@@ -159,14 +129,37 @@ const RevokeTokensSchema = z.object({
   storage: StorageSchema,
 });
 
+const MigrateSchema = z.object({
+  command: z.literal('migrate'),
+  logLevel: LogLevelSchema.default('warn'),
+  storage: StorageSchema,
+});
+const ExportSchema = z.object({
+  command: z.literal('export'),
+  file: z.string().min(1, '--file must not be empty').optional(),
+  logLevel: LogLevelSchema.default('warn'),
+  storage: StorageSchema,
+});
+const ImportSchema = z.object({
+  command: z.literal('import'),
+  file: z.string().min(1, '--file must not be empty').optional(),
+  logLevel: LogLevelSchema.default('warn'),
+  storage: StorageSchema,
+});
+
 export type ServeCommand = z.infer<typeof ServeSchema>;
+export type MigrateCommand = z.infer<typeof MigrateSchema>;
+export type ExportCommand = z.infer<typeof ExportSchema>;
+export type ImportCommand = z.infer<typeof ImportSchema>;
+/** The operator's commands on a whole database: its schema, and moving it to another. */
+export type DatabaseCommand = MigrateCommand | ExportCommand | ImportCommand;
 export type CreateHumanCommand = z.infer<typeof CreateHumanSchema>;
 export type ListPrincipalsCommand = z.infer<typeof ListPrincipalsSchema>;
 export type MintTokenCommand = z.infer<typeof MintTokenSchema>;
 export type RevokeTokensCommand = z.infer<typeof RevokeTokensSchema>;
 /** The operator's commands on the principals of a database (the server may be running on it). */
 export type PrincipalCommand = CreateHumanCommand | ListPrincipalsCommand | MintTokenCommand | RevokeTokensCommand;
-export type CliCommand = ServeCommand | PrincipalCommand | { command: 'help' };
+export type CliCommand = ServeCommand | PrincipalCommand | DatabaseCommand | { command: 'help' };
 export type CliParse = { ok: true; value: CliCommand } | { ok: false; errors: string[] };
 
 const PRINCIPAL_COMMANDS = {
@@ -175,6 +168,27 @@ const PRINCIPAL_COMMANDS = {
   'mint-token': { command: 'mint-token', takesId: true, schema: MintTokenSchema },
   'revoke-tokens': { command: 'revoke-tokens', takesId: true, schema: RevokeTokensSchema },
 } as const;
+
+/** The flags only `serve` takes. */
+const SERVE_ONLY_FLAGS = [
+  'host',
+  'port',
+  'web-root',
+  'rate-limit',
+  'rate-limit-burst',
+  'frame-rate-limit',
+  'frame-rate-limit-burst',
+  'failed-auth-limit',
+  'failed-auth-limit-burst',
+  'max-connections',
+  'max-connections-per-address',
+  'oidc-issuer',
+  'oidc-audience',
+  'oidc-client-id',
+  'config',
+  'pg-pool-size',
+  'pg-statement-timeout-ms',
+] as const;
 
 /** Parses the command line into one validated, frozen command, or every problem in words. */
 export function parseCli(argv: string[]): CliParse {
@@ -204,6 +218,9 @@ export function parseCli(argv: string[]): CliParse {
         'oidc-audience': { type: 'string' },
         'oidc-client-id': { type: 'string' },
         config: { type: 'string' },
+        'pg-pool-size': { type: 'string' },
+        'pg-statement-timeout-ms': { type: 'string' },
+        file: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -217,9 +234,14 @@ export function parseCli(argv: string[]): CliParse {
   const [first, second, ...rest] = positionals;
   let raw: unknown;
   let schema: z.ZodType<CliCommand>;
+  const misplacedFile =
+    values.file !== undefined && first !== 'export' && first !== 'import'
+      ? ['--file belongs to "export" and "import"']
+      : [];
   if (first === 'serve' && second === undefined) {
     if (values['display-name'] !== undefined)
       return { ok: false, errors: ['--display-name belongs to "principal create-human"'] };
+    if (misplacedFile.length > 0) return { ok: false, errors: misplacedFile };
     raw = {
       command: 'serve',
       host: values.host,
@@ -238,6 +260,8 @@ export function parseCli(argv: string[]): CliParse {
       oidcAudience: values['oidc-audience'],
       oidcClientId: values['oidc-client-id'],
       configFile: values.config,
+      pgPoolSize: values['pg-pool-size'],
+      pgStatementTimeoutMs: values['pg-statement-timeout-ms'],
       storage,
     };
     schema = ServeSchema;
@@ -267,10 +291,12 @@ export function parseCli(argv: string[]): CliParse {
       'oidc-audience',
       'oidc-client-id',
       'config',
+      'pg-pool-size',
+      'pg-statement-timeout-ms',
     ] as const;
     const misplaced = serveOnly.filter((flag) => values[flag] !== undefined);
-    if (misplaced.length > 0) {
-      return { ok: false, errors: misplaced.map((flag) => `--${flag} belongs to "serve"`) };
+    if (misplaced.length > 0 || misplacedFile.length > 0) {
+      return { ok: false, errors: [...misplaced.map((flag) => `--${flag} belongs to "serve"`), ...misplacedFile] };
     }
     if (second !== 'create-human' && values['display-name'] !== undefined)
       return { ok: false, errors: ['--display-name belongs to "principal create-human"'] };
@@ -282,6 +308,15 @@ export function parseCli(argv: string[]): CliParse {
       storage,
     };
     schema = spec.schema;
+  } else if ((first === 'migrate' || first === 'export' || first === 'import') && second === undefined) {
+    const misplaced: string[] = SERVE_ONLY_FLAGS.filter((flag) => values[flag] !== undefined);
+    if (values['display-name'] !== undefined) misplaced.push('display-name');
+    if (first === 'migrate' && values.file !== undefined) misplaced.push('file');
+    if (misplaced.length > 0) {
+      return { ok: false, errors: misplaced.map((flag) => `--${flag} does not belong to "${first}"`) };
+    }
+    raw = { command: first, file: values.file, logLevel: values['log-level'], storage };
+    schema = { migrate: MigrateSchema, export: ExportSchema, import: ImportSchema }[first];
   } else {
     return { ok: false, errors: [`unknown command "${positionals.join(' ')}"`] };
   }

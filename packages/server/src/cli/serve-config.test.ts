@@ -67,9 +67,39 @@ describe('resolveServeConfig', () => {
     [['--config', 'c.json'], '{"oidc": {"issuer": "https://x/"', 'c.json is not JSON'],
     [['--config', 'c.json'], '{"oidc": {"isuer": "https://x/"}}', 'c.json: oidc: Unrecognized key: "isuer"'],
     [['--config', 'c.json'], '{"port": 1}', 'c.json: Unrecognized key: "port"'],
+    [['--config', 'c.json'], '{"postgres": {"poolSize": 4}}', 'c.json: postgres: needs --database'],
+    [
+      ['--config', 'c.json', '--database', 'postgres://h/db'],
+      '{"postgres": {"poolSize": 1}}',
+      'c.json: postgres.poolSize: Too small',
+    ],
+    [
+      ['--config', 'c.json', '--database', 'postgres://h/db'],
+      '{"postgres": {"poolsize": 4}}',
+      'c.json: postgres: Unrecognized key: "poolsize"',
+    ],
   ])('refuses %j with file %j', (argv, file, message) => {
     const result = resolveServeConfig(serve(...argv), file);
     expect(result.ok).toBe(false);
     expect(result.ok ? '' : result.errors.join('\n')).toContain(message);
+  });
+
+  it('sizes the PostgreSQL pool from the flags, else the file, else the defaults; only with --database', () => {
+    expect(resolveServeConfig(serve('--database', 'postgres://h/db'), undefined)).toEqual({
+      ok: true,
+      oidc: undefined,
+      postgres: { poolSize: 10, statementTimeoutMs: 30_000 },
+    });
+    const file = JSON.stringify({ postgres: { poolSize: 4, statementTimeoutMs: 1_000 } });
+    expect(resolveServeConfig(serve('--database', 'postgres://h/db', '--config', 'c.json'), file)).toEqual({
+      ok: true,
+      oidc: undefined,
+      postgres: { poolSize: 4, statementTimeoutMs: 1_000 },
+    });
+    expect(
+      resolveServeConfig(serve('--database', 'postgres://h/db', '--config', 'c.json', '--pg-pool-size', '30'), file),
+    ).toEqual({ ok: true, oidc: undefined, postgres: { poolSize: 30, statementTimeoutMs: 1_000 } });
+    const sqlite = resolveServeConfig(serve(), undefined);
+    expect(sqlite.ok && sqlite.postgres).toBeUndefined();
   });
 });

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { isHttpOnLoopback, type OidcOptions } from '../oidc/oidc-options.js';
+import { POSTGRES_DEFAULTS } from '../store/postgres/postgres-pool.js';
 import type { ServeCommand } from './parse-cli.js';
 
 /**
- * The JSON file `serve --config FILE` reads. It holds only the identity provider for now;
- * unknown keys are refused, so a typo never passes silently.
+ * The JSON file `serve --config FILE` reads: the identity provider, and the PostgreSQL pool (with
+ * `--database`). Unknown keys are refused, so a typo never passes silently.
  */
 const ConfigFileSchema = z.strictObject({
   oidc: z
@@ -14,9 +15,23 @@ const ConfigFileSchema = z.strictObject({
       clientId: z.string().min(1).optional(),
     })
     .optional(),
+  postgres: z
+    .strictObject({
+      poolSize: z.number().int().min(2).optional(),
+      statementTimeoutMs: z.number().int().min(0).optional(),
+    })
+    .optional(),
 });
 
-export type ServeConfig = { ok: true; oidc: OidcOptions | undefined } | { ok: false; errors: string[] };
+/** The PostgreSQL pool of `serve --database`. */
+export interface PostgresConfig {
+  poolSize: number;
+  statementTimeoutMs: number;
+}
+
+export type ServeConfig =
+  | { ok: true; oidc: OidcOptions | undefined; postgres?: PostgresConfig }
+  | { ok: false; errors: string[] };
 
 /**
  * The identity provider from `serve`'s flags and its config file's text (read by `main.ts`),
@@ -45,11 +60,24 @@ export function resolveServeConfig(command: ServeCommand, fileText: string | und
     }
     file = parsed.data;
   }
+  const errors: string[] = [];
+  let postgres: PostgresConfig | undefined;
+  if (command.storage.database !== undefined) {
+    postgres = Object.freeze({
+      poolSize: command.pgPoolSize ?? file.postgres?.poolSize ?? POSTGRES_DEFAULTS.poolSize,
+      statementTimeoutMs:
+        command.pgStatementTimeoutMs ?? file.postgres?.statementTimeoutMs ?? POSTGRES_DEFAULTS.statementTimeoutMs,
+    });
+  } else if (file.postgres !== undefined) {
+    errors.push(`${command.configFile}: postgres: needs --database (this server runs on SQLite)`);
+  }
+  const withPostgres = postgres === undefined ? {} : { postgres };
   const issuer = command.oidcIssuer ?? file.oidc?.issuer;
   const audience = command.oidcAudience ?? file.oidc?.audience;
   const clientId = command.oidcClientId ?? file.oidc?.clientId;
-  if (issuer === undefined && audience === undefined && clientId === undefined) return { ok: true, oidc: undefined };
-  const errors: string[] = [];
+  if (issuer === undefined && audience === undefined && clientId === undefined) {
+    return errors.length > 0 ? { ok: false, errors } : { ok: true, oidc: undefined, ...withPostgres };
+  }
   const missing = (flag: string, key: string) =>
     errors.push(`${flag} (or oidc.${key} in --config) is needed to sign people in with an identity provider`);
   if (issuer === undefined) missing('--oidc-issuer', 'issuer');
@@ -60,7 +88,11 @@ export function resolveServeConfig(command: ServeCommand, fileText: string | und
     if (problem !== null) errors.push(problem);
   }
   if (errors.length > 0) return { ok: false, errors };
-  return { ok: true, oidc: Object.freeze({ issuer: issuer!, audience: audience!, clientId: clientId! }) };
+  return {
+    ok: true,
+    oidc: Object.freeze({ issuer: issuer!, audience: audience!, clientId: clientId! }),
+    ...withPostgres,
+  };
 }
 
 function issuerProblem(issuer: string): string | null {

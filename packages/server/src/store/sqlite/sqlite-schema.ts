@@ -1,12 +1,15 @@
 import type { Database } from 'better-sqlite3';
+import { latestVersion, pendingMigrations, type Migration } from '../migrations/migration-plan.js';
 
 /**
- * Versioned migrations. Each entry runs once, inside a transaction, and is
- * recorded in `schema_migrations`; never edit an applied entry, append a new one.
+ * The SQLite schema as numbered migrations (see `../migrations/migration-plan.ts`). Each entry
+ * runs once, inside a transaction, and is recorded in `schema_migrations`; never edit an applied
+ * entry, append a new one.
  */
-const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
+export const SQLITE_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
+    description: 'principals, tokens, threads, grants, events, runs, cursors, artifacts',
     sql: `
       CREATE TABLE principals (
         principal_id TEXT PRIMARY KEY,
@@ -96,6 +99,7 @@ const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
   {
     // Bots say who may put them on a thread (protocol.md, Principals); every bot from before is "owners".
     version: 2,
+    description: 'bots say who may put them on a thread (joinable_by)',
     sql: `
       ALTER TABLE principals ADD COLUMN joinable_by TEXT CHECK (joinable_by IN ('owners', 'anyone'));
       UPDATE principals SET joinable_by = 'owners' WHERE kind = 'bot';
@@ -105,6 +109,7 @@ const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
     // Sign-in with an identity provider, invites, and a log of token revocations that another
     // process (the operator CLI) can append to while the server runs (protocol.md, Authentication).
     version: 3,
+    description: 'OIDC subjects, invites, the token revocation log',
     sql: `
       CREATE TABLE oidc_subjects (
         issuer TEXT NOT NULL,
@@ -140,6 +145,7 @@ const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
     // time before which its JWTs are refused, and the revocation log carries that as an entry with
     // no token id (the table is rebuilt to allow it, keeping every seq, so watchers' cursors hold).
     version: 4,
+    description: 'the end of JWTs in the revocation log (jwts_not_before)',
     sql: `
       ALTER TABLE oidc_subjects ADD COLUMN jwts_not_before TEXT;
       CREATE TABLE token_revocations_v4 (
@@ -156,25 +162,31 @@ const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
   },
 ];
 
-export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;
+export const SCHEMA_VERSION = latestVersion(SQLITE_MIGRATIONS);
 
-/** WAL, durable commits (synchronous=FULL), then any pending migrations. */
-export function prepareDatabase(db: Database): void {
+/**
+ * WAL, durable commits (synchronous=FULL), then any pending migrations; returns the versions applied now.
+ * Two processes opening one file at once (the server and the operator's CLI) are kept apart by
+ * BEGIN IMMEDIATE: the second waits (busy_timeout), then re-reads what is applied and skips it.
+ */
+export function prepareDatabase(db: Database): number[] {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.pragma('busy_timeout = 5000');
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
-  const applied = new Set(
-    (db.prepare('SELECT version FROM schema_migrations').all() as Array<{ version: number }>).map((r) => r.version),
-  );
-  for (const migration of MIGRATIONS) {
-    if (applied.has(migration.version)) continue;
+  const appliedNow: number[] = [];
+  const readApplied = () =>
+    (db.prepare('SELECT version FROM schema_migrations').all() as Array<{ version: number }>).map((r) => r.version);
+  for (const migration of pendingMigrations(SQLITE_MIGRATIONS, readApplied())) {
     db.transaction(() => {
+      if (readApplied().includes(migration.version)) return;
       db.exec(migration.sql);
       db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(
         migration.version,
         new Date().toISOString(),
       );
+      appliedNow.push(migration.version);
     }).immediate();
   }
+  return appliedNow;
 }

@@ -1,0 +1,179 @@
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import type pg from 'pg';
+import { DATABASE_FILE_NAME } from '../../create-bubble-server.js';
+import { migratePostgres } from '../../store/postgres/postgres-migrate.js';
+import { createPool } from '../../store/postgres/postgres-pool.js';
+import { POSTGRES_MIGRATIONS } from '../../store/postgres/postgres-schema.js';
+import { latestVersion } from '../../store/migrations/migration-plan.js';
+import { prepareDatabase, SCHEMA_VERSION } from '../../store/sqlite/sqlite-schema.js';
+import type { DumpRow, DumpTable } from './dump-tables.js';
+
+/** Reads of one consistent snapshot of a database. */
+export interface DumpReader {
+  /**
+   * Rows of a table (of one thread, for per-thread tables), in the table's order; with `page`, the
+   * events after `afterSeq`, `limit` at a time.
+   */
+  rows(table: DumpTable, threadId?: string, page?: { afterSeq: number; limit: number }): Promise<DumpRow[]>;
+}
+
+export interface DumpWriter {
+  /** Inserts rows (decoded: bytes as Buffers, flags as booleans) into a table. */
+  insert(table: DumpTable, rows: readonly DumpRow[]): Promise<void>;
+}
+
+/** A database the operator moves data out of or into, the same way on SQLite and PostgreSQL. */
+export interface DumpBackend {
+  readonly kind: 'sqlite' | 'postgres';
+  readonly schemaVersion: number;
+  /** Whether no table of the dump holds a row. */
+  isEmpty(tables: readonly DumpTable[]): Promise<boolean>;
+  /** Runs `body` on one snapshot (a read transaction), so a running server's writes do not tear the dump. */
+  snapshot<T>(body: (reader: DumpReader) => Promise<T>): Promise<T>;
+  /** Runs `body` in one write transaction: all of it lands, or none. */
+  transaction(tables: readonly DumpTable[], body: (writer: DumpWriter) => Promise<void>): Promise<void>;
+  close(): Promise<void>;
+}
+
+const orderOf = (table: DumpTable, ord: string): string => table.order.replace('$ord', ord);
+
+/** Opens (creating and migrating) the SQLite database in `dataDir`. */
+export function openSqliteBackend(dataDir: string): DumpBackend {
+  const dir = resolve(dataDir);
+  mkdirSync(dir, { recursive: true });
+  const db = new Database(join(dir, DATABASE_FILE_NAME));
+  prepareDatabase(db);
+  const select = (table: DumpTable, where: string): string =>
+    `SELECT ${table.columns.join(', ')} FROM ${table.name} ${where} ORDER BY ${orderOf(table, 'rowid')}`;
+  const reader: DumpReader = {
+    rows: async (table, threadId, page) => {
+      if (page) {
+        return db
+          .prepare(`${select(table, 'WHERE thread_id = ? AND seq > ?')} LIMIT ?`)
+          .all(threadId, page.afterSeq, page.limit) as DumpRow[];
+      }
+      return (
+        threadId === undefined
+          ? db.prepare(select(table, '')).all()
+          : db.prepare(select(table, 'WHERE thread_id = ?')).all(threadId)
+      ) as DumpRow[];
+    },
+  };
+  return {
+    kind: 'sqlite',
+    schemaVersion: SCHEMA_VERSION,
+    isEmpty: async (tables) => tables.every((t) => db.prepare(`SELECT 1 FROM ${t.name} LIMIT 1`).get() === undefined),
+    snapshot: async (body) => {
+      db.exec('BEGIN');
+      try {
+        return await body(reader);
+      } finally {
+        db.exec('COMMIT');
+      }
+    },
+    transaction: async (_tables, body) => {
+      db.exec('BEGIN IMMEDIATE');
+      try {
+        await body({
+          insert: async (table, rows) => {
+            const insert = db.prepare(
+              `INSERT INTO ${table.name} (${table.columns.join(', ')}) VALUES (${table.columns.map(() => '?').join(', ')})`,
+            );
+            for (const row of rows) {
+              insert.run(
+                ...table.columns.map((c) => (typeof row[c] === 'boolean' ? (row[c] ? 1 : 0) : (row[c] as unknown))),
+              );
+            }
+          },
+        });
+        db.exec('COMMIT');
+      } catch (error) {
+        db.exec('ROLLBACK');
+        throw error;
+      }
+    },
+    close: async () => {
+      db.close();
+    },
+  };
+}
+
+/** Opens (and migrates) the PostgreSQL database at `url`. */
+export async function openPostgresBackend(url: string): Promise<DumpBackend> {
+  const pool = createPool(url, { poolSize: 2, statementTimeoutMs: 0 });
+  try {
+    await migratePostgres(pool);
+  } catch (error) {
+    await pool.end();
+    throw error;
+  }
+  const select = (table: DumpTable, where: string): string =>
+    `SELECT ${table.columns.join(', ')} FROM ${table.name} ${where} ORDER BY ${orderOf(table, 'ord')}`;
+  const withClient = async <T>(begin: string, body: (client: pg.PoolClient) => Promise<T>): Promise<T> => {
+    const client = await pool.connect();
+    try {
+      await client.query(begin);
+      const result = await body(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+  };
+  return {
+    kind: 'postgres',
+    schemaVersion: latestVersion(POSTGRES_MIGRATIONS),
+    isEmpty: async (tables) => {
+      for (const t of tables) if ((await pool.query(`SELECT 1 FROM ${t.name} LIMIT 1`)).rowCount) return false;
+      return true;
+    },
+    snapshot: (body) =>
+      withClient('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', (client) =>
+        body({
+          rows: async (table, threadId, page) => {
+            if (page) {
+              const sql = `${select(table, 'WHERE thread_id = $1 AND seq > $2')} LIMIT $3`;
+              return (await client.query(sql, [threadId, page.afterSeq, page.limit])).rows;
+            }
+            return threadId === undefined
+              ? (await client.query(select(table, ''))).rows
+              : (await client.query(select(table, 'WHERE thread_id = $1'), [threadId])).rows;
+          },
+        }),
+      ),
+    transaction: (tables, body) =>
+      withClient('BEGIN', async (client) => {
+        await body({
+          insert: async (table, rows) => {
+            // Up to 500 rows a statement keeps within PostgreSQL's 65,535 parameters for every table here.
+            for (let start = 0; start < rows.length; start += 500) {
+              const chunk = rows.slice(start, start + 500);
+              const width = table.columns.length;
+              const values = chunk
+                .map((_, r) => `(${table.columns.map((_c, c) => `$${r * width + c + 1}`).join(', ')})`)
+                .join(', ');
+              const overriding = table.identity === undefined ? '' : ' OVERRIDING SYSTEM VALUE';
+              await client.query(
+                `INSERT INTO ${table.name} (${table.columns.join(', ')})${overriding} VALUES ${values}`,
+                chunk.flatMap((row) => table.columns.map((c) => row[c])),
+              );
+            }
+          },
+        });
+        // Carried identity values: the next one generated must come after them.
+        for (const t of tables) {
+          if (t.identity === undefined) continue;
+          await client.query(
+            `SELECT setval(pg_get_serial_sequence('${t.name}', '${t.identity}'),
+               (SELECT coalesce(max(${t.identity}), 0) + 1 FROM ${t.name}), false)`,
+          );
+        }
+      }),
+    close: () => pool.end(),
+  };
+}

@@ -1,0 +1,78 @@
+import type { ClusterFeed, OutboxEntry } from '../cluster-feed.js';
+import type { BubbleStore, StoreOpenOptions } from '../store.js';
+import type { PostgresStoreContext } from './postgres-context.js';
+import { toStoreError } from './postgres-errors.js';
+import { eventMethods } from './postgres-events.js';
+import { PostgresGroupCommit, type WriteJob } from './postgres-group-commit.js';
+import { inviteMethods } from './postgres-invites.js';
+import { migratePostgres } from './postgres-migrate.js';
+import { peopleMethods } from './postgres-people.js';
+import { createPool, poolReader, type PostgresPoolOptions } from './postgres-pool.js';
+import { SQL } from './postgres-sql.js';
+import { threadMethods } from './postgres-threads.js';
+
+/** The store several server instances share: every `BubbleStore` method, and the feed of the others' commits. */
+export type PostgresStore = BubbleStore & ClusterFeed;
+
+export interface PostgresStoreOptions extends StoreOpenOptions, PostgresPoolOptions {}
+
+/**
+ * Opens the PostgreSQL store at `connectionString`, applying pending migrations first (under an
+ * advisory lock, so instances starting together migrate once). Reads go to any pooled
+ * connection; writes go through one group commit (`postgres-group-commit.ts`) that holds one
+ * connection per group. A database that cannot be reached is answered 503 (`StoreUnavailableError`),
+ * never a crash; the pool reconnects by itself.
+ */
+export async function openPostgresStore(
+  connectionString: string,
+  options: PostgresStoreOptions = {},
+): Promise<PostgresStore> {
+  const pool = createPool(connectionString, options);
+  try {
+    await migratePostgres(pool);
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw toStoreError(error);
+  }
+  const now = options.now ?? (() => new Date());
+  const onCommit = options.onCommit;
+  const writes = new PostgresGroupCommit(pool, now, (messages) => onCommit?.(messages));
+  let closed = false;
+  const db = poolReader(pool);
+  const write = <T>(job: WriteJob<T>): Promise<T> => {
+    if (closed) return Promise.reject(new Error('store is closed'));
+    return writes.enqueue(job);
+  };
+  const context: PostgresStoreContext = { db, write, now };
+
+  return {
+    ...peopleMethods(context),
+    ...inviteMethods(context),
+    ...threadMethods(context),
+    ...eventMethods(context),
+
+    outboxHead: async () => (await db.query<{ id: number }>(SQL.outboxHead))[0]!.id,
+    readOutboxAfter: async (cursor, limit) =>
+      (await db.query<{ id: number; message: OutboxEntry['message'] }>(SQL.outboxAfter, [cursor, limit])).map(
+        (row) => ({ id: row.id, message: row.message }),
+      ),
+    threadHeads: async (threadIds) =>
+      new Map(
+        (await db.query<{ thread_id: string; head_seq: number }>(SQL.threadHeads, [threadIds])).map((row) => [
+          row.thread_id,
+          row.head_seq,
+        ]),
+      ),
+    connectionString,
+
+    ping: async () => {
+      await db.query(SQL.ping);
+    },
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await writes.drained();
+      await pool.end();
+    },
+  };
+}
