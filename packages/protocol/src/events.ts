@@ -8,7 +8,8 @@ export const ToolCallIdSchema = z.string().min(1).max(200);
 export const ClientEventIdSchema = z.string().min(1).max(200);
 export const EventTypeSchema = z.string().min(1).max(200);
 /** A custom event type: any name with a dot in it, e.g. `acme.poll_created` (the protocol asks nothing more of it). */
-export function isCustomEventType(type: string): boolean {
+export type CustomEventType = `${string}.${string}`;
+export function isCustomEventType(type: string): type is CustomEventType {
   return type.includes('.');
 }
 
@@ -21,11 +22,25 @@ export const RunStartedDataSchema = z.looseObject({
 });
 export const RunStatusSchema = z.enum(['completed', 'interrupted', 'error']);
 export type RunStatus = z.infer<typeof RunStatusSchema>;
+/** A run's usage as protocol.md lists it; other counters a bot adds (`totalCostUsd`, …) pass through. */
+export const RunUsageSchema = z.looseObject({
+  inputTokens: z.number().optional(),
+  outputTokens: z.number().optional(),
+  cacheReadInputTokens: z.number().optional(),
+  cacheCreationInputTokens: z.number().optional(),
+  costUsd: z.number().optional(),
+});
+export type RunUsage = z.infer<typeof RunUsageSchema>;
+export const RunErrorSchema = z.looseObject({ code: z.string(), message: z.string(), resetAt: z.string().optional() });
+export type RunError = z.infer<typeof RunErrorSchema>;
 export const RunFinishedDataSchema = z.looseObject({
   runId: RunIdSchema,
   status: RunStatusSchema,
-  error: z.looseObject({ code: z.string(), message: z.string() }).optional(),
-  usage: JsonObjectSchema.optional(),
+  error: RunErrorSchema.optional(),
+  /** The principal whose `run_interrupt_requested` ended the run. */
+  interruptedBy: z.string().optional(),
+  interruptReason: z.string().optional(),
+  usage: RunUsageSchema.optional(),
 });
 export const RunInterruptRequestedDataSchema = z.looseObject({ runId: RunIdSchema, reason: z.string().optional() });
 export const ToolCallApprovalDataSchema = z.looseObject({

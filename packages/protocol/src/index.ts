@@ -9,3 +9,5 @@ export * from './artifacts.js';
 export * from './invites.js';
 export * from './frames.js';
 export * from './info.js';
+export * from './thread-event.js';
+export * from './assert-never.js';

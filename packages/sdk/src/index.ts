@@ -22,7 +22,15 @@ export {
   type BubbleErrorCode,
   type BubbleApiErrorInit,
 } from './client/bubble-api-error.js';
-export { DEFAULT_RETRY, mayRetry, type RetryMode, type RetryOptions } from './client/http-transport.js';
+export { DEFAULT_RETRY, type RetryOptions } from './client/http-transport.js';
+export {
+  mayRetry,
+  isRetryableErrorCode,
+  isPermanentFailure,
+  classifyClose,
+  type RetryMode,
+  type CloseVerdict,
+} from './client/retry-classification.js';
 export { fullJitterDelay, equalJitterDelay, exponentialCeiling, type BackoffOptions } from './client/backoff.js';
 export { newClientEventId, withClientEventIds } from './client/client-event-id.js';
 export {
@@ -39,6 +47,15 @@ export {
   type AnyLiveSubscription,
 } from './live/live-subscription.js';
 export { diffGrants, sameGrant, type GrantUpdate } from './live/grants-diff.js';
+export type {
+  WebSocketFactory,
+  WebSocketLike,
+  WebSocketListener,
+  WebSocketFlowControl,
+  WebSocketOpenOptions,
+} from './live/web-socket-like.js';
+// The browser adapter is exported by `@bubble/sdk/client` only: Node code gets `ws`'s.
+export { nodeWebSocket } from './live/ws-node.js';
 export {
   extractDrainPayload,
   formatDrainText,
@@ -94,3 +111,4 @@ export { openSubthreadTool, subthreadKey } from './tools/open-subthread.js';
 export { searchPrincipalsTool } from './tools/search-principals.js';
 export { inviteToThreadTool } from './tools/invite-to-thread.js';
 export { renderTranscript } from './tools/render-transcript.js';
+export * from './fold/index.js';

@@ -70,4 +70,12 @@ describe('ThreadLedger', () => {
     for (const e of say('bob', 'b1')) l.observe(e);
     expect(l.botOnlyStreak).toBe(0);
   });
+
+  it('takes nothing from an event the protocol would refuse, and skips custom events', () => {
+    seq = 0;
+    const l = ledger();
+    l.observe(at('me', 'run_started', { runId: 'r1', replyTo: ['1'] }));
+    l.observe(at('me', 'acme.note', { runId: 'r2', replyTo: [1] }));
+    expect([l.ownOpenRuns, l.answered([1]), l.lastSeq]).toEqual([[], false, 2]);
+  });
 });

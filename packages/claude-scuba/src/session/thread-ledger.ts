@@ -1,4 +1,4 @@
-import type { EventEnvelope } from '@bubble/protocol';
+import { type CustomThreadEvent, type EventEnvelope, parseEvent } from '@bubble/protocol';
 
 /** How many run anchors (seq → author) and answered seqs are remembered; the oldest go first. */
 const MAX_REMEMBERED = 20_000;
@@ -59,22 +59,19 @@ export class ThreadLedger {
     return [...this.#ownOpen];
   }
 
-  observe(event: EventEnvelope): void {
-    if (event.seq <= this.#lastSeq) return;
-    this.#lastSeq = event.seq;
-    const runId = typeof event.data.runId === 'string' ? (event.data.runId as string) : undefined;
-    if (runId === undefined) return;
-    const runKey = `${event.principalId}\u0000${runId}`;
-    if ((event.type === 'run_started' || event.type === 'message_part') && !this.#runFirstSeq.has(runKey)) {
-      this.#runFirstSeq.set(runKey, event.seq);
-      this.#authors.set(event.seq, event.principalId);
-      trim(this.#runFirstSeq);
-      trim(this.#authors);
-    }
-    const own = event.principalId === this.#o.selfId;
+  observe(envelope: EventEnvelope): void {
+    if (envelope.seq <= this.#lastSeq) return;
+    this.#lastSeq = envelope.seq;
+    // Read as the protocol's typed event: one the server would refuse is not evidence of anything.
+    const parsed = parseEvent(envelope);
+    if (!parsed.ok) return;
+    const event = parsed.event;
     switch (event.type) {
       case 'run_started': {
-        const replyTo = seqsOf(event.data.replyTo);
+        const { runId } = event.data;
+        const replyTo = event.data.replyTo ?? [];
+        this.#anchor(event.principalId, runId, event.seq);
+        const own = event.principalId === this.#o.selfId;
         if (own) {
           this.#ownOpen.add(runId);
           this.noteAnswered(replyTo);
@@ -83,28 +80,49 @@ export class ThreadLedger {
         return;
       }
       case 'run_finished':
-        if (own) {
-          this.#ownOpen.delete(runId);
+        if (event.principalId === this.#o.selfId) {
+          this.#ownOpen.delete(event.data.runId);
+          // Messages steered into a run that its turn took in: named here by the bot, beyond protocol.md.
           this.noteAnswered(seqsOf(event.data.replyTo));
         }
         return;
       case 'message_part': {
-        const chunk = event.data.chunk as { type?: unknown; delta?: unknown } | undefined;
+        const { runId, chunk } = event.data;
+        this.#anchor(event.principalId, runId, event.seq);
         // A person's words end any bot-only streak.
         if (
-          !own &&
+          event.principalId !== this.#o.selfId &&
           !this.#o.isBot(event.principalId) &&
-          chunk?.type === 'text-delta' &&
-          typeof chunk.delta === 'string' &&
+          chunk.type === 'text-delta' &&
           chunk.delta.trim() !== ''
-        ) {
+        )
           this.#botOnlyStreak = 0;
-        }
         return;
       }
-      default:
+      case 'run_interrupt_requested':
+      case 'tool_call_approval':
+      case 'tool_call_result':
+      case 'participant_added':
+      case 'participant_removed':
+      case 'artifact_updated':
         return;
+      default: {
+        // Only custom events are left: a new known type fails this assignment at compile time.
+        const custom: CustomThreadEvent = event;
+        void custom;
+        return;
+      }
     }
+  }
+
+  /** Notes the first seq of a run and its author, for telling whether a turn answered bots alone. */
+  #anchor(principalId: string, runId: string, seq: number): void {
+    const runKey = `${principalId}\u0000${runId}`;
+    if (this.#runFirstSeq.has(runKey)) return;
+    this.#runFirstSeq.set(runKey, seq);
+    this.#authors.set(seq, principalId);
+    trim(this.#runFirstSeq);
+    trim(this.#authors);
   }
 
   /** Seqs a run of the bot answers (its `replyTo`), noted as the bot decides, before the thread echoes it. */

@@ -1,4 +1,4 @@
-import { ParticipantChangeDataSchema, type EventEnvelope, type Role } from '@bubble/protocol';
+import { type EventEnvelope, parseEvent, type Role } from '@bubble/protocol';
 import type { Logger } from 'pino';
 
 /** What the people on a thread need of Bubble. */
@@ -38,15 +38,16 @@ export class ThreadPeople {
   }
 
   /** Follows `participant_added` / `participant_removed`. */
-  observe(event: EventEnvelope): void {
-    if (event.type !== 'participant_added' && event.type !== 'participant_removed') return;
-    const parsed = ParticipantChangeDataSchema.safeParse(event.data);
-    if (!parsed.success) return;
+  observe(envelope: EventEnvelope): void {
+    if (envelope.type !== 'participant_added' && envelope.type !== 'participant_removed') return;
+    const parsed = parseEvent(envelope);
+    if (!parsed.ok) return;
+    const event = parsed.event;
     if (event.type === 'participant_added') {
-      this.roles.set(parsed.data.principalId, parsed.data.role);
-      void this.#learn(parsed.data.principalId);
-    } else {
-      this.roles.delete(parsed.data.principalId);
+      this.roles.set(event.data.principalId, event.data.role);
+      void this.#learn(event.data.principalId);
+    } else if (event.type === 'participant_removed') {
+      this.roles.delete(event.data.principalId);
     }
   }
 

@@ -1,5 +1,7 @@
+import { join } from 'node:path';
 import type { EventEnvelope } from '@bubble/protocol';
 import { describe, expect, it } from 'vitest';
+import { FIXTURE_DIR, readEvents } from '../fold/__fixtures__/fixtures.js';
 import { ThreadRenderer } from './thread-renderer.js';
 
 let seq = 0;
@@ -134,5 +136,28 @@ describe('ThreadRenderer', () => {
   ])('%s', (_label, events, lines) => {
     seq = 0;
     expect(render(events())).toEqual(lines);
+  });
+
+  it('prints a replayed event once, and says which field of an unreadable one is broken', () => {
+    seq = 0;
+    const renderer = new ThreadRenderer();
+    const asked = ev('alice', 'run_interrupt_requested', { runId: 'r1' });
+    const broken = ev('bot', 'run_finished', { runId: 'r1', status: 'done' });
+    expect([renderer.render(asked), renderer.render(asked), renderer.render(broken)]).toEqual([
+      ['#1 alice asked to stop run r1'],
+      [],
+      ['#2 bot [unreadable run_finished: data.status]'],
+    ]);
+  });
+
+  it('reads a recorded thread: the person, the reasoning, the reply, each once', () => {
+    const events = readEvents(join(FIXTURE_DIR, 'streamed-reply-with-reasoning.jsonl'));
+    expect(render(events)).toEqual([
+      '#1 * you joined as owner (added by you)',
+      '#2 * claude joined as member (added by you)',
+      '#4 you: stream please',
+      '#9 claude (thinking): The user wants a streamed answer.',
+      '#13 claude: Here is **bold** text and code:\n    \n    ```js\n    const answer = 42;\n    ```\n    \n    Done streaming.',
+    ]);
   });
 });

@@ -1,5 +1,7 @@
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { EventEnvelope } from '@bubble/protocol';
+import { FIXTURE_DIR, readEvents } from '../fold/__fixtures__/fixtures.js';
 import { renderTranscript } from './render-transcript.js';
 
 function log(...entries: Array<[string, string, Record<string, unknown>]>): EventEnvelope[] {
@@ -109,5 +111,52 @@ describe('renderTranscript', () => {
     );
     expect(line?.length).toBeLessThan(450);
     expect(line).toMatch(/more chars\)$/);
+  });
+
+  it.each<[string, EventEnvelope[], string[]]>([
+    [
+      'a page that starts mid-run: the end of its text is a line, the end of its call too',
+      log(
+        ['bot-x', 'message_part', part('b', { type: 'text-delta', id: 't', delta: '…and so ' })],
+        ['bot-x', 'message_part', part('b', { type: 'text-delta', id: 't', delta: 'on.' })],
+        ['bot-x', 'message_part', part('b', { type: 'text-end', id: 't' })],
+        ['bot-x', 'message_part', part('b', { type: 'tool-output-available', toolCallId: 'tc0', output: 'ok' })],
+        ['bot-x', 'run_finished', { runId: 'b', status: 'completed' }],
+      ),
+      ['#1 bot-x: …and so on.', '#4 bot-x tool result (tc0): "ok"'],
+    ],
+    [
+      'an error chunk splits the text around it',
+      log(
+        ['bot-x', 'message_part', part('b', { type: 'text-delta', id: 't', delta: 'one' })],
+        ['bot-x', 'message_part', part('b', { type: 'error', errorText: 'overloaded' })],
+        ['bot-x', 'message_part', part('b', { type: 'text-delta', id: 'u', delta: 'two' })],
+      ),
+      ['#1 bot-x: one', '#2 bot-x error: overloaded', '#3 bot-x: two'],
+    ],
+    [
+      'a type nobody knows is shown as it is; a known one with broken data is left out',
+      log(
+        ['alice', 'poll_created', { q: 'x' }],
+        ['alice', 'tool_call_approval', { toolCallId: 'tc1', decision: 'maybe' }],
+      ),
+      ['#1 alice poll_created {"q":"x"}'],
+    ],
+  ])('%s', (_name, events, expected) => {
+    expect(renderTranscript(events)).toEqual(expected);
+  });
+
+  it('renders a recorded thread: messages, the call, who denied it and why', () => {
+    const events = readEvents(join(FIXTURE_DIR, 'tool-denied-with-a-reason.jsonl'));
+    const lines = renderTranscript(events).map((line) => line.replace(/run-[0-9a-f-]{36}/g, 'RUN'));
+    expect(lines).toEqual([
+      '#1 you joined as owner',
+      '#2 claude joined as member (by you)',
+      '#5 you: run the denied command',
+      '#9 claude calls tool Bash (toolu_no1) {"command":"touch denied.txt && echo should-not-run","description":"Run a command"}',
+      '#11 you denied tool call toolu_no1 (not on this machine)',
+      '#12 claude tool call denied (toolu_no1)',
+      '#14 claude: Understood, I did not run it.',
+    ]);
   });
 });

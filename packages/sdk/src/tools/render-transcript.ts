@@ -1,15 +1,6 @@
-import {
-  ArtifactUpdatedDataSchema,
-  MessagePartDataSchema,
-  ParticipantChangeDataSchema,
-  RunFinishedDataSchema,
-  RunInterruptRequestedDataSchema,
-  ToolCallApprovalDataSchema,
-  ToolCallResultDataSchema,
-  isKnownEventType,
-  type EventEnvelope,
-  type KnownEventType,
-} from '@bubble/protocol';
+import { type CustomThreadEvent, type EventEnvelope, parseEvent, type ThreadEventOf } from '@bubble/protocol';
+import { foldThread, foldTypedEvent } from '../fold/fold-thread.js';
+import { emptyThreadState, type RunState, runsOf, type ThreadState } from '../fold/thread-state.js';
 import { stringifyForDisplay } from './stringify-for-display.js';
 
 /** Longest rendering of a JSON value (tool inputs and outputs, custom event data). */
@@ -27,130 +18,135 @@ function json(value: unknown): string {
 
 interface Line {
   readonly seq: number;
-  text: string;
+  readonly text: string;
 }
 
 /**
- * Renders a page of events as compact transcript lines for a model: one line per message (the
- * text deltas of a run joined), per tool call, result, approval, participant change, artifact
- * write or custom event, each starting with `#seq who`. Pure.
+ * Renders a page of events as compact transcript lines for a model, each starting with
+ * `#seq who`, in seq order. Messages are read from the thread fold of the page: a run's text
+ * parts make one line at the seq of their first delta, until a line of that run's own (a tool
+ * call, its result, a file, an error) comes between. Every other event is a line of its own:
+ * tool calls and results, approvals, participant changes, artifact writes, custom events.
+ * Reasoning, steps and data chunks are not shown. Pure.
  */
 export function renderTranscript(events: readonly EventEnvelope[]): string[] {
   const lines: Line[] = [];
-  /** The line a run's text is being appended to, until something else of that run interrupts it. */
-  const openText = new Map<string, Line>();
-  const add = (seq: number, text: string): Line => {
-    const line = { seq, text };
-    lines.push(line);
-    return line;
-  };
+  /** Per run, the seqs of its own lines: text is not joined across them. */
+  const runLines = new Map<string, number[]>();
+  let state: ThreadState = emptyThreadState();
 
-  for (const event of events) {
-    const who = event.principalId;
-    const type = event.type;
-    if (!isKnownEventType(type)) {
-      add(event.seq, `#${event.seq} ${who} ${type} ${json(event.data)}`);
+  for (const envelope of events) {
+    if (envelope.seq <= state.lastSeq) continue;
+    const at = `#${envelope.seq}`;
+    const who = envelope.principalId;
+    const parsed = parseEvent(envelope);
+    if (!parsed.ok) {
+      state = foldThread(state, envelope);
+      // A type nobody here knows is shown as it is; a known one with broken data is left out.
+      if (parsed.error.code === 'unknown_type')
+        lines.push({ seq: envelope.seq, text: `${at} ${who} ${envelope.type} ${json(envelope.data)}` });
       continue;
     }
-    const known: KnownEventType = type;
-    switch (known) {
+    const event = parsed.event;
+    state = foldTypedEvent(state, event);
+    const add = (text: string) => lines.push({ seq: event.seq, text: `${at} ${text}` });
+    switch (event.type) {
       case 'message_part': {
-        const parsed = MessagePartDataSchema.safeParse(event.data);
-        if (!parsed.success) break;
-        const { runId, chunk } = parsed.data;
-        const runKey = `${who}\u0000${runId}`;
-        if (chunk.type === 'text-delta') {
-          const open = openText.get(runKey);
-          if (open) open.text += chunk.delta;
-          else openText.set(runKey, add(event.seq, `#${event.seq} ${who}: ${chunk.delta}`));
-          break;
-        }
-        let rendered: string | undefined;
-        if (chunk.type === 'tool-input-available') {
-          const child = (chunk.providerMetadata?.bubble as { childThreadId?: unknown } | undefined)?.childThreadId;
-          rendered = `#${event.seq} ${who} calls tool ${chunk.toolName} (${chunk.toolCallId}) ${json(chunk.input)}${typeof child === 'string' ? ` in subthread ${child}` : ''}`;
-        } else if (chunk.type === 'tool-output-available') {
-          rendered = `#${event.seq} ${who} tool result (${chunk.toolCallId}): ${json(chunk.output)}`;
-        } else if (chunk.type === 'tool-output-error') {
-          rendered = `#${event.seq} ${who} tool error (${chunk.toolCallId}): ${clip(chunk.errorText, MAX_JSON_CHARS)}`;
-        } else if (chunk.type === 'tool-output-denied') {
-          rendered = `#${event.seq} ${who} tool call denied (${chunk.toolCallId})`;
-        } else if (chunk.type === 'file') {
-          rendered = `#${event.seq} ${who} attached ${chunk.url} (${chunk.mediaType})`;
-        } else if (chunk.type === 'error') {
-          rendered = `#${event.seq} ${who} error: ${clip(chunk.errorText, MAX_JSON_CHARS)}`;
-        }
-        // Text and reasoning boundaries, reasoning itself, steps and data chunks are not shown.
-        if (rendered !== undefined) {
-          openText.delete(runKey);
-          add(event.seq, rendered);
-        }
+        const text = partLine(event);
+        if (text === undefined) break;
+        add(`${who} ${text}`);
+        const seqs = runLines.get(event.data.runId);
+        if (seqs) seqs.push(event.seq);
+        else runLines.set(event.data.runId, [event.seq]);
         break;
       }
       case 'run_started':
         break;
       case 'run_finished': {
-        const parsed = RunFinishedDataSchema.safeParse(event.data);
-        if (!parsed.success) break;
-        openText.delete(`${who}\u0000${parsed.data.runId}`);
-        if (parsed.data.status !== 'completed') {
-          const reason = parsed.data.error ? `: ${parsed.data.error.message}` : '';
-          add(event.seq, `#${event.seq} ${who} run ${parsed.data.runId} ended ${parsed.data.status}${reason}`);
-        }
+        const { runId, status, error } = event.data;
+        if (status !== 'completed') add(`${who} run ${runId} ended ${status}${error ? `: ${error.message}` : ''}`);
         break;
       }
       case 'run_interrupt_requested': {
-        const parsed = RunInterruptRequestedDataSchema.safeParse(event.data);
-        if (parsed.success)
-          add(
-            event.seq,
-            `#${event.seq} ${who} asked to stop run ${parsed.data.runId}${parsed.data.reason ? ` (${parsed.data.reason})` : ''}`,
-          );
+        const { runId, reason } = event.data;
+        add(`${who} asked to stop run ${runId}${reason ? ` (${reason})` : ''}`);
         break;
       }
       case 'tool_call_approval': {
-        const parsed = ToolCallApprovalDataSchema.safeParse(event.data);
-        if (parsed.success) {
-          const verb = parsed.data.decision === 'allow' ? 'allowed' : 'denied';
-          add(
-            event.seq,
-            `#${event.seq} ${who} ${verb} tool call ${parsed.data.toolCallId}${parsed.data.reason ? ` (${parsed.data.reason})` : ''}`,
-          );
-        }
+        const { toolCallId, decision, reason } = event.data;
+        add(
+          `${who} ${decision === 'allow' ? 'allowed' : 'denied'} tool call ${toolCallId}${reason ? ` (${reason})` : ''}`,
+        );
         break;
       }
       case 'tool_call_result': {
-        const parsed = ToolCallResultDataSchema.safeParse(event.data);
-        if (parsed.success)
-          add(
-            event.seq,
-            `#${event.seq} ${who} answered tool call ${parsed.data.toolCallId}${parsed.data.isError ? ' with an error' : ''}: ${json(parsed.data.output)}`,
-          );
+        const { toolCallId, isError, output } = event.data;
+        add(`${who} answered tool call ${toolCallId}${isError ? ' with an error' : ''}: ${json(output)}`);
         break;
       }
       case 'participant_added':
       case 'participant_removed': {
-        const parsed = ParticipantChangeDataSchema.safeParse(event.data);
-        if (!parsed.success) break;
-        const { principalId, role, by } = parsed.data;
-        const what = known === 'participant_added' ? `joined as ${role}` : 'left';
-        add(event.seq, `#${event.seq} ${principalId} ${what}${by !== principalId ? ` (by ${by})` : ''}`);
+        const { principalId, role, by } = event.data;
+        const what = event.type === 'participant_added' ? `joined as ${role}` : 'left';
+        lines.push({ seq: event.seq, text: `${at} ${principalId} ${what}${by !== principalId ? ` (by ${by})` : ''}` });
         break;
       }
       case 'artifact_updated': {
-        const parsed = ArtifactUpdatedDataSchema.safeParse(event.data);
-        if (parsed.success)
-          add(
-            event.seq,
-            `#${event.seq} ${parsed.data.by} wrote artifact ${parsed.data.name} v${parsed.data.version} (${parsed.data.mediaType})`,
-          );
+        const { name, version, mediaType, by } = event.data;
+        lines.push({ seq: event.seq, text: `${at} ${by} wrote artifact ${name} v${version} (${mediaType})` });
         break;
       }
       default: {
-        const unreachable: never = known;
-        return unreachable;
+        // Only custom events are left: a new known type fails this assignment at compile time.
+        const custom: CustomThreadEvent = event;
+        add(`${who} ${custom.type} ${json(custom.data)}`);
       }
     }
   }
-  return lines.map((line) => clip(line.text, MAX_TEXT_CHARS));
+  for (const run of runsOf(state)) lines.push(...textLines(run, runLines.get(run.runId) ?? []));
+  // Stable: lines of one seq keep their order.
+  return lines.sort((a, b) => a.seq - b.seq).map((line) => clip(line.text, MAX_TEXT_CHARS));
+}
+
+/** The line a chunk gets of its own, if any. */
+function partLine(event: ThreadEventOf<'message_part'>): string | undefined {
+  const { chunk } = event.data;
+  switch (chunk.type) {
+    case 'tool-input-available': {
+      const bubble = chunk.providerMetadata?.bubble;
+      const child = bubble?.childThreadId;
+      const where = typeof child === 'string' ? ` in subthread ${child}` : '';
+      return `calls tool ${chunk.toolName} (${chunk.toolCallId}) ${json(chunk.input)}${where}`;
+    }
+    case 'tool-output-available':
+      return `tool result (${chunk.toolCallId}): ${json(chunk.output)}`;
+    case 'tool-output-error':
+      return `tool error (${chunk.toolCallId}): ${clip(chunk.errorText, MAX_JSON_CHARS)}`;
+    case 'tool-output-denied':
+      return `tool call denied (${chunk.toolCallId})`;
+    case 'file':
+      return `attached ${chunk.url} (${chunk.mediaType})`;
+    case 'error':
+      return `error: ${clip(chunk.errorText, MAX_JSON_CHARS)}`;
+    default:
+      // Text is read from the fold at the end; boundaries, reasoning, steps and data are not shown.
+      return undefined;
+  }
+}
+
+/** A run's text parts as the fold holds them, joined into lines that its own lines split. */
+function textLines(run: RunState, splits: readonly number[]): Line[] {
+  const lines: Array<{ seq: number; last: number; text: string }> = [];
+  run.message.parts.forEach((part, index) => {
+    const seq = run.partSeqs[index]?.text;
+    if (part.type !== 'text' || seq === undefined) return;
+    const open = lines.at(-1);
+    const split =
+      open !== undefined && splits.some((s) => s > Math.min(open.last, seq) && s < Math.max(open.last, seq));
+    if (open !== undefined && !split) {
+      open.text += part.text;
+      open.last = seq;
+    } else lines.push({ seq, last: seq, text: part.text });
+  });
+  return lines.map((line) => ({ seq: line.seq, text: `#${line.seq} ${run.principalId}: ${line.text}` }));
 }

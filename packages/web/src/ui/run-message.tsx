@@ -1,5 +1,7 @@
+import { memo } from 'preact/compat';
 import { useEffect, useState } from 'preact/hooks';
 import { renderMarkdown, safeHref } from '../markdown';
+import { type RunProps, sameRunProps } from '../model/run-props';
 import {
   toolPartOf,
   type ApprovalRequestView,
@@ -12,8 +14,8 @@ import { Avatar, PrincipalName } from './principal-name';
 import { navigate, threadPath } from './router';
 
 export interface RunActions {
-  /** Whether the signed-in person is one of the approvers the bot named for this call (never guessed). */
-  canApprove(request: ApprovalRequestView): boolean;
+  /** Whether the signed-in person gets Approve and Deny for this call: the fold's `mayApprove`, never guessed. */
+  canApprove(toolCallId: string): boolean;
   /** Whether the signed-in person may append here (own grant): Stop needs it. */
   canWrite: boolean;
   approval(toolCallId: string): ApprovalView | undefined;
@@ -36,7 +38,13 @@ const STATUS_LABEL: Record<RunView['status'], string> = {
   error: 'failed',
 };
 
-export function RunMessage(props: { run: RunView; mine: boolean; actions: RunActions }) {
+/**
+ * One message of the thread. Drawn again only when its props are new objects (`sameRunProps`):
+ * a delta streaming into another message leaves this one alone.
+ */
+export const RunMessage = memo(RunMessageView, sameRunProps);
+
+function RunMessageView(props: RunProps<RunActions>) {
   const { run, actions } = props;
   const label = actions.labelOf(run.principalId);
   const author = label.text;
@@ -281,7 +289,7 @@ function ApprovalControls(props: {
     );
   }
   if (request === undefined) return null;
-  if (!actions.canApprove(request)) {
+  if (!actions.canApprove(toolCallId)) {
     const names = request.approvers.map((id) => <PrincipalName key={id} label={actions.labelOf(id)} />);
     return (
       <p class="meta waiting-for">

@@ -1,6 +1,8 @@
-import type { Grant, Principal, Thread } from '@bubble/protocol';
+import { assertNever, type Grant, type Principal, type Thread } from '@bubble/protocol';
+import { type ThreadNotice, timelineOf } from '@bubble/sdk/client';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { BubbleClient } from '../api';
+import { callsByRun, callsOf } from '../model/run-props';
 import { ThreadModel } from '../model/thread-model';
 import { labelOf, labelParticipants } from '../model/who-is-who';
 import { ArtifactsPanel } from './artifacts-panel';
@@ -104,36 +106,43 @@ export function ThreadView(props: { client: BubbleClient; me: Principal; threadI
   );
 
   const myGrant = grants.find((g) => g.principalId === me.principalId);
-  const actions: RunActions = {
-    // The bot names the approvers of each parked call in its request; nothing is guessed here.
-    canApprove: (request) => myGrant !== undefined && request.approvers.includes(me.principalId),
-    canWrite: myGrant !== undefined,
-    approval: (id) => model.approval(id),
-    waitingRequest: (id) => model.waitingRequest(id),
-    subagentRequests: (runId) => model.subagentRequests(runId),
-    answer: async (toolCallId, decision, reason) => {
-      try {
-        await client.appendEvent(threadId, {
-          type: 'tool_call_approval',
-          data: { toolCallId, decision, ...(reason ? { reason } : {}) },
-        });
-      } catch (err) {
-        setError(`Your answer was not recorded: ${(err as Error).message}`);
-      }
-    },
-    stop: async (runId) => {
-      try {
-        await client.appendEvent(threadId, {
-          type: 'run_interrupt_requested',
-          data: { runId, reason: `${me.principalId} pressed Stop` },
-        });
-      } catch (err) {
-        setError(`Stop was not recorded: ${(err as Error).message}`);
-      }
-    },
-    nameOf: (id) => labelOf(labels, id).text,
-    labelOf: (id) => labelOf(labels, id),
-  };
+  const canWrite = myGrant !== undefined;
+  // One object while names and rights stay the same, so unchanged messages are not drawn again;
+  // every read goes to the model's current state when called.
+  const actions = useMemo<RunActions>(
+    () => ({
+      canApprove: (toolCallId) => model.mayApprove(toolCallId, me.principalId),
+      canWrite,
+      approval: (id) => model.approval(id),
+      waitingRequest: (id) => model.waitingRequest(id),
+      subagentRequests: (runId) => model.subagentRequests(runId),
+      answer: async (toolCallId, decision, reason) => {
+        try {
+          await client.appendEvent(threadId, {
+            type: 'tool_call_approval',
+            data: { toolCallId, decision, ...(reason ? { reason } : {}) },
+          });
+        } catch (err) {
+          setError(`Your answer was not recorded: ${(err as Error).message}`);
+        }
+      },
+      stop: async (runId) => {
+        try {
+          await client.appendEvent(threadId, {
+            type: 'run_interrupt_requested',
+            data: { runId, reason: `${me.principalId} pressed Stop` },
+          });
+        } catch (err) {
+          setError(`Stop was not recorded: ${(err as Error).message}`);
+        }
+      },
+      nameOf: (id) => labelOf(labels, id).text,
+      labelOf: (id) => labelOf(labels, id),
+    }),
+    [model, client, threadId, me, labels, canWrite],
+  );
+  const state = model.state;
+  const calls = useMemo(() => callsByRun(state), [state.toolCalls]);
 
   return (
     <section class="thread" aria-labelledby="thread-title">
@@ -186,20 +195,26 @@ export function ThreadView(props: { client: BubbleClient; me: Principal; threadI
             stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
           }}
         >
-          {model.items.map((item) =>
-            item.kind === 'notice' ? (
-              <p key={`n${item.seq}`} class="notice">
-                {item.text}
-              </p>
-            ) : (
+          {timelineOf(state).map((item) => {
+            if (item.kind === 'notice') {
+              return (
+                <p key={`n${item.seq}`} class="notice">
+                  {noticeText(item.notice)}
+                </p>
+              );
+            }
+            const run = model.run(item.runId)!;
+            return (
               <RunMessage
                 key={item.runId}
-                run={model.run(item.runId)!}
-                mine={model.run(item.runId)!.principalId === me.principalId}
+                run={run}
+                mine={run.principalId === me.principalId}
+                calls={callsOf(calls, run.runId)}
+                participants={state.participants}
                 actions={actions}
               />
-            ),
-          )}
+            );
+          })}
         </div>
         {panel === 'people' && (
           <ParticipantsPanel
@@ -227,4 +242,18 @@ export function ThreadView(props: { client: BubbleClient; me: Principal; threadI
       )}
     </section>
   );
+}
+
+/** A membership change or an artifact write, as one line between the messages. */
+function noticeText(notice: ThreadNotice): string {
+  switch (notice.type) {
+    case 'participant_added':
+      return `${notice.principalId} joined as ${notice.role}`;
+    case 'participant_removed':
+      return `${notice.principalId} left`;
+    case 'artifact_updated':
+      return `${notice.by} wrote ${notice.name} (version ${notice.version})`;
+    default:
+      return assertNever(notice, 'notice');
+  }
 }
