@@ -25,7 +25,7 @@ export interface ThreadLedgerOptions {
  * before its own `run_started` comes back.
  */
 export class ThreadLedger {
-  readonly #o: ThreadLedgerOptions;
+  readonly #options: ThreadLedgerOptions;
   #lastSeq = 0;
   readonly #answered = new Set<number>();
   /** First seq of each run seen → its author, for telling whether a turn answered bots alone. */
@@ -38,7 +38,7 @@ export class ThreadLedger {
   #botOnlyStreak = 0;
 
   constructor(options: ThreadLedgerOptions) {
-    this.#o = options;
+    this.#options = options;
   }
 
   get lastSeq(): number {
@@ -71,16 +71,16 @@ export class ThreadLedger {
         const { runId } = event.data;
         const replyTo = event.data.replyTo ?? [];
         this.#anchor(event.principalId, runId, event.seq);
-        const own = event.principalId === this.#o.selfId;
+        const own = event.principalId === this.#options.selfId;
         if (own) {
           this.#ownOpen.add(runId);
           this.noteAnswered(replyTo);
         }
-        if (own || this.#o.isBot(event.principalId)) this.countBotTurn(event.principalId, runId, replyTo);
+        if (own || this.#options.isBot(event.principalId)) this.countBotTurn(event.principalId, runId, replyTo);
         return;
       }
       case 'run_finished':
-        if (event.principalId === this.#o.selfId) {
+        if (event.principalId === this.#options.selfId) {
           this.#ownOpen.delete(event.data.runId);
           // Messages steered into a run that its turn took in: named here by the bot, beyond protocol.md.
           this.noteAnswered(seqsOf(event.data.replyTo));
@@ -91,8 +91,8 @@ export class ThreadLedger {
         this.#anchor(event.principalId, runId, event.seq);
         // A person's words end any bot-only streak.
         if (
-          event.principalId !== this.#o.selfId &&
-          !this.#o.isBot(event.principalId) &&
+          event.principalId !== this.#options.selfId &&
+          !this.#options.isBot(event.principalId) &&
           chunk.type === 'text-delta' &&
           chunk.delta.trim() !== ''
         )
@@ -144,7 +144,7 @@ export class ThreadLedger {
     trim(this.#counted);
     const botOnly = replyTo.every((seq) => {
       const author = this.#authors.get(seq);
-      return author !== undefined && (author === this.#o.selfId || this.#o.isBot(author));
+      return author !== undefined && (author === this.#options.selfId || this.#options.isBot(author));
     });
     this.#botOnlyStreak = botOnly ? this.#botOnlyStreak + 1 : 0;
   }
