@@ -59,6 +59,38 @@ describe('ensureWorld', () => {
     }
   });
 
+  it('gives you and the bot new tokens when theirs were revoked while Bubble was stopped, and says whose', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'bubble-first-run-'));
+    server = await createBubbleServer({ dataDir: join(dir, 'data'), port: 0 });
+    const statePath = join(dir, 'data', 'launcher', 'state.json');
+    const logger = pino({ level: 'silent' });
+    const world = { statePath, store: server.store, serverUrl: server.url, mode: 'double' as const, logger };
+    const first = await ensureWorld(world);
+    expect(first.renewed).toEqual([]);
+    await server.store.revokeTokens('claude');
+    const botOnly = await ensureWorld(world);
+    expect(botOnly.renewed).toEqual(['claude']);
+    expect(botOnly.userToken).toBe(first.userToken);
+    expect(botOnly.botToken).not.toBe(first.botToken);
+    await server.store.revokeTokens('you');
+    await server.store.revokeTokens('claude');
+    const both = await ensureWorld(world);
+    expect(both.renewed).toEqual(['you', 'claude']);
+    expect(readLaunchState(statePath)).toMatchObject({ userToken: both.userToken, botToken: both.botToken });
+    const you = new BubbleClient({ url: server.url, token: both.userToken });
+    const bot = new BubbleClient({ url: server.url, token: both.botToken });
+    try {
+      expect((await you.whoami()).principalId).toBe('you');
+      expect((await bot.whoami()).principalId).toBe('claude');
+    } finally {
+      you.close();
+      bot.close();
+    }
+    // The thread and its note are the same: only the tokens changed.
+    expect(both.welcomeThreadId).toBe(first.welcomeThreadId);
+    expect((await ensureWorld(world)).renewed).toEqual([]);
+  });
+
   it('explains what to do when the data folder has "you" but the state file is gone', async () => {
     dir = mkdtempSync(join(tmpdir(), 'bubble-first-run-'));
     server = await createBubbleServer({ dataDir: join(dir, 'data'), port: 0 });

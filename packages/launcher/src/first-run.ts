@@ -6,6 +6,7 @@ import { createHumanPrincipal, type BubbleStore } from '@bubble/server';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { ModelMode } from './launch-options.js';
+import { mintStoreToken, tokenWorks } from './store-token.js';
 import { welcomeNote } from './welcome-note.js';
 
 export const HUMAN_ID = 'you';
@@ -38,6 +39,11 @@ export function readLaunchState(path: string): LaunchState {
   return parsed.data;
 }
 
+/** Changes some fields of the state file (e.g. the bot's token, renewed), keeping the rest. */
+export function updateLaunchState(path: string, patch: Partial<LaunchState>): void {
+  writeLaunchState(path, { ...readLaunchState(path), ...patch });
+}
+
 function writeLaunchState(path: string, state: LaunchState): void {
   mkdirSync(dirname(path), { recursive: true });
   const temp = `${path}.tmp`;
@@ -49,6 +55,8 @@ export interface World {
   readonly userToken: string;
   readonly botToken: string;
   readonly welcomeThreadId: string;
+  /** Principals whose saved token no longer worked (revoked in the web UI) and were given a new one on this start. */
+  readonly renewed: readonly string[];
 }
 
 /**
@@ -67,6 +75,25 @@ export async function ensureWorld(options: {
   const { statePath, logger } = options;
   const state = readLaunchState(statePath);
   const save = () => writeLaunchState(statePath, state);
+  const renewed: string[] = [];
+  // A token revoked while Bubble was stopped (Sessions and tokens, Bots) is replaced: the launcher owns both.
+  const renew = async (principalId: string, token: string | undefined): Promise<string | undefined> => {
+    if (token === undefined || (await tokenWorks(options.store, token, principalId))) return token;
+    if ((await options.store.getPrincipal(principalId)) === null)
+      throw new Error(
+        `${statePath} names a principal "${principalId}" that this data folder does not have; move that file away to start over`,
+      );
+    renewed.push(principalId);
+    logger.info({ principalId }, 'the saved token no longer worked; minted a new one');
+    return (await mintStoreToken(options.store, principalId)).token;
+  };
+  const userToken = await renew(HUMAN_ID, state.userToken);
+  const botToken = await renew(BOT_ID, state.botToken);
+  if (userToken !== state.userToken || botToken !== state.botToken) {
+    state.userToken = userToken;
+    state.botToken = botToken;
+    save();
+  }
 
   if (state.userToken === undefined) {
     try {
@@ -123,5 +150,10 @@ export async function ensureWorld(options: {
   } finally {
     you.close();
   }
-  return { userToken: state.userToken!, botToken: state.botToken!, welcomeThreadId: state.welcomeThreadId! };
+  return {
+    userToken: state.userToken!,
+    botToken: state.botToken!,
+    welcomeThreadId: state.welcomeThreadId!,
+    renewed,
+  };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { modelModeOf, parseLaunchCli } from './launch-options.js';
+import { modelModeOf, parseLaunchCli, parseLaunchEnv } from './launch-options.js';
 
 describe('parseLaunchCli', () => {
   it('has defaults and takes --port, --data, --host', () => {
@@ -28,4 +28,29 @@ describe('modelModeOf', () => {
     [{ ANTHROPIC_API_KEY: 'sk-x' }, 'claude'],
     [{ CLAUDE_CODE_OAUTH_TOKEN: 'oat' }, 'claude'],
   ])('%j → %s', (env, mode) => expect(modelModeOf(env)).toBe(mode));
+});
+
+describe('parseLaunchEnv', () => {
+  it('logs pretty at a terminal and JSON elsewhere, at warn, unless told otherwise', () => {
+    expect(parseLaunchEnv({}, true)).toEqual({
+      ok: true,
+      value: { mode: 'double', logLevel: 'warn', logFormat: 'pretty' },
+    });
+    expect(parseLaunchEnv({}, false)).toEqual({
+      ok: true,
+      value: { mode: 'double', logLevel: 'warn', logFormat: 'json' },
+    });
+    expect(
+      parseLaunchEnv({ BUBBLE_LOG_FORMAT: 'json', BUBBLE_LOG_LEVEL: 'debug', ANTHROPIC_API_KEY: 'sk' }, true),
+    ).toEqual({ ok: true, value: { mode: 'claude', logLevel: 'debug', logFormat: 'json' } });
+  });
+  it('lists every problem', () => {
+    expect(parseLaunchEnv({ BUBBLE_LOG_FORMAT: 'xml', BUBBLE_LOG_LEVEL: 'loud' }, true)).toEqual({
+      ok: false,
+      errors: [
+        'BUBBLE_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, not "loud"',
+        'BUBBLE_LOG_FORMAT must be pretty or json, not "xml"',
+      ],
+    });
+  });
 });

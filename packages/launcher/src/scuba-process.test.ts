@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { superviseScuba } from './scuba-process.js';
+import { restartDelay, superviseScuba } from './scuba-process.js';
 
 /** A stand-in for the claude-scuba binary: records each start, then behaves as the script says. */
 const FAKE = `
@@ -86,4 +86,65 @@ describe('superviseScuba', () => {
     expect(lines(f.starts)).toHaveLength(1);
     await supervisor.stop();
   });
+
+  it('gives up after too many quick failures in a row, and says so in plain sentences', async () => {
+    const f = setup(100, 1);
+    const notices: string[] = [];
+    const supervisor = superviseScuba({
+      bin: f.bin,
+      configPath: f.configPath,
+      env: { PATH: process.env.PATH },
+      logPath: f.logPath,
+      logger: pino({ level: 'silent' }),
+      restartBaseMs: 10,
+      maxFailures: 3,
+      notice: (sentence) => notices.push(sentence),
+    });
+    await until('giving up', () => supervisor.state === 'gave-up');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(lines(f.starts)).toHaveLength(4);
+    expect(notices).toEqual([
+      `claude-scuba exited with code 1; restarting it in 10 ms (attempt 1 of 3; its log: ${f.logPath})`,
+      `claude-scuba exited with code 1; restarting it in 20 ms (attempt 2 of 3; its log: ${f.logPath})`,
+      `claude-scuba exited with code 1; restarting it in 40 ms (attempt 3 of 3; its log: ${f.logPath})`,
+      `claude-scuba failed 3 times in a row and is not restarted again; the server and the web UI keep running. Read ${f.logPath}, fix what it says, then restart npm start.`,
+    ]);
+    await supervisor.stop();
+  });
+
+  it('asks for a repair first: a repaired failure restarts at once, with the environment asked again', async () => {
+    const f = setup(1, 1);
+    let generation = 0;
+    const notices: string[] = [];
+    const supervisor = superviseScuba({
+      bin: f.bin,
+      configPath: f.configPath,
+      env: () => ({ PATH: process.env.PATH, MARK: `token-${++generation}` }),
+      logPath: f.logPath,
+      logger: pino({ level: 'silent' }),
+      // A restart that waited would not come within the test's 10 s.
+      restartBaseMs: 60_000,
+      repair: async (exit) => {
+        notices.push(`repaired after ${exit.code}`);
+        return true;
+      },
+      notice: (sentence) => notices.push(sentence),
+    });
+    await until('the second start', () => lines(f.logPath).length === 2);
+    expect(lines(f.logPath)).toEqual(['started 1 token-1', 'started 2 token-2']);
+    expect(notices).toEqual(['repaired after 1']);
+    expect(supervisor.state).toBe('running');
+    await supervisor.stop();
+    expect(supervisor.state).toBe('stopped');
+  });
+});
+
+describe('restartDelay', () => {
+  it.each([
+    [1, 1_000],
+    [2, 2_000],
+    [5, 16_000],
+    [6, 30_000],
+    [20, 30_000],
+  ])('failure %i waits %i ms', (failures, ms) => expect(restartDelay(failures, 1_000, 30_000)).toBe(ms));
 });

@@ -27,6 +27,7 @@ export type {
   StopReason,
 } from './script.js';
 export { parseScript, parseScriptJson, ScriptError } from './parse-script.js';
+export { DEMO_SCRIPT, DEMO_TRIES, DEMO_COMMAND, DEMO_ARTIFACT_NAME, type DemoTry } from './demo-script.js';
 export { API_ERRORS } from './api-errors.js';
 export type { ApiErrorType, ApiErrorBody } from './api-errors.js';
 export type { RequestKind, ToolResultInfo, TaskNotificationInfo } from './request-info.js';

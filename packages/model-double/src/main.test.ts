@@ -68,6 +68,25 @@ describe('model-double CLI', () => {
     expect(await p.exit).toBe(0);
   });
 
+  it('serves the built-in demo script with --demo, and refuses it beside --script', async () => {
+    const p = run(['--port', '0', '--demo']);
+    const url = await listeningUrl(p.child);
+    const ask = async (text: string) => {
+      const res = await fetch(`${url}/v1/messages`, {
+        method: 'POST',
+        body: JSON.stringify({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: text }] }),
+      });
+      return (await res.json()) as { content: Array<{ type: string; name?: string; text?: string }> };
+    };
+    expect((await ask('run a command')).content.map((b) => b.name ?? b.type)).toEqual(['text', 'Bash']);
+    expect((await ask('hello')).content[0]!.text).toContain('Things to try here, offline');
+    p.child.kill('SIGTERM');
+    expect(await p.exit).toBe(0);
+    const both = run(['--port', '0', '--demo', '--script', 'x.json']);
+    expect(await both.exit).toBe(2);
+    expect(both.stderr()).toContain('--demo and --script are one or the other');
+  });
+
   it('refuses an invalid script and lists every problem', async () => {
     dir = mkdtempSync(join(tmpdir(), 'model-double-cli-'));
     const file = join(dir, 'bad.json');

@@ -1,22 +1,24 @@
 /**
- * The `model-double` binary: `model-double --port 8787 [--host 127.0.0.1] [--script file.json]`.
+ * The `model-double` binary: `model-double --port 8787 [--host 127.0.0.1] [--script file.json | --demo]`.
  * Prints `model double listening on http://HOST:PORT` once it accepts connections.
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { parseScriptJson, ScriptError } from './parse-script.js';
+import { DEMO_SCRIPT } from './demo-script.js';
 import { startModelDouble } from './model-double.js';
 import type { Script } from './script.js';
 
 const USAGE =
-  'usage: model-double [--port 8787] [--host 127.0.0.1] [--script file.json] [--log-level warn] [--max-recorded 1000]';
+  'usage: model-double [--port 8787] [--host 127.0.0.1] [--script file.json | --demo] [--log-level warn] [--max-recorded 1000]';
 
 async function main(): Promise<number> {
   let values: {
     port?: string;
     host?: string;
     script?: string;
+    demo?: boolean;
     'log-level'?: string;
     'max-recorded'?: string;
     help?: boolean;
@@ -27,6 +29,7 @@ async function main(): Promise<number> {
         port: { type: 'string' },
         host: { type: 'string' },
         script: { type: 'string' },
+        demo: { type: 'boolean' },
         'log-level': { type: 'string' },
         'max-recorded': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -57,7 +60,11 @@ async function main(): Promise<number> {
     process.stderr.write(`--log-level must be one of fatal, error, warn, info, debug, trace, silent\n`);
     return 2;
   }
-  let script: Script | undefined;
+  if (values.demo === true && values.script !== undefined) {
+    process.stderr.write(`--demo and --script are one or the other\n${USAGE}\n`);
+    return 2;
+  }
+  let script: Script | undefined = values.demo === true ? DEMO_SCRIPT : undefined;
   if (values.script !== undefined) {
     try {
       script = parseScriptJson(await readFile(values.script, 'utf8'));

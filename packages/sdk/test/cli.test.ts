@@ -1,3 +1,6 @@
+import { createServer as createHttpServer } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
+import type { NewEvent } from '@bubble/protocol';
 import { startTestServer, type TestServer } from '@bubble/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BubbleClient } from '../src/index.js';
@@ -15,6 +18,35 @@ beforeAll(async () => {
   alice = new BubbleClient({ url: server.url, token: aliceToken });
   env = { BUBBLE_URL: server.url, BUBBLE_TOKEN: aliceToken };
 });
+
+/** A loopback port nothing listens on (bound, then let go). */
+function closedPort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** The chunks a bot writes when a call waits for a person: the call, then its approval request. */
+function asksApproval(runId: string, toolCallId: string, approvers: string[], approvalId = toolCallId): NewEvent[] {
+  return [
+    {
+      type: 'message_part',
+      data: { runId, chunk: { type: 'tool-input-available', toolCallId, toolName: 'Bash', input: { command: 'ls' } } },
+    },
+    {
+      type: 'message_part',
+      data: {
+        runId,
+        chunk: { type: 'tool-approval-request', approvalId, toolCallId, providerMetadata: { bubble: { approvers } } },
+      },
+    },
+  ];
+}
 
 afterAll(async () => {
   alice?.close();
@@ -83,15 +115,83 @@ describe('bubble CLI against the real server', () => {
 
   it('approve, deny and stop append the events a bot waits for', async () => {
     const { thread } = await alice.createThread({ title: 'tools' });
+    const { token } = await alice.createBot({ principalId: 'bot-asks' });
+    await alice.addParticipant(thread.threadId, 'bot-asks');
+    const bot = new BubbleClient({ url: server.url, token: token.token });
+    await bot.appendEvents(thread.threadId, [
+      { type: 'run_started', data: { runId: 'run_tools' } },
+      ...['tc_1', 'tc_2'].flatMap((toolCallId) => asksApproval('run_tools', toolCallId, ['alice'])),
+      { type: 'run_started', data: { runId: 'run_x' } },
+    ]);
+    bot.close();
+    const { headSeq } = await alice.getThread(thread.threadId);
     expect((await runBubble(['approve', thread.threadId, 'tc_1'], env)).code).toBe(0);
     expect((await runBubble(['deny', thread.threadId, 'tc_2', '--reason', 'not today'], env)).code).toBe(0);
     expect((await runBubble(['stop', thread.threadId, 'run_x', '--reason', 'enough'], env)).code).toBe(0);
-    const log = await alice.readEvents(thread.threadId, { after: 1 });
+    const log = await alice.readEvents(thread.threadId, { after: headSeq });
     expect(log.events.map((e) => [e.type, e.data])).toEqual([
       ['tool_call_approval', { toolCallId: 'tc_1', decision: 'allow' }],
       ['tool_call_approval', { toolCallId: 'tc_2', decision: 'deny', reason: 'not today' }],
       ['run_interrupt_requested', { runId: 'run_x', reason: 'enough' }],
     ]);
+  });
+
+  it('approve, deny and stop refuse what the thread does not hold open, say why, and write nothing', async () => {
+    const { thread } = await alice.createThread({ title: 'stale ids' });
+    const t = thread.threadId;
+    const { token } = await alice.createBot({ principalId: 'bot-stale' });
+    await alice.addParticipant(t, 'bot-stale');
+    const bob = await server.createHuman('bob-stale', 'Bob');
+    await alice.addParticipant(t, 'bob-stale');
+    const bot = new BubbleClient({ url: server.url, token: token.token });
+    await bot.appendEvents(t, [
+      { type: 'run_started', data: { runId: 'r1' } },
+      ...asksApproval('r1', 'tc_answered', ['alice']),
+      // Asked for nothing: ran without asking.
+      {
+        type: 'message_part',
+        data: {
+          runId: 'r1',
+          chunk: { type: 'tool-input-available', toolCallId: 'tc_free', toolName: 'Read', input: {} },
+        },
+      },
+      ...asksApproval('r1', 'tc_settled', ['alice']),
+      {
+        type: 'message_part',
+        data: { runId: 'r1', chunk: { type: 'tool-output-available', toolCallId: 'tc_settled', output: 'x' } },
+      },
+      ...asksApproval('r1', 'tc_alice_only', ['alice']),
+      ...asksApproval('r1', 'tc_by_approval_id', ['alice'], 'ap_by_approval_id'),
+      { type: 'run_started', data: { runId: 'r2' } },
+      ...asksApproval('r2', 'tc_run_ended', ['alice']),
+      { type: 'run_finished', data: { runId: 'r2', status: 'completed' } },
+    ]);
+    bot.close();
+    expect((await runBubble(['approve', t, 'tc_answered'], env)).code).toBe(0);
+    const head = (await alice.getThread(t)).headSeq;
+    const bobEnv = { BUBBLE_URL: server.url, BUBBLE_TOKEN: bob.token.token! };
+    const refusals: Array<[string[], Record<string, string>, string]> = [
+      [['approve', t, 'tc_made_up'], env, `no tool call tc_made_up waits for approval on thread ${t}`],
+      [['deny', t, 'tc_answered'], env, 'tool call tc_answered was already answered: approved by alice (#'],
+      [['approve', t, 'tc_free'], env, 'tool call tc_free did not ask for approval'],
+      [['approve', t, 'tc_settled'], env, 'tool call tc_settled has already ended'],
+      [['deny', t, 'tc_run_ended'], env, 'tool call tc_run_ended no longer waits: its run r2 ended (completed, #'],
+      [['approve', t, 'tc_alice_only'], bobEnv, 'bob-stale may not answer tool call tc_alice_only: only alice may'],
+      [['stop', t, 'run_made_up'], env, `no run run_made_up on thread ${t}`],
+      [['stop', t, 'r2'], env, 'run r2 has already ended (completed, #'],
+    ];
+    for (const [args, as, reason] of refusals) {
+      const refused = await runBubble(args, as);
+      expect({ args, code: refused.code, stdout: refused.stdout }).toEqual({ args, code: 1, stdout: '' });
+      expect(refused.stderr).toContain(`bubble: ${reason}`);
+      expect(refused.stderr).toMatch(/; nothing was written\n$/);
+    }
+    expect((await alice.getThread(t)).headSeq).toBe(head);
+
+    // A request's approvalId names its call too; the answer names the toolCallId the bot waits on.
+    expect((await runBubble(['approve', t, 'ap_by_approval_id'], env)).code).toBe(0);
+    const [answer] = (await alice.readEvents(t, { after: head })).events;
+    expect(answer!.data).toEqual({ toolCallId: 'tc_by_approval_id', decision: 'allow' });
   });
 
   it('invite grants membership; bots create prints a working token once', async () => {
@@ -171,6 +271,10 @@ describe('bubble CLI against the real server', () => {
             chunk: { type: 'tool-input-available', toolCallId: 'tc_7', toolName: 'Read', input: { path: 'notes.md' } },
           },
         },
+        {
+          type: 'message_part',
+          data: { runId: 'r1', chunk: { type: 'tool-approval-request', approvalId: 'tc_7', toolCallId: 'tc_7' } },
+        },
       ]);
       await tail.waitForLine((l) => l.includes('→ tool Read [tc_7]'), 'the tool call');
       expect((await runBubble(['approve', thread.threadId, 'tc_7'], env)).code).toBe(0);
@@ -200,9 +304,10 @@ describe('bubble CLI against the real server', () => {
         '#2 * bot-tail joined as member (added by alice)',
         '#4 bot-tail (thinking): checking the file',
         '#7 bot-tail → tool Read [tc_7] input: {"path":"notes.md"}',
-        '#8 alice approved tool call tc_7',
-        '#9 bot-tail ← tool [tc_7] output: "three lines"',
-        '#10 bot-tail: The file has three lines.',
+        '#8 bot-tail ? tool call tc_7 waits for approval',
+        '#9 alice approved tool call tc_7',
+        '#10 bot-tail ← tool [tc_7] output: "three lines"',
+        '#11 bot-tail: The file has three lines.',
       ]);
     } finally {
       tail.child.kill('SIGKILL');
@@ -249,6 +354,40 @@ describe('bubble CLI against the real server', () => {
     const unreachable = await runBubble(['threads'], { BUBBLE_URL: 'http://127.0.0.1:9', BUBBLE_TOKEN: aliceToken });
     expect(unreachable.code).toBe(4);
     expect(unreachable.stderr).toContain('cannot reach the server at http://127.0.0.1:9');
+    expect(unreachable.stderr).toContain('fetch refuses to connect to that port');
+
+    const closed = `http://127.0.0.1:${await closedPort()}`;
+    const refused = await runBubble(['threads'], { BUBBLE_URL: closed, BUBBLE_TOKEN: aliceToken });
+    expect(refused.code).toBe(4);
+    expect(refused.stderr).toBe(
+      `bubble: cannot reach the server at ${closed}: nothing is listening there (connection refused). Is Bubble running? Start it with npm start, or point --url (BUBBLE_URL) at it\n`,
+    );
+
+    const unknownHost = await runBubble(['threads'], {
+      BUBBLE_URL: 'http://bubble.invalid:7777',
+      BUBBLE_TOKEN: aliceToken,
+    });
+    expect(unknownHost.code).toBe(4);
+    expect(unknownHost.stderr).toMatch(
+      /the host name does not resolve \((ENOTFOUND|EAI_AGAIN)\); check --url \(BUBBLE_URL\)/,
+    );
+
+    // Something that is not Bubble at that address (another site, a wrong path).
+    const other = createHttpServer((_req, res) => {
+      res.writeHead(404, { 'content-type': 'text/html' });
+      res.end('<h1>Not Found</h1>');
+    });
+    await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+    const otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+    try {
+      const notBubble = await runBubble(['threads'], { BUBBLE_URL: otherUrl, BUBBLE_TOKEN: aliceToken });
+      expect(notBubble.code).toBe(1);
+      expect(notBubble.stderr).toBe(
+        `bubble: ${otherUrl} answered HTTP 404, not as a Bubble server; is --url (BUBBLE_URL) the server's base address? (HTTP 404: <h1>Not Found</h1>)\n`,
+      );
+    } finally {
+      other.close();
+    }
 
     const taken = await runBubble(['bots', 'create', 'alice'], env);
     expect(taken.code).toBe(1);

@@ -17,8 +17,11 @@ export interface TestBrowser {
   close(): Promise<void>;
 }
 
-/** Debian's Chromium, headless, with a new empty profile; nothing is downloaded. */
-export async function openBrowser(suite: string): Promise<TestBrowser> {
+/**
+ * Debian's Chromium, headless, with a new empty profile; nothing is downloaded.
+ * `ignoreHTTPSErrors`: accept a self-signed certificate (the nginx test's).
+ */
+export async function openBrowser(suite: string, options: { ignoreHTTPSErrors?: boolean } = {}): Promise<TestBrowser> {
   const profile = mkdtempSync(join(tmpdir(), 'bubble-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
@@ -34,6 +37,7 @@ export async function openBrowser(suite: string): Promise<TestBrowser> {
       '--disable-sync',
     ],
     viewport: { width: 1200, height: 800 },
+    ignoreHTTPSErrors: options.ignoreHTTPSErrors ?? false,
   });
   context.setDefaultTimeout(20_000);
   const page = context.pages()[0] ?? (await context.newPage());

@@ -63,10 +63,12 @@ commands:
   tail <threadId> [--after N] [--once]     print the thread as readable messages and follow it
                                            live (through reconnects) until Ctrl-C; --once stops
                                            at the current head
-  approve <threadId> <toolCallId>          allow a parked tool call
+  approve <threadId> <toolCallId>          allow a tool call that waits for approval (its
+                                           toolCallId or approvalId, as tail shows it)
   deny <threadId> <toolCallId> [--reason R]
-                                           deny a parked tool call
-  stop <threadId> <runId> [--reason R]     ask a run to stop
+                                           deny one; both refuse, writing nothing, a call
+                                           that is not waiting, or that you may not answer
+  stop <threadId> <runId> [--reason R]     ask a run to stop (refused if it has ended)
   invite <threadId> <principalId> [--role member|owner]
                                            add a participant (member by default)
   bots create <id> [--name NAME]           create a bot you own; prints its token, once

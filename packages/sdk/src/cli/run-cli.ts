@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { NewEvent } from '@bubble/protocol';
+import type { EventEnvelope, NewEvent } from '@bubble/protocol';
 import type { Logger } from 'pino';
 import { BubbleApiError } from '../client/bubble-api-error.js';
 import { BubbleClient } from '../client/bubble-client.js';
@@ -7,6 +7,7 @@ import { inviteLink } from '../client/invite-link.js';
 import type { LiveState } from '../live/bubble-live.js';
 import { parseCliArgs, USAGE, UsageError, type CliCommand } from './cli-args.js';
 import { EXIT_CODES, type ExitCode } from './exit-codes.js';
+import { checkApprovalAnswer, checkStoppableRun, type Verdict } from './thread-checks.js';
 import { ThreadRenderer } from './thread-renderer.js';
 
 export const DEFAULT_URL = 'http://127.0.0.1:7777';
@@ -132,27 +133,36 @@ async function execute(
     case 'tail':
       return tail(client, command, io);
     case 'approve':
+    case 'deny': {
+      const [events, me] = await Promise.all([readWholeThread(client, command.threadId), client.whoami()]);
+      const verdict = checkApprovalAnswer(events, command.threadId, command.toolCallId, me.principalId);
+      if (!verdict.ok) return refuse(verdict, io);
       await client.appendEvent(command.threadId, {
         type: 'tool_call_approval',
-        data: { toolCallId: command.toolCallId, decision: 'allow' },
+        data:
+          command.name === 'approve'
+            ? { toolCallId: verdict.value.toolCallId, decision: 'allow' }
+            : {
+                toolCallId: verdict.value.toolCallId,
+                decision: 'deny',
+                ...(command.reason !== undefined ? { reason: command.reason } : {}),
+              },
       });
       return EXIT_CODES.ok;
-    case 'deny':
-      await client.appendEvent(command.threadId, {
-        type: 'tool_call_approval',
-        data: {
-          toolCallId: command.toolCallId,
-          decision: 'deny',
-          ...(command.reason !== undefined ? { reason: command.reason } : {}),
-        },
-      });
-      return EXIT_CODES.ok;
-    case 'stop':
+    }
+    case 'stop': {
+      const verdict = checkStoppableRun(
+        await readWholeThread(client, command.threadId),
+        command.threadId,
+        command.runId,
+      );
+      if (!verdict.ok) return refuse(verdict, io);
       await client.appendEvent(command.threadId, {
         type: 'run_interrupt_requested',
         data: { runId: command.runId, ...(command.reason !== undefined ? { reason: command.reason } : {}) },
       });
       return EXIT_CODES.ok;
+    }
     case 'invite': {
       const { grant, created } = await client.addParticipant(command.threadId, command.principalId, command.role);
       io.out(`${grant.principalId}\t${grant.role}\t${grant.joinedSeq}`);
@@ -230,6 +240,22 @@ async function execute(
   }
 }
 
+/** Every event of the thread, oldest first, read page by page. */
+async function readWholeThread(client: BubbleClient, threadId: string): Promise<EventEnvelope[]> {
+  const events: EventEnvelope[] = [];
+  for (;;) {
+    const page = await client.readEvents(threadId, { after: events.at(-1)?.seq ?? 0, limit: 1000 });
+    events.push(...page.events);
+    if (page.events.length === 0 || events.at(-1)!.seq >= page.headSeq) return events;
+  }
+}
+
+/** A command the thread does not allow: said, nothing written. */
+function refuse(verdict: Extract<Verdict<unknown>, { ok: false }>, io: CliIo): ExitCode {
+  io.err(`bubble: ${verdict.reason}; nothing was written`);
+  return EXIT_CODES.apiError;
+}
+
 async function tail(
   client: BubbleClient,
   command: Extract<CliCommand, { name: 'tail' }>,
@@ -271,13 +297,26 @@ function reportError(error: unknown, url: string, io: CliIo): ExitCode {
     io.err(`bubble: unexpected failure: ${error instanceof Error ? error.message : String(error)}`);
     return EXIT_CODES.apiError;
   }
+  // An answer without Bubble's error body came from something else at that address: a proxy, another site.
+  if (error.status > 0 && /^HTTP \d{3}(:| with an empty body)/.test(error.message)) {
+    if (error.status === 502 || error.status === 503 || error.status === 504) {
+      io.err(
+        `bubble: cannot reach the server at ${url}: it answered HTTP ${error.status}, not as Bubble: a proxy in front of the server (nginx?) could not reach it. Is bubble-server running behind it?`,
+      );
+      return EXIT_CODES.unreachable;
+    }
+    io.err(
+      `bubble: ${url} answered HTTP ${error.status}, not as a Bubble server; is --url (BUBBLE_URL) the server's base address? (${error.message})`,
+    );
+    return EXIT_CODES.apiError;
+  }
   switch (error.code) {
     case 'unauthorized':
       io.err(`bubble: not authorized: ${error.message} (check --token or BUBBLE_TOKEN)`);
       return EXIT_CODES.auth;
     case 'network':
     case 'timeout':
-      io.err(`bubble: cannot reach the server at ${url}: ${error.message}`);
+      io.err(`bubble: cannot reach the server at ${url}: ${unreachableAdvice(error)}`);
       return EXIT_CODES.unreachable;
     case 'aborted':
       return EXIT_CODES.ok;
@@ -297,4 +336,34 @@ function reportError(error: unknown, url: string, io: CliIo): ExitCode {
       return EXIT_CODES.apiError;
     }
   }
+}
+
+const TLS_TRUST_CODES = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+/** Why the server could not be reached, and what to do about it, from the failure's cause. */
+function unreachableAdvice(error: BubbleApiError): string {
+  if (error.code === 'timeout')
+    return `${error.message}; the server may be overloaded, or --url (BUBBLE_URL) may point at something that is not Bubble`;
+  const cause = typeof error.details.cause === 'string' ? error.details.cause : undefined;
+  if (cause === 'ECONNREFUSED')
+    return 'nothing is listening there (connection refused). Is Bubble running? Start it with npm start, or point --url (BUBBLE_URL) at it';
+  if (cause === 'ENOTFOUND' || cause === 'EAI_AGAIN')
+    return `the host name does not resolve (${cause}); check --url (BUBBLE_URL)`;
+  if (cause === 'ECONNRESET' || cause === 'UND_ERR_SOCKET')
+    return `the connection was cut (${cause}); if --url is https, check that the server (or its proxy) speaks TLS there`;
+  // fetch will not connect to ports such as 9 or 25 at all (the WHATWG "bad ports" list).
+  if (cause === undefined && error.message.endsWith(': bad port'))
+    return 'fetch refuses to connect to that port (it is on the list of ports browsers and Node block); run the server on another port, such as 7777';
+  if (cause !== undefined && TLS_TRUST_CODES.has(cause))
+    return `its TLS certificate is not trusted (${cause}); for a certificate of your own, run with NODE_EXTRA_CA_CERTS=/path/to/its.pem`;
+  if (cause === 'ERR_SSL_WRONG_VERSION_NUMBER' || cause === 'EPROTO')
+    return `TLS failed (${cause}): the server may speak plain http; try --url http://…`;
+  return error.message;
 }
