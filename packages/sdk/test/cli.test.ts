@@ -273,7 +273,15 @@ describe('bubble CLI against the real server', () => {
         },
         {
           type: 'message_part',
-          data: { runId: 'r1', chunk: { type: 'tool-approval-request', approvalId: 'tc_7', toolCallId: 'tc_7' } },
+          data: {
+            runId: 'r1',
+            chunk: {
+              type: 'tool-approval-request',
+              approvalId: 'tc_7',
+              toolCallId: 'tc_7',
+              providerMetadata: { bubble: { approvers: ['alice'] } },
+            },
+          },
         },
       ]);
       await tail.waitForLine((l) => l.includes('→ tool Read [tc_7]'), 'the tool call');

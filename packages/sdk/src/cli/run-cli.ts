@@ -9,6 +9,7 @@ import { parseCliArgs, USAGE, UsageError, type CliCommand } from './cli-args.js'
 import { EXIT_CODES, type ExitCode } from './exit-codes.js';
 import { checkApprovalAnswer, checkStoppableRun, type Verdict } from './thread-checks.js';
 import { ThreadRenderer } from './thread-renderer.js';
+import { emptyThreadState, foldThread, type ThreadState, toolCallsOf } from '../fold/index.js';
 
 export const DEFAULT_URL = 'http://127.0.0.1:7777';
 
@@ -134,8 +135,11 @@ async function execute(
       return tail(client, command, io);
     case 'approve':
     case 'deny': {
-      const [events, me] = await Promise.all([readWholeThread(client, command.threadId), client.whoami()]);
-      const verdict = checkApprovalAnswer(events, command.threadId, command.toolCallId, me.principalId);
+      const [state, me] = await Promise.all([foldWholeThread(client, command.threadId), client.whoami()]);
+      const bots = await botsAmong(client, requestAuthors(state));
+      const verdict = checkApprovalAnswer(state, command.threadId, command.toolCallId, me.principalId, (id) =>
+        bots.has(id),
+      );
       if (!verdict.ok) return refuse(verdict, io);
       await client.appendEvent(command.threadId, {
         type: 'tool_call_approval',
@@ -152,7 +156,7 @@ async function execute(
     }
     case 'stop': {
       const verdict = checkStoppableRun(
-        await readWholeThread(client, command.threadId),
+        await foldWholeThread(client, command.threadId),
         command.threadId,
         command.runId,
       );
@@ -241,13 +245,28 @@ async function execute(
 }
 
 /** Every event of the thread, oldest first, read page by page. */
-async function readWholeThread(client: BubbleClient, threadId: string): Promise<EventEnvelope[]> {
-  const events: EventEnvelope[] = [];
+/** The thread's fold, read page by page from the start. */
+async function foldWholeThread(client: BubbleClient, threadId: string): Promise<ThreadState> {
+  let state = emptyThreadState();
+  let after = 0;
   for (;;) {
-    const page = await client.readEvents(threadId, { after: events.at(-1)?.seq ?? 0, limit: 1000 });
-    events.push(...page.events);
-    if (page.events.length === 0 || events.at(-1)!.seq >= page.headSeq) return events;
+    const page = await client.readEvents(threadId, { after, limit: 1000 });
+    for (const event of page.events) state = foldThread(state, event);
+    after = page.events.at(-1)?.seq ?? after;
+    if (page.events.length === 0 || after >= page.headSeq) return state;
   }
+}
+
+/** Who announced approval requests on the thread: only a bot's request counts, so their kinds are looked up. */
+function requestAuthors(state: ThreadState): Set<string> {
+  return new Set(toolCallsOf(state).flatMap((call) => call.requests.map((request) => request.by)));
+}
+
+async function botsAmong(client: BubbleClient, principalIds: Set<string>): Promise<Set<string>> {
+  const kinds = await Promise.all(
+    [...principalIds].map(async (id) => [id, (await client.getPrincipal(id)).kind] as const),
+  );
+  return new Set(kinds.filter(([, kind]) => kind === 'bot').map(([id]) => id));
 }
 
 /** A command the thread does not allow: said, nothing written. */

@@ -1,99 +1,103 @@
-import type { EventEnvelope } from '@bubble/protocol';
+import {
+  approvalOf,
+  approvalRequestOf,
+  type IsBot,
+  isNamedApprover,
+  isToolUIPart,
+  requestedToolPart,
+  runOf,
+  runsOf,
+  suppliedResultOf,
+  type ThreadState,
+  toolCallOf,
+} from '../fold/index.js';
 
 /**
- * What `bubble approve`, `deny` and `stop` check on the thread before they
- * write: that the approval request or the run they name exists there and is
- * still open, so a mistyped or stale id is refused in words instead of being
- * appended as an answer nobody waits for. Pure: the thread's events in, a
- * verdict out. A thread can move between this check and the append (a bot
- * settles the call a moment later); the bot ignores such a late answer.
+ * What `bubble approve`, `deny` and `stop` check on the thread before they write: that the
+ * approval request or the run they name exists there and is still open, so a mistyped or stale
+ * id is refused in words instead of being appended as an answer nobody waits for. Read from the
+ * thread's fold, with its one approver rule. A thread can move between this check and the append
+ * (a bot settles the call a moment later); the bot ignores such a late answer.
  */
 export type Verdict<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: string };
 
-interface ChunkView {
-  type?: unknown;
-  toolCallId?: unknown;
-  approvalId?: unknown;
-  toolName?: unknown;
-  providerMetadata?: { bubble?: { approvers?: unknown } };
-}
-
-const chunkOf = (event: EventEnvelope): ChunkView =>
-  event.type === 'message_part' && typeof event.data.chunk === 'object' && event.data.chunk !== null
-    ? (event.data.chunk as ChunkView)
-    : {};
-
-const SETTLED_CHUNKS = new Set(['tool-output-available', 'tool-output-error', 'tool-output-denied']);
-
-function describeAnswer(event: EventEnvelope): string {
-  const reason = typeof event.data.reason === 'string' && event.data.reason !== '' ? `: ${event.data.reason}` : '';
-  if (event.type === 'tool_call_result') return `${event.principalId} supplied its result (#${event.seq})`;
-  return `${event.data.decision === 'allow' ? 'approved' : 'denied'} by ${event.principalId}${reason} (#${event.seq})`;
+/** The call an id names: a toolCallId, or the `approvalId` of its request. */
+function toolCallIdOf(state: ThreadState, id: string): string {
+  if (toolCallOf(state, id) !== undefined) return id;
+  for (const run of runsOf(state))
+    for (const part of run.message.parts) if (isToolUIPart(part) && part.approval?.id === id) return part.toolCallId;
+  return id;
 }
 
 /**
- * Whether `me` may answer the approval request `id` (a toolCallId, or the
- * request's approvalId) now; the value is the toolCallId to answer.
+ * Whether `me` may answer the approval request `id` (a toolCallId, or the request's approvalId)
+ * now; the value is the toolCallId to answer. `isBot` says which authors count: only a bot's
+ * request is one (protocol.md, "Tool approvals").
  */
 export function checkApprovalAnswer(
-  events: readonly EventEnvelope[],
+  state: ThreadState,
   threadId: string,
   id: string,
   me: string,
+  isBot: IsBot,
 ): Verdict<{ toolCallId: string }> {
-  const request = events.findLast((e) => {
-    const chunk = chunkOf(e);
-    return chunk.type === 'tool-approval-request' && (chunk.toolCallId === id || chunk.approvalId === id);
-  });
+  const toolCallId = toolCallIdOf(state, id);
+  const call = toolCallOf(state, toolCallId);
+  const request = approvalRequestOf(state, toolCallId, isBot);
   if (request === undefined) {
-    const call = events.find((e) => chunkOf(e).type === 'tool-input-available' && chunkOf(e).toolCallId === id);
+    const reason =
+      call === undefined
+        ? `no tool call ${id} waits for approval on thread ${threadId} (bubble tail ${threadId} shows the calls that wait)`
+        : call.requests.length > 0
+          ? `tool call ${toolCallId} has no approval request from a bot (only a bot's request can be answered)`
+          : `tool call ${toolCallId} did not ask for approval: it ran without asking, so there is nothing to answer`;
+    return { ok: false, reason };
+  }
+  const answer = approvalOf(state, toolCallId, isBot);
+  if (answer !== undefined) {
+    const verb = answer.decision === 'allow' ? 'approved' : 'denied';
+    const why = answer.reason !== undefined && answer.reason !== '' ? `: ${answer.reason}` : '';
     return {
       ok: false,
-      reason:
-        call === undefined
-          ? `no tool call ${id} waits for approval on thread ${threadId} (bubble tail ${threadId} shows the calls that wait)`
-          : `tool call ${id} did not ask for approval: it ran without asking, so there is nothing to answer`,
+      reason: `tool call ${toolCallId} was already answered: ${verb} by ${answer.by}${why} (#${answer.seq})`,
     };
   }
-  const chunk = chunkOf(request);
-  const toolCallId = String(chunk.toolCallId);
-  const later = events.filter((e) => e.seq > request.seq);
-  const answer = later.find(
-    (e) => (e.type === 'tool_call_approval' || e.type === 'tool_call_result') && e.data.toolCallId === toolCallId,
-  );
-  if (answer !== undefined)
-    return { ok: false, reason: `tool call ${toolCallId} was already answered: ${describeAnswer(answer)}` };
-  if (later.some((e) => SETTLED_CHUNKS.has(String(chunkOf(e).type)) && chunkOf(e).toolCallId === toolCallId))
+  const supplied = suppliedResultOf(state, toolCallId, isBot);
+  if (supplied !== undefined)
+    return {
+      ok: false,
+      reason: `tool call ${toolCallId} was already answered: ${supplied.by} supplied its result (#${supplied.seq})`,
+    };
+  if (requestedToolPart(state, request)?.state.startsWith('output-'))
     return { ok: false, reason: `tool call ${toolCallId} has already ended; it no longer waits for an answer` };
-  const runId = request.data.runId;
-  const closed = later.find((e) => e.type === 'run_finished' && e.data.runId === runId);
-  if (closed !== undefined)
+  const run = runOf(state, request.runId);
+  if (run !== undefined && run.status !== 'streaming')
     return {
       ok: false,
-      reason: `tool call ${toolCallId} no longer waits: its run ${String(runId)} ended (${String(closed.data.status)}, #${closed.seq})`,
+      reason: `tool call ${toolCallId} no longer waits: its run ${run.runId} ended (${run.status}, #${run.finishedSeq})`,
     };
-  const approvers = chunk.providerMetadata?.bubble?.approvers;
-  if (Array.isArray(approvers) && approvers.length > 0 && !approvers.includes(me))
+  if (!isNamedApprover(request, me)) {
+    const who = request.approvers.length === 0 ? 'the bot named nobody' : `only ${request.approvers.join(', ')} may`;
     return {
       ok: false,
-      reason: `${me} may not answer tool call ${toolCallId}: only ${approvers.join(', ')} may (the bot would ignore the answer)`,
+      reason: `${me} may not answer tool call ${toolCallId}: ${who} (the bot would ignore the answer)`,
     };
+  }
   return { ok: true, value: { toolCallId } };
 }
 
 /** Whether run `runId` is open on the thread, so that asking it to stop means something. */
-export function checkStoppableRun(events: readonly EventEnvelope[], threadId: string, runId: string): Verdict<null> {
-  const started = events.find((e) => e.type === 'run_started' && e.data.runId === runId);
-  if (started === undefined)
+export function checkStoppableRun(state: ThreadState, threadId: string, runId: string): Verdict<null> {
+  const run = runOf(state, runId);
+  if (run === undefined)
     return {
       ok: false,
       reason: `no run ${runId} on thread ${threadId} (a run id is in each run_started; bubble tail ${threadId} shows runs as they stream)`,
     };
-  const finished = events.find((e) => e.type === 'run_finished' && e.data.runId === runId);
-  if (finished !== undefined)
+  if (run.status !== 'streaming')
     return {
       ok: false,
-      reason: `run ${runId} has already ended (${String(finished.data.status)}, #${finished.seq}); there is nothing to stop`,
+      reason: `run ${runId} has already ended (${run.status}, #${run.finishedSeq}); there is nothing to stop`,
     };
   return { ok: true, value: null };
 }
