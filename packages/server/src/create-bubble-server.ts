@@ -4,7 +4,8 @@ import { LIMITS } from '@bubble/protocol';
 import type { AddressInfo, Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 import { pino, type Logger } from 'pino';
-import { createLiveBus, type LiveBus } from './live/live-bus.js';
+import type { LiveBus, LiveBusMessage } from './live/live-bus.js';
+import { createClusterBus, isClusterStore, type ClusterOptions } from './cluster/cluster-bus.js';
 import { guardConnections, type ConnectionLimits } from './http/connection-guard.js';
 import { createRequestHandler } from './http/create-request-handler.js';
 import { createRoutes } from './http/routes.js';
@@ -23,6 +24,8 @@ import { createPrincipalService } from './services/principal-service.js';
 import { createThreadService } from './services/thread-service.js';
 import { readAccessOf } from './domain/access-rules.js';
 import { openSqliteStore } from './store/sqlite/sqlite-store.js';
+import { openPostgresStore } from './store/postgres/postgres-store.js';
+import type { PostgresPoolOptions } from './store/postgres/postgres-pool.js';
 import type { BubbleStore } from './store/store.js';
 import { attachWebSocket, type WebSocketLayer } from './ws/attach-websocket.js';
 import type { WsOptions } from './ws/ws-deps.js';
@@ -31,8 +34,12 @@ export const SERVER_VERSION = '0.1.0';
 export const DATABASE_FILE_NAME = 'bubble.db';
 
 export interface BubbleServerOptions {
-  /** Folder of the SQLite database (`bubble.db` inside); created if missing. */
-  dataDir: string;
+  /** Folder of the SQLite database (`bubble.db` inside); created if missing. Needed unless `database` is given. */
+  dataDir?: string;
+  /** A PostgreSQL connection string (`postgres://…`): the store is there, and other instances may share it. */
+  database?: string;
+  /** The PostgreSQL pool (with `database`): its size and statement timeout. */
+  postgres?: Omit<PostgresPoolOptions, 'onError'>;
   /** Default 127.0.0.1. */
   host?: string;
   /** Default 7777; 0 picks a free port. */
@@ -62,8 +69,14 @@ export interface BubbleServerOptions {
    * How often the server reads the token revocation log for revocations another process (the
    * operator CLI) committed to the same database, in ms. Default 1,000: such a revocation takes
    * effect (401, sockets closed with 4003) within about that long. Its own revocations act at once.
+   * On PostgreSQL the cluster outbox carries every revocation instead (see `cluster`).
    */
   revocationPollMs?: number;
+  /**
+   * On a database shared by several instances (PostgreSQL): how often the outbox and the served
+   * threads' heads are re-read when no notification arrives (see `cluster/cluster-bus.ts`).
+   */
+  cluster?: ClusterOptions;
 }
 
 export interface BubbleServer {
@@ -73,6 +86,7 @@ export interface BubbleServer {
   readonly wsUrl: string;
   readonly host: string;
   readonly port: number;
+  /** The SQLite folder; empty on PostgreSQL. */
   readonly dataDir: string;
   readonly store: BubbleStore;
   readonly bus: LiveBus;
@@ -81,17 +95,43 @@ export interface BubbleServer {
   close(): Promise<void>;
 }
 
-/** Opens the store under `dataDir`, starts listening, and resolves once connections are accepted. */
+/**
+ * Opens the store (SQLite under `dataDir`, or PostgreSQL at `database`), starts listening, and
+ * resolves once connections are accepted.
+ */
 export async function createBubbleServer(options: BubbleServerOptions): Promise<BubbleServer> {
   const logger = options.logger ?? pino({ level: 'silent' });
-  const dataDir = resolve(options.dataDir);
-  mkdirSync(dataDir, { recursive: true });
-  const bus = createLiveBus({ onListenerError: (err) => logger.error({ err }, 'live bus listener failed') });
-  const store = await openSqliteStore(join(dataDir, DATABASE_FILE_NAME), {
-    onCommit: (messages) => {
-      for (const message of messages) bus.publish(message);
-    },
+  const bus = createClusterBus({
+    logger: logger.child({ component: 'cluster' }),
+    onListenerError: (err) => logger.error({ err }, 'live bus listener failed'),
   });
+  const onCommit = (messages: readonly LiveBusMessage[]): void => {
+    for (const message of messages) bus.publish(message);
+  };
+  // PostgreSQL with `database` (a store instances can share), else SQLite under `dataDir`.
+  if (options.database === undefined && options.dataDir === undefined)
+    throw new Error('createBubbleServer needs dataDir or database');
+  const dataDir = options.database === undefined ? resolve(options.dataDir!) : '';
+  if (dataDir !== '') mkdirSync(dataDir, { recursive: true });
+  const store: BubbleStore =
+    options.database === undefined
+      ? await openSqliteStore(join(dataDir, DATABASE_FILE_NAME), { onCommit })
+      : await openPostgresStore(options.database, {
+          ...options.postgres,
+          onCommit,
+          onError: (err) => logger.warn({ err }, 'a PostgreSQL connection failed; the pool opens another'),
+        });
+
+  // Several instances on one database: the bus also publishes what the others commit.
+  const clustered = isClusterStore(store);
+  if (clustered) {
+    try {
+      await bus.join(store, options.cluster);
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+  }
 
   const oidc = options.oidc === undefined ? undefined : Object.freeze({ ...options.oidc });
   const oidcAuthenticator =
@@ -103,7 +143,10 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
       logger.warn({ issuer: oidc?.issuer }, 'the identity provider could not be reached yet; sign-ins will retry');
   });
   const authenticator = createAuthenticator(store, bus, oidcAuthenticator);
-  const revocationWatch = await watchTokenRevocations(store, bus, options.revocationPollMs ?? 1_000, logger);
+  // On a shared database every revocation, the operator CLI's too, comes through the cluster outbox.
+  const revocationWatch = clustered
+    ? { stop: () => {} }
+    : await watchTokenRevocations(store, bus, options.revocationPollMs ?? 1_000, logger);
   const limiters = createRateLimiters({
     ...options.rateLimits,
     ...(options.rateLimits?.requests === undefined && options.rateLimit !== undefined
@@ -212,6 +255,7 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
     revocationWatch.stop();
     await ws.close(1001, 'server failed to start');
     authenticator.close();
+    await bus.close();
     await store.close();
     throw error;
   }
@@ -238,6 +282,7 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
       await stopped;
       revocationWatch.stop();
       authenticator.close();
+      await bus.close();
       await store.close();
     })();
     return closed;

@@ -46,14 +46,14 @@ export function ratio(figure: Figure): number {
   return figure.baseline === 0 ? Number.NaN : figure.bubble / figure.baseline;
 }
 
-function formatNumber(value: number): string {
+export function formatNumber(value: number): string {
   if (!Number.isFinite(value)) return 'n/a';
   if (Math.abs(value) >= 100) return Math.round(value).toLocaleString('en-US');
   if (Math.abs(value) >= 10) return value.toFixed(1);
   return value.toFixed(2);
 }
 
-function verdict(figure: Figure): string {
+export function verdict(figure: Figure): string {
   if (figure.meetsTarget === undefined) return '';
   return figure.meetsTarget ? 'met' : '**missed**';
 }

@@ -19,6 +19,8 @@ export interface FanoutJob {
   clients: number;
   /** Bubble mode: authenticate with this token and subscribe to the thread. Baseline mode when absent. */
   bubble?: { token: string; threadId: string; afterSeq: number };
+  /** Also answer every latency measured (`FanoutResult.samples`), to pool several receivers' percentiles. */
+  samples?: boolean;
 }
 
 export interface FanoutResult {
@@ -34,6 +36,8 @@ export interface FanoutResult {
   /** Receipt minus the event's `createdAt` (set by the server as it appends; ms resolution): the server-side share. */
   fromCreatedAtP50: number;
   fromCreatedAtP99: number;
+  /** Every latency, in ms, when the job asked for them. */
+  samples?: number[];
 }
 
 const DELTA_MARK = Buffer.from('"delta":"');
@@ -136,6 +140,7 @@ async function run(job: FanoutJob): Promise<void> {
       fromCreatedAtP50: quantile(created, 0.5),
       fromCreatedAtP99: quantile(created, 0.99),
     };
+    if (job.samples === true) result.samples = latencies;
     process.send?.(result, () => process.exit(0));
   });
 }

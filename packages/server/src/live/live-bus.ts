@@ -25,13 +25,31 @@ export interface LiveBus {
   publish(message: LiveBusMessage): void;
   /** Returns the unsubscribe function. */
   subscribe(listener: (message: LiveBusMessage) => void): () => void;
+  /**
+   * Says that this process has live subscribers on the thread until `release` (one call per
+   * subscription; the bus counts them). Call it, and join the thread's listeners, before the first
+   * store read; read only once `ready` resolves: from then on every event committed to the thread
+   * is published here, in seq order. In one process that is at once. On a database shared by
+   * several instances (`cluster/cluster-bus.ts`) only served threads are read from the database,
+   * and `ready` waits for the thread's head to be known; it rejects if that read fails.
+   */
+  watchThread(threadId: string): ThreadWatch;
 }
+
+export interface ThreadWatch {
+  readonly ready: Promise<void>;
+  /** Idempotent. */
+  release(): void;
+}
+
+/** The watch of a bus that publishes every commit of its own process as it happens. */
+export const IN_PROCESS_WATCH: ThreadWatch = Object.freeze({ ready: Promise.resolve(), release: () => {} });
 
 /**
  * The in-process bus: synchronous delivery, in publish order, to every
  * listener. A listener that throws does not stop delivery to the others
  * (the error is handed to `onListenerError`, if given).
- * A PostgreSQL LISTEN/NOTIFY bus can implement the same interface later.
+ * Several instances on one PostgreSQL put `cluster/cluster-bus.ts` in front of it.
  */
 export function createLiveBus(options: { onListenerError?: (error: unknown) => void } = {}): LiveBus {
   const listeners = new Set<(message: LiveBusMessage) => void>();
@@ -55,5 +73,6 @@ export function createLiveBus(options: { onListenerError?: (error: unknown) => v
         listeners.delete(entry);
       };
     },
+    watchThread: () => IN_PROCESS_WATCH,
   };
 }

@@ -3,6 +3,7 @@ import { SUBSCRIPTION_END_REASONS } from '@bubble/protocol';
 import { EVENT_FRAME_SUFFIX, errorFrame, eventFramePrefix, serializeFrame } from './frame-codec.js';
 import type { Connection } from './connection.js';
 import type { ReadAccess } from '../domain/access-rules.js';
+import type { ThreadWatch } from '../live/live-bus.js';
 
 /**
  * Live events held while the backlog is read (or access is re-checked): at
@@ -42,6 +43,7 @@ export class ThreadSubscription {
   private pending: Array<{ seq: number; json: string }> = [];
   private pendingBytes = 0;
   private overflowed = false;
+  private watch: ThreadWatch | null = null;
 
   constructor(
     private readonly connection: Connection,
@@ -80,6 +82,15 @@ export class ThreadSubscription {
     }
     this.connection.context.hub.addThreadSubscription(this);
     this.mode = 'catching_up';
+    // On a database shared by several instances, events of this thread are published here only
+    // once the bus knows the thread is served and has read its head: the backlog is read after that.
+    this.watch = deps.bus.watchThread(this.threadId);
+    try {
+      await this.watch.ready;
+    } catch (error) {
+      this.fail(error);
+      return;
+    }
     await this.catchUp();
   }
 
@@ -122,6 +133,7 @@ export class ThreadSubscription {
     if (this.ended) return;
     this.mode = 'ended';
     this.dropPending();
+    this.watch?.release();
     this.connection.context.hub.removeThreadSubscription(this);
     this.connection.forgetSubscription(this);
     if (reason !== undefined) {

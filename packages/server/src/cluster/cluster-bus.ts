@@ -1,0 +1,181 @@
+import type { Logger } from 'pino';
+import { createLiveBus, IN_PROCESS_WATCH, type LiveBus } from '../live/live-bus.js';
+import type { ClusterFeed, ClusterHint } from '../store/cluster-feed.js';
+import type { BubbleStore } from '../store/store.js';
+import { startClusterListener } from './cluster-listener.js';
+import { OutboxReader } from './outbox-reader.js';
+import { OwnMessages } from './own-messages.js';
+import { ThreadSequencers } from './thread-sequencer.js';
+
+export interface ClusterOptions {
+  /**
+   * How often the outbox (grants, revoked credentials, renamed principals) is read when no
+   * notification says it moved; the longest a lost notification delays a revocation. Default 250 ms.
+   */
+  outboxPollMs?: number;
+  /** How often the heads of the threads this instance serves are re-read, for lost notifications. Default 2,000 ms. */
+  headsRecheckMs?: number;
+  /** How often the LISTEN connection is proved alive. Default 5,000 ms. */
+  listenerHealthCheckMs?: number;
+}
+
+/** What the bus reads from a store shared by several instances. */
+export type ClusterStore = ClusterFeed & Pick<BubbleStore, 'readEventsAfter'>;
+
+/** Whether the store is shared with other instances (PostgreSQL) and offers the feed they follow each other by. */
+export function isClusterStore(store: BubbleStore): store is BubbleStore & ClusterFeed {
+  const feed = store as Partial<ClusterFeed>;
+  return (
+    typeof feed.readOutboxAfter === 'function' &&
+    typeof feed.outboxHead === 'function' &&
+    typeof feed.threadHeads === 'function' &&
+    typeof feed.connectionString === 'string'
+  );
+}
+
+export interface ClusterBus extends LiveBus {
+  /**
+   * From now on this instance also publishes what the other instances commit to `store`: events
+   * of the threads it serves, read from the database when a notification (or a periodic re-read
+   * of the heads) says they are there, and every outbox entry. Before `join` the bus is the
+   * in-process bus.
+   */
+  join(store: ClusterStore, options?: ClusterOptions): Promise<void>;
+  /** Stops following the other instances (the bus goes on in-process). */
+  close(): Promise<void>;
+}
+
+interface ClusterLink {
+  sequencers: ThreadSequencers;
+  own: OwnMessages;
+  close(): Promise<void>;
+}
+
+/**
+ * The live bus of a server. On its own it is the in-process bus; joined to a shared store it
+ * stands between the store's commits and the bus's listeners:
+ *
+ * - `events` published by this instance's commits go through the per-thread sequencer
+ *   (`thread-sequencer.ts`), which also takes other instances' commits from the database and
+ *   publishes both in seq order with no gap and no duplicate;
+ * - every other message published here is delivered at once (a revocation made here acts before
+ *   the request that made it is answered), and only once although it is also read back from the
+ *   outbox with the other instances' entries (`own-messages.ts`);
+ * - the outbox is read every `outboxPollMs` and when a notification says it moved
+ *   (`outbox-reader.ts`); the LISTEN connection reconnects with backoff and each reconnection
+ *   re-reads the served heads and the outbox (`cluster-listener.ts`).
+ */
+export function createClusterBus(options: { logger: Logger; onListenerError?: (error: unknown) => void }): ClusterBus {
+  const local = createLiveBus(
+    options.onListenerError === undefined ? {} : { onListenerError: options.onListenerError },
+  );
+  let link: ClusterLink | null = null;
+  return {
+    subscribe: (listener) => local.subscribe(listener),
+    publish(message) {
+      if (link === null) local.publish(message);
+      else if (message.kind === 'events') link.sequencers.offer(message.threadId, message.events);
+      else if (link.own.local(message)) local.publish(message);
+    },
+    watchThread: (threadId) => (link === null ? IN_PROCESS_WATCH : link.sequencers.watch(threadId)),
+    async join(store, clusterOptions = {}) {
+      if (link !== null) throw new Error('this bus has already joined a cluster');
+      link = await joinCluster(store, local, clusterOptions, options.logger);
+    },
+    async close() {
+      const current = link;
+      link = null;
+      await current?.close();
+    },
+  };
+}
+
+async function joinCluster(
+  store: ClusterStore,
+  local: LiveBus,
+  options: ClusterOptions,
+  logger: Logger,
+): Promise<ClusterLink> {
+  const own = new OwnMessages();
+  const readFailures = failureLog(logger, 'reading events another instance committed failed; retrying');
+  const sequencers = new ThreadSequencers({
+    source: {
+      readEventsAfter: (threadId, afterSeq, limit) => store.readEventsAfter(threadId, afterSeq, limit),
+      threadHeads: (threadIds) => store.threadHeads(threadIds),
+    },
+    publish: (threadId, events) => local.publish({ kind: 'events', threadId, events }),
+    onReadError: (error, threadId) => readFailures(error, { threadId }),
+  });
+  const recheckFailures = failureLog(logger, 're-reading the heads of served threads failed');
+  let rechecking = false;
+  const recheck = async (): Promise<void> => {
+    if (rechecking) return;
+    rechecking = true;
+    try {
+      await sequencers.recheck();
+    } catch (error) {
+      recheckFailures(error);
+    } finally {
+      rechecking = false;
+    }
+  };
+  let outbox: OutboxReader | null = null;
+  const onHint = (hint: ClusterHint): void => {
+    for (const { threadId, headSeq } of hint.heads) sequencers.hint(threadId, headSeq);
+    if (hint.overflow === true) {
+      void recheck();
+      outbox?.wake();
+    } else if (hint.outbox !== undefined) outbox?.wake(hint.outbox);
+  };
+  // LISTEN first, then the outbox cursor: whatever commits in between is both notified and read.
+  const listener = await startClusterListener({
+    connectionString: store.connectionString,
+    logger,
+    onHint,
+    onListening: () => {
+      void recheck();
+      void outbox?.read();
+    },
+    ...(options.listenerHealthCheckMs === undefined ? {} : { healthCheckMs: options.listenerHealthCheckMs }),
+  });
+  try {
+    outbox = await OutboxReader.start({
+      feed: store,
+      pollMs: options.outboxPollMs ?? 250,
+      deliver: (entry) => {
+        if (own.outbox(entry.message)) local.publish(entry.message);
+      },
+      onError: failureLog(logger, 'reading the cluster outbox failed; retrying'),
+    });
+  } catch (error) {
+    await listener.close();
+    throw error;
+  }
+  const reader = outbox;
+  const recheckTimer = setInterval(() => void recheck(), options.headsRecheckMs ?? 2_000);
+  recheckTimer.unref();
+  return {
+    sequencers,
+    own,
+    async close() {
+      clearInterval(recheckTimer);
+      reader.stop();
+      sequencers.close();
+      await listener.close();
+    },
+  };
+}
+
+/** Logs the first failure of a run at warn, and the ones that follow it at most every 10 s. */
+function failureLog(logger: Logger, message: string): (error: unknown, fields?: Record<string, unknown>) => void {
+  let lastWarnAt = Number.NEGATIVE_INFINITY;
+  return (error, fields = {}) => {
+    const now = Date.now();
+    if (now - lastWarnAt < 10_000) {
+      logger.debug({ err: error, ...fields }, message);
+      return;
+    }
+    lastWarnAt = now;
+    logger.warn({ err: error, ...fields }, message);
+  };
+}

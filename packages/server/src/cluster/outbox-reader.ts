@@ -1,0 +1,128 @@
+import type { ClusterFeed, OutboxEntry } from '../store/cluster-feed.js';
+
+export interface OutboxReaderOptions {
+  feed: Pick<ClusterFeed, 'outboxHead' | 'readOutboxAfter'>;
+  /** Each entry once, in id order (an entry that fills a hole comes after higher ids read before it). */
+  deliver(entry: OutboxEntry): void;
+  onError(error: unknown): void;
+  /** How often the outbox is read when nothing wakes the reader. */
+  pollMs: number;
+  now?: () => number;
+}
+
+const PAGE = 500;
+/** An id below the newest read that has not shown up is waited for this long (its transaction may still commit). */
+const HOLE_WAIT_MS = 30_000;
+/** At most this many missing ids are waited for per gap (a sequence may jump, say after a crash). */
+const MAX_HOLES_PER_GAP = 256;
+
+/**
+ * Reads the outbox from where this instance started, every `pollMs` and at once when a
+ * notification says it moved (`wake`), so a lost notification costs at most one poll interval.
+ *
+ * Ids come from a sequence, taken when a transaction inserts, not when it commits: a transaction
+ * holding id 7 can commit after the one holding id 8 was read. So an id skipped over is a hole,
+ * not a loss: holes are read again on every pass until they fill or until they are old enough
+ * that their transaction must have rolled back (`HOLE_WAIT_MS`; a rolled-back group commit leaves
+ * them behind). That costs a re-read of the few entries after the oldest hole while one is open.
+ */
+export class OutboxReader {
+  private cursor: number;
+  private readonly holes = new Map<number, number>();
+  private timer: NodeJS.Timeout | null = null;
+  private reading: Promise<void> | null = null;
+  private again = false;
+  private stopped = false;
+  private readonly now: () => number;
+  /** When the last read that reached the end of the outbox started (ms), or null before the first. */
+  lastCompleteReadStartedAt: number | null = null;
+
+  private constructor(
+    private readonly options: OutboxReaderOptions,
+    cursor: number,
+  ) {
+    this.cursor = cursor;
+    this.now = options.now ?? Date.now;
+  }
+
+  /**
+   * Starts at the outbox's head: what was committed before is not this instance's news. Ids
+   * missing just below it may belong to transactions still in flight, so they start as holes.
+   */
+  static async start(options: OutboxReaderOptions): Promise<OutboxReader> {
+    const startedAt = options.now?.() ?? Date.now();
+    const head = await options.feed.outboxHead();
+    const floor = Math.max(0, head - MAX_HOLES_PER_GAP);
+    const present = new Set((await options.feed.readOutboxAfter(floor, PAGE)).map((entry) => entry.id));
+    const cursor = Math.max(head, ...present);
+    const reader = new OutboxReader(options, cursor);
+    for (let id = floor + 1; id < cursor; id += 1) if (!present.has(id)) reader.holes.set(id, startedAt);
+    reader.lastCompleteReadStartedAt = startedAt;
+    reader.timer = setInterval(() => void reader.read(), options.pollMs);
+    reader.timer.unref();
+    return reader;
+  }
+
+  /** A notification said the outbox moved, to `id` when given. */
+  wake(id?: number): void {
+    if (id !== undefined && id <= this.cursor && !this.holes.has(id)) return;
+    void this.read();
+  }
+
+  /** Reads what is new; a call while a read runs makes that read go round once more. Never rejects. */
+  read(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    if (this.reading !== null) {
+      this.again = true;
+      return this.reading;
+    }
+    this.reading = (async () => {
+      try {
+        do {
+          this.again = false;
+          const startedAt = this.now();
+          await this.readToEnd();
+          this.lastCompleteReadStartedAt = startedAt;
+        } while (this.again && !this.stopped);
+      } catch (error) {
+        // A read cut short by shutdown is no failure.
+        if (!this.stopped) this.options.onError(error);
+      } finally {
+        this.reading = null;
+      }
+    })();
+    return this.reading;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  private async readToEnd(): Promise<void> {
+    let from = this.holes.size > 0 ? Math.min(...this.holes.keys()) - 1 : this.cursor;
+    for (;;) {
+      const page = await this.options.feed.readOutboxAfter(from, PAGE);
+      if (this.stopped) return;
+      for (const entry of page) this.take(entry);
+      const last = page[page.length - 1];
+      if (last === undefined || page.length < PAGE) break;
+      from = last.id;
+    }
+    const cutoff = this.now() - HOLE_WAIT_MS;
+    for (const [id, since] of this.holes) if (since < cutoff) this.holes.delete(id);
+  }
+
+  private take(entry: OutboxEntry): void {
+    if (entry.id > this.cursor) {
+      const now = this.now();
+      for (let id = Math.max(this.cursor + 1, entry.id - MAX_HOLES_PER_GAP); id < entry.id; id += 1)
+        this.holes.set(id, now);
+      this.cursor = entry.id;
+    } else if (!this.holes.delete(entry.id)) {
+      return; // delivered before
+    }
+    this.options.deliver(entry);
+  }
+}
