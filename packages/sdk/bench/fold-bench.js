@@ -6,7 +6,7 @@
 // The thread is the recorded threads of src/fold/__fixtures__ (the real bot against the model
 // double: streamed text, reasoning, tool calls with approvals, sub-agents, people, artifacts)
 // repeated with fresh run and tool call ids until it holds 10,000 events, seqs 1..10,000.
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -88,3 +88,30 @@ console.log(
   `  budget ${BUDGET_MS} ms: median ${fold < BUDGET_MS ? 'within' : 'OVER'}, best ${best < BUDGET_MS ? 'within' : 'OVER'} (load average ${load.toFixed(1)} on ${cpus().length} cores)`,
 );
 if (state.skipped.length > 0) console.log(`  note: ${state.skipped.length} events were skipped as unreadable`);
+
+// The root BENCHMARKS.md is shared: each bench owns its marked section.
+const benchmarks = join(dirname(fileURLToPath(import.meta.url)), '../../../BENCHMARKS.md');
+const section = [
+  '## Folding a thread (`npm run bench:fold`)',
+  '',
+  `Written by \`npm run bench:fold\` (packages/sdk/bench/fold-bench.js) on ${new Date().toISOString()}, load average ${load.toFixed(1)} on ${cpus().length} cores, Node ${process.version}.`,
+  `A ${EVENTS.toLocaleString('en')}-event thread built from the recorded threads of packages/sdk/src/fold/__fixtures__ (${runs.length} runs, ${parts} parts, ${toolCallsOf(state).length} tool calls).`,
+  '',
+  '| figure | fold | baseline (JSON.parse of the same events) | ratio | target |',
+  '| --- | --- | --- | --- | --- |',
+  `| median of ${RUNS} | ${fold.toFixed(1)} ms | ${baseline.toFixed(1)} ms | ${(fold / baseline).toFixed(2)}x | under ${BUDGET_MS} ms: ${fold < BUDGET_MS ? 'met' : 'missed'} |`,
+  `| best of ${RUNS} | ${best.toFixed(1)} ms | ${bestBaseline.toFixed(1)} ms | ${(best / bestBaseline).toFixed(2)}x | |`,
+  `| first fold in a fresh process (JIT cold) | ${first.ms.toFixed(1)} ms | | | |`,
+  '',
+].join('\n');
+const begin = '<!-- bench:fold -->';
+const end = '<!-- /bench:fold -->';
+const marked = `${begin}\n${section}${end}\n`;
+const current = existsSync(benchmarks) ? readFileSync(benchmarks, 'utf8') : '# Benchmarks\n\n';
+const at = current.indexOf(begin);
+writeFileSync(
+  benchmarks,
+  at === -1
+    ? `${current.trimEnd()}\n\n${marked}`
+    : `${current.slice(0, at)}${marked}${current.slice(current.indexOf(end) + end.length + 1)}`,
+);
