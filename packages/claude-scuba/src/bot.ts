@@ -139,7 +139,7 @@ export async function startBot(options: BotOptions): Promise<Bot> {
       credential.kind === 'oauth'
         ? { kind: 'oauth', token: credential.token.reveal() }
         : { kind: 'api_key', key: credential.key.reveal() },
-    ...(config.claude.baseUrl !== undefined ? { baseUrl: config.claude.baseUrl } : {}),
+    baseUrl: config.claude.baseUrl,
     maxRetries: config.claude.maxRetries,
   });
   const checkpoints: CheckpointStore =

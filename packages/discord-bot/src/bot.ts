@@ -62,7 +62,9 @@ export interface DiscordBot {
 
 const LINK_MODAL = 'bubble-link';
 const NOT_LINKED =
-  "To talk to me, link your own Claude Code token first: run `claude setup-token` on your machine, then use `/link` here and paste it into the form (never into a channel). Each person's messages run on their own token.";
+  'To talk to me, link your own Claude Code token first: run `claude setup-token` on your ' +
+  'machine, then use `/link` here and paste it into the form (never into a channel). Each ' +
+  "person's messages run on their own token.";
 const MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._:\-[\]]{0,99}$/;
 
 /** Starts the bot: the store, the sandbox check, the Discord client, the slash commands, the dashboard. */
@@ -138,7 +140,7 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
   const newReply = (target: ReplyTarget): ReplyStream =>
     new ReplyStream(target, {
       logger,
-      ...(options.editIntervalMs === undefined ? {} : { editIntervalMs: options.editIntervalMs }),
+      editIntervalMs: options.editIntervalMs,
     });
 
   /** One turn of a thread's session, billed to `sender` (whose token is read again when the run starts: /unlink may come first). */
@@ -412,7 +414,8 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
         await interaction.reply({
           content:
             mode === 'agentic'
-              ? `Mode: **agentic**, set by <@${interaction.user.id}>. Claude may read and write files and run commands in this thread's sandboxed workspace, shared by everyone here.`
+              ? `Mode: **agentic**, set by <@${interaction.user.id}>. Claude may read and write files and ` +
+                `run commands in this thread's sandboxed workspace, shared by everyone here.`
               : `Mode: **chat**, set by <@${interaction.user.id}>. Claude may search and read the web.`,
         });
         return;
@@ -440,7 +443,9 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
         const stopped = runs.abortThread(session.threadId, `Stopped by /reset from ${interaction.user.displayName}.`);
         store.resetThread(session.threadId);
         await interaction.reply({
-          content: `Session reset by <@${interaction.user.id}>${stopped > 0 ? ' (the running reply was stopped)' : ''}: the next message starts a new conversation. The workspace's files stay.`,
+          content:
+            `Session reset by <@${interaction.user.id}>${stopped > 0 ? ' (the running reply was stopped)' : ''}: ` +
+            "the next message starts a new conversation. The workspace's files stay.",
         });
         return;
       }
@@ -495,7 +500,9 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
     if (kind === 'claude' && !looksLikeClaudeToken(value)) {
       await ephemeral(
         interaction,
-        'That does not look like the output of `claude setup-token` (it starts with `sk-ant-oat`). Nothing was saved; run `claude setup-token` and paste the token it prints.',
+        'That does not look like the output of `claude setup-token` (it starts with ' +
+          '`sk-ant-oat`). Nothing was saved; run `claude setup-token` and paste the token it ' +
+          'prints.',
       );
       return;
     }

@@ -6,6 +6,8 @@
  * texts captured from the real CLI; add fixtures, never loosen a pattern.
  */
 
+import { assertNever } from '@bubble/protocol';
+
 export type EngineErrorKind =
   | 'auth'
   | 'rate_limit'
@@ -152,17 +154,18 @@ function userMessageFor(kind: EngineErrorKind, resetAt: string | undefined, deta
       return 'The run was interrupted.';
     case 'session_not_found':
       return 'The saved Claude session was not found, so the conversation cannot be resumed.';
-    case 'sandbox_unavailable':
-      return `Claude Code refused to start: its sandbox cannot run on the bot's machine, and the bot never runs tools unsandboxed (${firstLine(detail.replace(/^.*?sandbox required but unavailable:\s*/i, '')) || 'no details were given'}).`;
+    case 'sandbox_unavailable': {
+      const why = firstLine(detail.replace(/^.*?sandbox required but unavailable:\s*/i, '')) || 'no details were given';
+      return (
+        "Claude Code refused to start: its sandbox cannot run on the bot's machine, and the bot never runs tools " +
+        `unsandboxed (${why}).`
+      );
+    }
     case 'unknown':
       return `Claude ran into an error: ${firstLine(detail) || 'no details were given'}`;
     default:
-      return assertNeverKind(kind);
+      return assertNever(kind, 'engine error kind');
   }
-}
-
-function assertNeverKind(kind: never): never {
-  throw new Error(`unhandled engine error kind ${String(kind)}`);
 }
 
 function collectText(input: ClassifyInput): string {

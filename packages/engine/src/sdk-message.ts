@@ -365,7 +365,5 @@ function narrowSystem(m: SdkMessageLike): NarrowedSdkMessage {
   }
 }
 
-/** For exhaustive switches over NarrowedSdkMessage['kind']: `default: return assertNever(x)`. */
-export function assertNever(value: never, context = 'value'): never {
-  throw new Error(`unexpected ${context}: ${JSON.stringify(value)}`);
-}
+/** For exhaustive switches over NarrowedSdkMessage['kind']: `default: return assertNever(x)`. Protocol's, re-exported. */
+export { assertNever } from '@bubble/protocol';

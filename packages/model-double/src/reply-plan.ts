@@ -1,3 +1,4 @@
+import { assertNever } from '@bubble/protocol';
 import { estimateTokens } from './request-info.js';
 import type { ReplyBlock, StopReason, UsageOverride } from './script.js';
 
@@ -180,7 +181,7 @@ function planBlock(block: ReplyBlock, index: number, options: PlanOptions): { fu
       };
     }
     default:
-      return assertNever(block);
+      return assertNever(block, 'reply block');
   }
 }
 
@@ -206,8 +207,4 @@ function chunkChars(text: string, size: number): string[] {
 
 function ev(data: Record<string, unknown> & { type: string }, delayMs: number): SseEvent {
   return { event: data.type, data, delayMs };
-}
-
-export function assertNever(value: never): never {
-  throw new Error(`unexpected variant: ${JSON.stringify(value)}`);
 }

@@ -99,13 +99,17 @@ export const ClaudeSectionSchema = z.object(
       .boolean({ error: 'must be true or false' })
       .default(true)
       .describe(
-        "Claude Code's own sandbox (bubblewrap on Linux) around every command its tools run. Where it cannot start, the bot runs no tools at all. `false` is an explicit opt-out: commands then run as the bot's own user, with its files in reach.",
+        "Claude Code's own sandbox (bubblewrap on Linux) around every command its tools run. " +
+          'Where it cannot start, the bot runs no tools at all. `false` is an explicit opt-out: ' +
+          "commands then run as the bot's own user, with its files in reach.",
       ),
     privatePaths: z
       .array(path, { error: 'must be a list of paths' })
       .default([])
       .describe(
-        "More paths no tool may read or change, beside the bot's own files (the config's folder, the state database, the CLI's home, every workspace but the thread's, the user's home): a server's data folder on the same machine, say.",
+        "More paths no tool may read or change, beside the bot's own files (the config's folder, " +
+          "the state database, the CLI's home, every workspace but the thread's, the user's home): " +
+          "a server's data folder on the same machine, say.",
       ),
   },
   { error: 'must be an object' },
@@ -131,7 +135,10 @@ export const ApprovalsSectionSchema = z.object(
       )
       .default('bot_owners')
       .describe(
-        'Whose answer to a parked tool call counts, among the people on the thread: `"bot_owners"` the owners of the bot principal, `"thread_owners"` the thread\'s owners, `"participants"` anyone on it, or a list of principal ids. `"owners"` is read as `"bot_owners"`, with a warning. The bot never approves its own calls.',
+        'Whose answer to a parked tool call counts, among the people on the thread: ' +
+          '`"bot_owners"` the owners of the bot principal, `"thread_owners"` the thread\'s owners, ' +
+          '`"participants"` anyone on it, or a list of principal ids. `"owners"` is read as ' +
+          '`"bot_owners"`, with a warning. The bot never approves its own calls.',
       ),
     timeoutSeconds: positiveInt('seconds')
       .default(600)
@@ -162,7 +169,8 @@ export const TurnsSectionSchema = z.object(
     staleRunSeconds: positiveInt('seconds')
       .default(300)
       .describe(
-        "A foreign run (someone's message) with no event for this long is taken as it stands, as if finished: a browser closed mid-message must not keep the bot from answering.",
+        "A foreign run (someone's message) with no event for this long is taken as it stands, as " +
+          'if finished: a browser closed mid-message must not keep the bot from answering.',
       ),
   },
   { error: 'must be an object' },
@@ -173,12 +181,15 @@ export const BacklogSectionSchema = z.object(
     onFirstJoin: oneOf(ON_FIRST_JOIN)
       .default('since_joined')
       .describe(
-        "Where a thread with no local settlement checkpoint starts reading: since the bot's grant (at most the newest `maxReplay` events, never splitting a run), or at the head, discarding history.",
+        "Where a thread with no local settlement checkpoint starts reading: since the bot's grant " +
+          '(at most the newest `maxReplay` events, never splitting a run), or at the head, ' +
+          'discarding history.',
       ),
     onResume: oneOf(ON_RESUME)
       .default('catch_up')
       .describe(
-        'Where a thread with a local settlement checkpoint starts reading after a restart: right after the checkpoint (at most the newest `maxReplay` events), or at the head.',
+        'Where a thread with a local settlement checkpoint starts reading after a restart: right ' +
+          'after the checkpoint (at most the newest `maxReplay` events), or at the head.',
       ),
     maxReplay: nonNegativeInt('events')
       .default(50)

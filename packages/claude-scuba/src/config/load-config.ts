@@ -36,7 +36,7 @@ export function loadConfigFile(file: string, options: LoadConfigOptions): Loaded
     env: options.env,
     baseDir: dirname(path),
     readFile,
-    ...(options.isRoot === undefined ? {} : { isRoot: options.isRoot }),
+    isRoot: options.isRoot,
   });
   if (!resolved.ok)
     throw new ScubaError('config_invalid', describeConfigProblems(path, resolved.problems), {

@@ -81,7 +81,7 @@ export function buildBubbleMcpServer(options: BubbleMcpOptions): McpSdkServerCon
         client: options.client,
         principalId: options.principalId,
         ...context,
-        ...(signal ? { signal } : {}),
+        signal,
       });
       return outcome.ok
         ? { content: [{ type: 'text' as const, text: JSON.stringify(outcome.result) }] }

@@ -197,7 +197,7 @@ export class ClaudeSdkSession {
   #interrupt(runId: string, by: string, reason: string | undefined, seq: number): void {
     const parts = this.#parts;
     const { output, log, tools, announcer } = parts;
-    const interrupt: Interrupt = { runId, by, ...(reason !== undefined ? { reason } : {}) };
+    const interrupt: Interrupt = { runId, by, reason };
     const query = parts.query.current;
     const child = output.childRun(runId);
     if (child && query) {

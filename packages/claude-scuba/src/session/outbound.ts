@@ -209,7 +209,7 @@ export class Outbound {
       const appender = new ThreadAppender(threadId, this.#append, this.#logger, this.#clock);
       const coalescer = new DeltaCoalescer({
         emit: (batch) => appender.enqueue(batch),
-        ...(this.#clock ? { clock: this.#clock } : {}),
+        clock: this.#clock,
       });
       lane = { coalescer, appender };
       this.#lanes.set(threadId, lane);

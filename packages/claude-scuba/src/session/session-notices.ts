@@ -36,17 +36,28 @@ export function botRestartedEvent(runId: string): BubbleEventDraft {
 
 /** The first turn of a thread where the sandbox cannot start. */
 export function toolsOffText(reason: string): string {
-  return `Tools are off: this bot runs commands only inside Claude Code's sandbox, and the sandbox cannot start on its machine (${reason}). I can still talk, but I will not run any tool until my owner fixes that.`;
+  return (
+    `Tools are off: this bot runs commands only inside Claude Code's sandbox, and the sandbox ` +
+    `cannot start on its machine (${reason}). I can still talk, but I will not run any tool ` +
+    `until my owner fixes that.`
+  );
 }
 
 /** Claude failed this many times in a row. */
 export function crashLoopText(failures: number, lastReason: string, maxBackoffSeconds: number): string {
-  return `Claude keeps failing to start on my machine (${failures} times in a row; last: ${lastReason}). I keep trying, at most ${maxBackoffSeconds} s apart, and will answer what is written here once it works.`;
+  return (
+    `Claude keeps failing to start on my machine (${failures} times in a row; last: ` +
+    `${lastReason}). I keep trying, at most ${maxBackoffSeconds} s apart, and will answer ` +
+    `what is written here once it works.`
+  );
 }
 
 /** The error text on a call that will get no result from the CLI that asked it (that CLI was closed). */
 export function setAsideText(runStopped: boolean): string {
-  return `This call waited for approval while its Claude process was closed to free a slot for another thread; ${runStopped ? 'the run was stopped.' : 'Claude was told the answer.'}`;
+  return (
+    `This call waited for approval while its Claude process was closed to free a slot for ` +
+    `another thread; ${runStopped ? 'the run was stopped.' : 'Claude was told the answer.'}`
+  );
 }
 
 /** How a call parked while its CLI was closed was settled. */

@@ -147,7 +147,7 @@ export class SubagentRegistry {
         scope: params.toolCallId,
         newRunId: () => `sub-${params.toolCallId}-more`,
         now: this.#options.now,
-        ...(this.#options.denials ? { denials: this.#options.denials } : {}),
+        denials: this.#options.denials,
       }),
       buffer: [],
     };

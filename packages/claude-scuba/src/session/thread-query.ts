@@ -150,7 +150,7 @@ export class ThreadQuery {
       canUseTool: this.#options.canUseTool,
       isolation: this.#options.isolation,
       ...(record.claudeSessionId ? { resume: record.claudeSessionId } : {}),
-      ...(mcpServers ? { mcpServers } : {}),
+      mcpServers,
     });
     this.#log.info({ cwd: record.workspace, resume: record.claudeSessionId ?? undefined }, 'opening the Claude query');
     let query: LiveQuery;

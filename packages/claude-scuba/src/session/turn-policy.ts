@@ -8,6 +8,9 @@
  *   once `botOnlyStreak` (counted on the thread by `ThreadLedger`, whichever
  *   bots took them) has reached `maxBotOnlyTurns`.
  */
+
+import { assertNever } from '@bubble/protocol';
+
 export type RespondTo = 'all' | 'mentions' | 'humans';
 
 export interface TurnPart {
@@ -45,10 +48,8 @@ export function decideTurn(input: TurnPolicyInput): TurnDecision {
       if (!parts.some((part) => mentions(part.text, input.selfId, input.selfDisplayName)))
         return { answer: false, reason: 'not_mentioned' };
       break;
-    default: {
-      const unreachable: never = input.respondTo;
-      throw new Error(`unknown respondTo ${String(unreachable)}`);
-    }
+    default:
+      return assertNever(input.respondTo, 'respondTo');
   }
   if (botOnly && input.botOnlyStreak >= input.maxBotOnlyTurns) return { answer: false, reason: 'bot_only_limit' };
   return { answer: true, botOnly };

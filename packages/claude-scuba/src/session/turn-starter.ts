@@ -285,7 +285,7 @@ export class TurnStarter {
       parts: payload.parts,
       respondTo: config.turns.respondTo,
       selfId,
-      ...(people.selfDisplayName ? { selfDisplayName: people.selfDisplayName } : {}),
+      selfDisplayName: people.selfDisplayName,
       isBot: (p) => people.isBot(p),
       botOnlyStreak: ledger.botOnlyStreak,
       maxBotOnlyTurns: config.turns.maxBotOnlyTurns,

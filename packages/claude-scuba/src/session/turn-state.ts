@@ -42,7 +42,7 @@ export interface Interrupt {
 
 /** What the translator is told of an interrupt (who asked, and why). */
 export function interruptNote(interrupt: Interrupt): InterruptNote {
-  return { by: interrupt.by, ...(interrupt.reason !== undefined ? { reason: interrupt.reason } : {}) };
+  return { by: interrupt.by, reason: interrupt.reason };
 }
 
 /** How a run ends that was stopped without its CLI: interrupted, crediting who asked when that is known. */

@@ -52,8 +52,8 @@ export function outcomeFromResult(input: OutcomeInput): RunOutcome {
   }
   const classified = classifyEngineError({
     result,
-    ...(input.assistantError === undefined ? {} : { assistantError: input.assistantError }),
-    ...(input.assistantErrorText === undefined ? {} : { text: input.assistantErrorText }),
+    assistantError: input.assistantError,
+    text: input.assistantErrorText,
     now: input.now,
   });
   const error: NonNullable<RunOutcome['error']> = {

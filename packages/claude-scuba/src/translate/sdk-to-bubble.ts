@@ -435,10 +435,10 @@ export class SdkToBubble {
     const run = this.#active ?? this.#matchPending(message) ?? this.#openUnsolicited(step);
     const outcome = outcomeFromResult({
       result: message,
-      ...(run.assistantError === undefined ? {} : { assistantError: run.assistantError }),
-      ...(run.assistantErrorText === undefined ? {} : { assistantErrorText: run.assistantErrorText }),
-      ...(run.interrupt === undefined ? {} : { interrupt: run.interrupt }),
-      ...(this.#rateLimitResetsAt === undefined ? {} : { rateLimitResetsAt: this.#rateLimitResetsAt }),
+      assistantError: run.assistantError,
+      assistantErrorText: run.assistantErrorText,
+      interrupt: run.interrupt,
+      rateLimitResetsAt: this.#rateLimitResetsAt,
       previousTotalCostUsd: this.#totalCostUsd,
       now: this.#options.now(),
     });

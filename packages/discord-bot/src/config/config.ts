@@ -92,7 +92,8 @@ export const ConfigFileSchema = z.object(
             .boolean({ error: 'must be true or false' })
             .default(true)
             .describe(
-              "Whether `/mode agentic` is offered. Agentic tools always run in Claude Code's sandbox (bubblewrap): where it cannot start, or with this false, agentic mode is refused.",
+              "Whether `/mode agentic` is offered. Agentic tools always run in Claude Code's sandbox " +
+                '(bubblewrap): where it cannot start, or with this false, agentic mode is refused.',
             ),
           maxRetries: nonNegativeInt('API retries')
             .default(2)

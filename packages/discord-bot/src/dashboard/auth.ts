@@ -24,14 +24,14 @@ function sha256(text: string): Buffer {
  * length or content, so response times tell an attacker nothing.
  */
 export class TokenCheck {
-  private readonly digest: Buffer;
+  readonly #digest: Buffer;
 
   constructor(token: string) {
-    this.digest = sha256(token);
+    this.#digest = sha256(token);
   }
 
   matches(candidate: string): boolean {
-    return timingSafeEqual(sha256(candidate), this.digest);
+    return timingSafeEqual(sha256(candidate), this.#digest);
   }
 }
 
@@ -41,44 +41,47 @@ export class TokenCheck {
  * id never sits in memory next to its lookup key.
  */
 export class SessionStore {
-  private readonly sessions = new Map<string, number>();
+  readonly #sessions = new Map<string, number>();
+  readonly #now: () => number;
 
-  constructor(private readonly now: () => number) {}
+  constructor(now: () => number) {
+    this.#now = now;
+  }
 
   create(): string {
-    this.prune();
-    if (this.sessions.size >= MAX_SESSIONS) {
+    this.#prune();
+    if (this.#sessions.size >= MAX_SESSIONS) {
       // Maps iterate in insertion order: the first key is the oldest session.
-      const oldest = this.sessions.keys().next().value;
-      if (oldest !== undefined) this.sessions.delete(oldest);
+      const oldest = this.#sessions.keys().next().value;
+      if (oldest !== undefined) this.#sessions.delete(oldest);
     }
     const id = randomBytes(32).toString('base64url');
-    this.sessions.set(sha256(id).toString('hex'), this.now() + SESSION_TTL_MS);
+    this.#sessions.set(sha256(id).toString('hex'), this.#now() + SESSION_TTL_MS);
     return id;
   }
 
   isValid(id: string): boolean {
     const key = sha256(id).toString('hex');
-    const expiresAt = this.sessions.get(key);
+    const expiresAt = this.#sessions.get(key);
     if (expiresAt === undefined) return false;
-    if (expiresAt <= this.now()) {
-      this.sessions.delete(key);
+    if (expiresAt <= this.#now()) {
+      this.#sessions.delete(key);
       return false;
     }
     return true;
   }
 
   end(id: string): void {
-    this.sessions.delete(sha256(id).toString('hex'));
+    this.#sessions.delete(sha256(id).toString('hex'));
   }
 
   clear(): void {
-    this.sessions.clear();
+    this.#sessions.clear();
   }
 
-  private prune(): void {
-    const now = this.now();
-    for (const [key, expiresAt] of this.sessions) if (expiresAt <= now) this.sessions.delete(key);
+  #prune(): void {
+    const now = this.#now();
+    for (const [key, expiresAt] of this.#sessions) if (expiresAt <= now) this.#sessions.delete(key);
   }
 }
 
@@ -92,44 +95,47 @@ interface FailureRecord {
  * guesser; the cap stops one that sends guesses in parallel.
  */
 export class SignInThrottle {
-  private readonly failures = new Map<string, FailureRecord>();
+  readonly #failures = new Map<string, FailureRecord>();
+  readonly #now: () => number;
 
-  constructor(private readonly now: () => number) {}
+  constructor(now: () => number) {
+    this.#now = now;
+  }
 
   /** Milliseconds until this address may try again, or 0 when it may try now. */
   blockedFor(address: string): number {
-    const record = this.current(address);
+    const record = this.#current(address);
     if (record === undefined || record.count < MAX_FAILURES) return 0;
-    return record.windowStart + FAILURE_WINDOW_MS - this.now();
+    return record.windowStart + FAILURE_WINDOW_MS - this.#now();
   }
 
   fail(address: string): void {
-    const record = this.current(address);
+    const record = this.#current(address);
     if (record !== undefined) {
       record.count += 1;
       return;
     }
-    if (this.failures.size >= MAX_TRACKED_ADDRESSES) this.forgetOldest();
-    this.failures.set(address, { count: 1, windowStart: this.now() });
+    if (this.#failures.size >= MAX_TRACKED_ADDRESSES) this.#forgetOldest();
+    this.#failures.set(address, { count: 1, windowStart: this.#now() });
   }
 
   succeed(address: string): void {
-    this.failures.delete(address);
+    this.#failures.delete(address);
   }
 
-  private current(address: string): FailureRecord | undefined {
-    const record = this.failures.get(address);
+  #current(address: string): FailureRecord | undefined {
+    const record = this.#failures.get(address);
     if (record === undefined) return undefined;
-    if (record.windowStart + FAILURE_WINDOW_MS <= this.now()) {
-      this.failures.delete(address);
+    if (record.windowStart + FAILURE_WINDOW_MS <= this.#now()) {
+      this.#failures.delete(address);
       return undefined;
     }
     return record;
   }
 
-  private forgetOldest(): void {
-    const oldest = this.failures.keys().next().value;
-    if (oldest !== undefined) this.failures.delete(oldest);
+  #forgetOldest(): void {
+    const oldest = this.#failures.keys().next().value;
+    if (oldest !== undefined) this.#failures.delete(oldest);
   }
 }
 

@@ -250,23 +250,25 @@ function decodeId(raw: string): string | undefined {
 }
 
 class DashboardServer {
-  private readonly now: () => number;
-  private readonly tokens: TokenCheck;
-  private readonly sessions: SessionStore;
-  private readonly throttle: SignInThrottle;
-  private readonly routes: Route[];
+  readonly #now: () => number;
+  readonly #tokens: TokenCheck;
+  readonly #sessions: SessionStore;
+  readonly #throttle: SignInThrottle;
+  readonly #routes: Route[];
+  readonly #options: DashboardOptions;
 
-  constructor(private readonly options: DashboardOptions) {
-    this.now = options.now ?? Date.now;
-    this.tokens = new TokenCheck(options.token);
-    this.sessions = new SessionStore(this.now);
-    this.throttle = new SignInThrottle(this.now);
-    this.routes = [
-      { pattern: /^\/$/, methods: { GET: (ctx) => this.home(ctx) } },
-      { pattern: /^\/login$/, methods: { POST: (ctx) => this.login(ctx) } },
-      { pattern: /^\/logout$/, methods: { POST: (ctx) => this.logout(ctx) } },
-      { pattern: /^\/api\/runs$/, methods: { GET: (ctx) => this.listRuns(ctx) } },
-      { pattern: /^\/api\/runs\/([^/]+)\/abort$/, methods: { POST: (ctx) => this.abortRun(ctx) } },
+  constructor(options: DashboardOptions) {
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+    this.#tokens = new TokenCheck(options.token);
+    this.#sessions = new SessionStore(this.#now);
+    this.#throttle = new SignInThrottle(this.#now);
+    this.#routes = [
+      { pattern: /^\/$/, methods: { GET: (ctx) => this.#home(ctx) } },
+      { pattern: /^\/login$/, methods: { POST: (ctx) => this.#login(ctx) } },
+      { pattern: /^\/logout$/, methods: { POST: (ctx) => this.#logout(ctx) } },
+      { pattern: /^\/api\/runs$/, methods: { GET: (ctx) => this.#listRuns(ctx) } },
+      { pattern: /^\/api\/runs\/([^/]+)\/abort$/, methods: { POST: (ctx) => this.#abortRun(ctx) } },
     ];
   }
 
@@ -278,7 +280,7 @@ class DashboardServer {
       });
       return;
     }
-    const route = this.routes.find((candidate) => candidate.pattern.test(path));
+    const route = this.#routes.find((candidate) => candidate.pattern.test(path));
     if (route === undefined) {
       sendJson(res, 404, { error: 'not found' });
       return;
@@ -298,36 +300,36 @@ class DashboardServer {
       return;
     }
     const address = req.socket.remoteAddress ?? 'unknown';
-    const auth = await this.authenticate(req, address);
+    const auth = await this.#authenticate(req, address);
     const params = route.pattern.exec(path)!.slice(1);
     await handler({ req, res, address, body: body.body, auth, params });
   }
 
-  private async authenticate(req: IncomingMessage, address: string): Promise<Auth> {
+  async #authenticate(req: IncomingMessage, address: string): Promise<Auth> {
     const bearer = bearerToken(req.headers.authorization);
-    if (bearer !== undefined) return this.checkToken(bearer, address, 'bearer token');
+    if (bearer !== undefined) return this.#checkToken(bearer, address, 'bearer token');
     for (const id of cookieValues(req.headers.cookie, SESSION_COOKIE)) {
-      if (this.sessions.isValid(id)) return { kind: 'session', sessionId: id };
+      if (this.#sessions.isValid(id)) return { kind: 'session', sessionId: id };
     }
     return { kind: 'none' };
   }
 
   /** One place for both sign-in paths, so the throttle and the delay apply to bearer guesses as well as form ones. */
-  private async checkToken(candidate: string, address: string, via: string): Promise<Auth> {
-    const retryAfterMs = this.throttle.blockedFor(address);
+  async #checkToken(candidate: string, address: string, via: string): Promise<Auth> {
+    const retryAfterMs = this.#throttle.blockedFor(address);
     if (retryAfterMs > 0) return { kind: 'throttled', retryAfterMs };
-    if (this.tokens.matches(candidate)) {
-      this.throttle.succeed(address);
+    if (this.#tokens.matches(candidate)) {
+      this.#throttle.succeed(address);
       return { kind: 'bearer' };
     }
-    this.throttle.fail(address);
-    this.options.logger.warn({ address, via }, 'dashboard: failed sign-in (wrong token)');
+    this.#throttle.fail(address);
+    this.#options.logger.warn({ address, via }, 'dashboard: failed sign-in (wrong token)');
     await delay(FAILURE_DELAY_MS);
     return { kind: 'wrong' };
   }
 
   /** Answers for a request that is not signed in; true when it did. */
-  private refuseUnauthenticated(ctx: Context): boolean {
+  #refuseUnauthenticated(ctx: Context): boolean {
     const { auth, res } = ctx;
     if (auth.kind === 'session' || auth.kind === 'bearer') return false;
     if (auth.kind === 'throttled') {
@@ -345,7 +347,7 @@ class DashboardServer {
   }
 
   /** Cookie sessions must prove the request came from the page itself; bearer clients hold the token and need no such proof. */
-  private refuseCrossSite(ctx: Context): boolean {
+  #refuseCrossSite(ctx: Context): boolean {
     if (ctx.auth.kind !== 'session') return false;
     const problem = csrfProblem(ctx.req);
     if (problem === undefined) return false;
@@ -353,12 +355,12 @@ class DashboardServer {
     return true;
   }
 
-  private home(ctx: Context): void {
+  #home(ctx: Context): void {
     if (ctx.auth.kind === 'session' || ctx.auth.kind === 'bearer') sendPage(ctx.res, 200, dashboardPage);
     else sendPage(ctx.res, 200, (nonce) => signInPage(nonce));
   }
 
-  private async login(ctx: Context): Promise<void> {
+  async #login(ctx: Context): Promise<void> {
     const { req, res, address } = ctx;
     if (originProblem(req) !== undefined) {
       sendJson(res, 403, { error: 'cross-origin sign-in refused' });
@@ -369,7 +371,7 @@ class DashboardServer {
       return;
     }
     const candidate = new URLSearchParams(ctx.body.toString('utf8')).get('token') ?? '';
-    const result = await this.checkToken(candidate, address, 'sign-in form');
+    const result = await this.#checkToken(candidate, address, 'sign-in form');
     if (result.kind === 'throttled') {
       res.setHeader('Retry-After', String(Math.ceil(result.retryAfterMs / 1000)));
       sendPage(res, 429, (nonce) => signInPage(nonce, 'too many failed sign-ins, try again later'));
@@ -379,32 +381,32 @@ class DashboardServer {
       sendPage(res, 401, (nonce) => signInPage(nonce, 'wrong token'));
       return;
     }
-    const sessionId = this.sessions.create();
-    this.options.logger.info({ address }, 'dashboard: signed in');
+    const sessionId = this.#sessions.create();
+    this.#options.logger.info({ address }, 'dashboard: signed in');
     redirect(res, '/', { 'Set-Cookie': sessionCookie(sessionId) });
   }
 
-  private logout(ctx: Context): void {
-    if (this.refuseUnauthenticated(ctx) || this.refuseCrossSite(ctx)) return;
-    if (ctx.auth.kind === 'session') this.sessions.end(ctx.auth.sessionId);
+  #logout(ctx: Context): void {
+    if (this.#refuseUnauthenticated(ctx) || this.#refuseCrossSite(ctx)) return;
+    if (ctx.auth.kind === 'session') this.#sessions.end(ctx.auth.sessionId);
     sendJson(ctx.res, 200, { signedOut: true }, { 'Set-Cookie': clearedSessionCookie() });
   }
 
-  private listRuns(ctx: Context): void {
-    if (this.refuseUnauthenticated(ctx)) return;
-    const runs = this.options.source.runs().map(publicRun);
-    sendJson(ctx.res, 200, { runs, now: this.now() });
+  #listRuns(ctx: Context): void {
+    if (this.#refuseUnauthenticated(ctx)) return;
+    const runs = this.#options.source.runs().map(publicRun);
+    sendJson(ctx.res, 200, { runs, now: this.#now() });
   }
 
-  private abortRun(ctx: Context): void {
-    if (this.refuseUnauthenticated(ctx) || this.refuseCrossSite(ctx)) return;
+  #abortRun(ctx: Context): void {
+    if (this.#refuseUnauthenticated(ctx) || this.#refuseCrossSite(ctx)) return;
     const id = decodeId(ctx.params[0] ?? '');
     if (id === undefined) {
       sendJson(ctx.res, 400, { error: 'bad run id' });
       return;
     }
-    const aborted = this.options.source.abort(id);
-    this.options.logger.info(
+    const aborted = this.#options.source.abort(id);
+    this.#options.logger.info(
       { runId: id, aborted, via: ctx.auth.kind, address: ctx.address },
       'dashboard: abort requested',
     );
@@ -413,7 +415,7 @@ class DashboardServer {
   }
 
   clear(): void {
-    this.sessions.clear();
+    this.#sessions.clear();
   }
 }
 

@@ -103,7 +103,7 @@ async function attempt(env: TurnEnvironment, input: TurnInput, resume: string | 
     maxRetries: env.maxRetries,
     tmpDir,
     extra,
-    ...(env.baseUrl === undefined ? {} : { baseUrl: env.baseUrl }),
+    baseUrl: env.baseUrl,
   });
   const options = buildTurnOptions({
     kind: input.kind,

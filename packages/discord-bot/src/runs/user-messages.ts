@@ -17,7 +17,9 @@ export function failureNotice(classified: EngineErrorClassification, senderId: s
   switch (classified.kind) {
     case 'auth':
       return {
-        text: `<@${senderId}>, Claude did not accept your token (it may have expired or been revoked). Run \`claude setup-token\` on your own machine, then \`/link\` here again.`,
+        text:
+          `<@${senderId}>, Claude did not accept your token (it may have expired or been revoked). ` +
+          `Run \`claude setup-token\` on your own machine, then \`/link\` here again.`,
         ref: undefined,
       };
     case 'rate_limit': {

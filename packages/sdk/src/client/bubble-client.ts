@@ -110,26 +110,26 @@ export interface PutArtifactInput {
 /** A typed client for every route of the Bubble wire protocol (protocol.md), plus its live connection. */
 export class BubbleClient {
   readonly url: string;
-  private readonly transport: HttpTransport;
-  private readonly logger: Logger;
-  private readonly credentials: Credentials | undefined;
-  private readonly liveOptions: BubbleLiveOptions;
-  private liveConnection: BubbleLive | undefined;
+  readonly #transport: HttpTransport;
+  readonly #logger: Logger;
+  readonly #credentials: Credentials | undefined;
+  readonly #liveOptions: BubbleLiveOptions;
+  #liveConnection: BubbleLive | undefined;
 
   constructor(options: BubbleClientOptions) {
     this.url = options.url.replace(/\/+$/, '');
-    this.credentials =
+    this.#credentials =
       options.credentials ?? (options.token === undefined ? undefined : staticCredentials(options.token));
-    this.logger = options.logger ?? pino({ level: 'silent' });
-    this.liveOptions = options.live ?? {};
+    this.#logger = options.logger ?? pino({ level: 'silent' });
+    this.#liveOptions = options.live ?? {};
     const retry = options.retry === false ? { ...DEFAULT_RETRY, attempts: 1 } : { ...DEFAULT_RETRY, ...options.retry };
-    this.transport = new HttpTransport({
+    this.#transport = new HttpTransport({
       baseUrl: this.url,
-      credentials: this.credentials,
+      credentials: this.#credentials,
       timeoutMs: options.timeoutMs ?? 15_000,
       retry,
       fetch: options.fetch ?? globalThis.fetch,
-      logger: this.logger,
+      logger: this.#logger,
       random: options.random ?? Math.random,
     });
   }
@@ -138,7 +138,7 @@ export class BubbleClient {
 
   /** The server's name, version, extensions and, where it has an identity provider, `auth.oidc`. */
   async info(options: CallOptions = {}): Promise<Info> {
-    const { body } = await this.transport.request({
+    const { body } = await this.#transport.request({
       method: 'GET',
       path: '/v1/info',
       schema: InfoSchema,
@@ -150,7 +150,7 @@ export class BubbleClient {
   }
 
   async healthz(options: CallOptions = {}): Promise<{ ok: boolean }> {
-    const { body } = await this.transport.request({
+    const { body } = await this.#transport.request({
       method: 'GET',
       path: '/healthz',
       schema: HealthSchema,
@@ -164,7 +164,7 @@ export class BubbleClient {
   // Principals and tokens.
 
   async whoami(options: CallOptions = {}): Promise<Principal> {
-    const { body } = await this.transport.request({
+    const { body } = await this.#transport.request({
       method: 'GET',
       path: '/v1/auth/whoami',
       schema: WhoamiResponseSchema,
@@ -179,7 +179,7 @@ export class BubbleClient {
     input: { principalId: string; displayName?: string },
     options: CallOptions = {},
   ): Promise<{ principal: Principal; token: Token }> {
-    const { body } = await this.transport.request({
+    const { body } = await this.#transport.request({
       method: 'POST',
       path: '/v1/principals',
       body: {
@@ -198,7 +198,7 @@ export class BubbleClient {
     input: { query?: string; limit?: number } = {},
     options: CallOptions = {},
   ): Promise<Principal[]> {
-    const { body } = await this.transport.request({
+    const { body } = await this.#transport.request({
       method: 'GET',
       path: '/v1/principals',
       query: { query: input.query, limit: input.limit },
@@ -210,7 +210,7 @@ export class BubbleClient {
   }
 
   async getPrincipal(principalId: string, options: CallOptions = {}): Promise<Principal> {
-    const { body } = await this.transport.request({
+    const { body } = await this.#transport.request({
       method: 'GET',
       path: `/v1/principals/${enc(principalId)}`,
       schema: PrincipalResponseSchema,
@@ -229,7 +229,7 @@ export class BubbleClient {
     patch: { displayName?: string; joinableBy?: JoinableBy },
     options: CallOptions = {},
   ): Promise<Principal> {
-    const { body } = await this.transport.request({
+    const { body } = await this.#transport.request({
       method: 'PATCH',
       path: `/v1/principals/${enc(principalId)}`,
       body: patch,
@@ -242,7 +242,7 @@ export class BubbleClient {
 
   /** Mints another token for a principal the caller owns. Never retried after an uncertain failure. */
   async mintToken(principalId: string, options: CallOptions = {}): Promise<Token> {
-    const { body } = await this.transport.request({
+    const { body } = await this.#transport.request({
       method: 'POST',
       path: `/v1/principals/${enc(principalId)}/tokens`,
       schema: MintTokenResponseSchema,
@@ -253,7 +253,7 @@ export class BubbleClient {
   }
 
   async listTokens(principalId: string, options: CallOptions = {}): Promise<TokenInfo[]> {
-    const { body } = await this.transport.request({
+    const { body } = await this.#transport.request({
       method: 'GET',
       path: `/v1/principals/${enc(principalId)}/tokens`,
       schema: TokenListResponseSchema,
@@ -264,7 +264,7 @@ export class BubbleClient {
   }
 
   async revokeToken(principalId: string, tokenId: string, options: CallOptions = {}): Promise<void> {
-    await this.transport.request({
+    await this.#transport.request({
       method: 'DELETE',
       path: `/v1/principals/${enc(principalId)}/tokens/${enc(tokenId)}`,
       retry: 'idempotent',
@@ -273,7 +273,7 @@ export class BubbleClient {
   }
 
   async revokeAllTokens(principalId: string, options: CallOptions = {}): Promise<void> {
-    await this.transport.request({
+    await this.#transport.request({
       method: 'DELETE',
       path: `/v1/principals/${enc(principalId)}/tokens`,
       retry: 'idempotent',
@@ -285,7 +285,7 @@ export class BubbleClient {
 
   /** The caller's own local tokens (no secrets); the one this client signs in with has `current: true`. */
   async listMyTokens(options: CallOptions = {}): Promise<OwnTokenInfo[]> {
-    const { body } = await this.transport.request({
+    const { body } = await this.#transport.request({
       method: 'GET',
       path: '/v1/auth/tokens',
       schema: OwnTokenListResponseSchema,
@@ -297,7 +297,7 @@ export class BubbleClient {
 
   /** Mints another token for the caller (a human); the plaintext is returned once. Never retried after an uncertain failure. */
   async mintMyToken(options: CallOptions = {}): Promise<Token> {
-    const { body } = await this.transport.request({
+    const { body } = await this.#transport.request({
       method: 'POST',
       path: '/v1/auth/tokens',
       schema: MintTokenResponseSchema,
@@ -309,7 +309,7 @@ export class BubbleClient {
 
   /** Revokes one of the caller's own tokens at once (its sockets close with 4003); revoking the current one signs this client out. */
   async revokeMyToken(tokenId: string, options: CallOptions = {}): Promise<void> {
-    await this.transport.request({
+    await this.#transport.request({
       method: 'DELETE',
       path: `/v1/auth/tokens/${enc(tokenId)}`,
       retry: 'idempotent',
@@ -331,7 +331,7 @@ export class BubbleClient {
     if (input.title !== undefined) body.title = input.title;
     if (input.parentThreadId !== undefined) body.parentThreadId = input.parentThreadId;
     if (input.key !== undefined) body.key = input.key;
-    const result = await this.transport.request({
+    const result = await this.#transport.request({
       method: 'POST',
       path: '/v1/threads',
       body,
@@ -352,7 +352,7 @@ export class BubbleClient {
   }
 
   async listThreads(options: CallOptions = {}): Promise<Thread[]> {
-    const { body } = await this.transport.request({
+    const { body } = await this.#transport.request({
       method: 'GET',
       path: '/v1/threads',
       schema: ThreadListResponseSchema,
@@ -363,7 +363,7 @@ export class BubbleClient {
   }
 
   async getThread(threadId: string, options: CallOptions = {}): Promise<Thread> {
-    const { body } = await this.transport.request({
+    const { body } = await this.#transport.request({
       method: 'GET',
       path: `/v1/threads/${enc(threadId)}`,
       schema: ThreadResponseSchema,
@@ -374,7 +374,7 @@ export class BubbleClient {
   }
 
   async listParticipants(threadId: string, options: CallOptions = {}): Promise<Grant[]> {
-    const { body } = await this.transport.request({
+    const { body } = await this.#transport.request({
       method: 'GET',
       path: `/v1/threads/${enc(threadId)}/participants`,
       schema: GrantListResponseSchema,
@@ -391,7 +391,7 @@ export class BubbleClient {
     role: Role = 'member',
     options: CallOptions = {},
   ): Promise<{ grant: Grant; created: boolean }> {
-    const result = await this.transport.request({
+    const result = await this.#transport.request({
       method: 'POST',
       path: `/v1/threads/${enc(threadId)}/participants`,
       body: { principalId, role },
@@ -404,7 +404,7 @@ export class BubbleClient {
   }
 
   async removeParticipant(threadId: string, principalId: string, options: CallOptions = {}): Promise<void> {
-    await this.transport.request({
+    await this.#transport.request({
       method: 'DELETE',
       path: `/v1/threads/${enc(threadId)}/participants/${enc(principalId)}`,
       retry: 'idempotent',
@@ -422,7 +422,7 @@ export class BubbleClient {
     if (input.role !== undefined) body.role = input.role;
     if (input.expiresInSeconds !== undefined) body.expiresInSeconds = input.expiresInSeconds;
     if (input.maxUses !== undefined) body.maxUses = input.maxUses;
-    const result = await this.transport.request({
+    const result = await this.#transport.request({
       method: 'POST',
       path: `/v1/threads/${enc(threadId)}/invites`,
       body,
@@ -435,7 +435,7 @@ export class BubbleClient {
 
   /** The thread's invites (an owner), without their tokens. */
   async listInvites(threadId: string, options: CallOptions = {}): Promise<InviteInfo[]> {
-    const { body } = await this.transport.request({
+    const { body } = await this.#transport.request({
       method: 'GET',
       path: `/v1/threads/${enc(threadId)}/invites`,
       schema: InviteListResponseSchema,
@@ -446,7 +446,7 @@ export class BubbleClient {
   }
 
   async revokeInvite(threadId: string, inviteId: string, options: CallOptions = {}): Promise<void> {
-    await this.transport.request({
+    await this.#transport.request({
       method: 'DELETE',
       path: `/v1/threads/${enc(threadId)}/invites/${enc(inviteId)}`,
       retry: 'idempotent',
@@ -460,7 +460,7 @@ export class BubbleClient {
    * multi-use invite (and, for a one-use invite, answer `not_found` although the first send joined).
    */
   async acceptInvite(token: string, options: CallOptions = {}): Promise<Grant> {
-    const { body } = await this.transport.request({
+    const { body } = await this.#transport.request({
       method: 'POST',
       path: '/v1/invites/accept',
       body: { token },
@@ -473,7 +473,7 @@ export class BubbleClient {
 
   /** The caller's live grants. */
   async listGrants(options: CallOptions = {}): Promise<Grant[]> {
-    const { body } = await this.transport.request({
+    const { body } = await this.#transport.request({
       method: 'GET',
       path: '/v1/grants',
       schema: GrantListResponseSchema,
@@ -496,7 +496,7 @@ export class BubbleClient {
     options: CallOptions = {},
   ): Promise<{ events: EventEnvelope[]; replayed: boolean }> {
     const keyed = withClientEventIds(events);
-    const result = await this.transport.request({
+    const result = await this.#transport.request({
       method: 'POST',
       path: `/v1/threads/${enc(threadId)}/events`,
       body: { events: keyed },
@@ -521,7 +521,7 @@ export class BubbleClient {
     input: ReadEventsInput = {},
     options: CallOptions = {},
   ): Promise<{ events: EventEnvelope[]; headSeq: number }> {
-    const { body } = await this.transport.request({
+    const { body } = await this.#transport.request({
       method: 'GET',
       path: `/v1/threads/${enc(threadId)}/events`,
       query: { after: input.after, before: input.before, limit: input.limit },
@@ -533,7 +533,7 @@ export class BubbleClient {
   }
 
   async getCursor(threadId: string, options: CallOptions = {}): Promise<number> {
-    const { body } = await this.transport.request({
+    const { body } = await this.#transport.request({
       method: 'GET',
       path: `/v1/threads/${enc(threadId)}/cursor`,
       schema: CursorResponseSchema,
@@ -545,7 +545,7 @@ export class BubbleClient {
 
   /** Moves the consumer cursor forward (a receipt for display, not a recovery point). */
   async putCursor(threadId: string, seq: number, options: CallOptions = {}): Promise<void> {
-    await this.transport.request({
+    await this.#transport.request({
       method: 'PUT',
       path: `/v1/threads/${enc(threadId)}/cursor`,
       body: { seq },
@@ -557,7 +557,7 @@ export class BubbleClient {
   // Artifacts extension.
 
   async listArtifacts(threadId: string, options: CallOptions = {}): Promise<ArtifactSummary[]> {
-    const { body } = await this.transport.request({
+    const { body } = await this.#transport.request({
       method: 'GET',
       path: `/v1/threads/${enc(threadId)}/artifacts`,
       schema: ArtifactListResponseSchema,
@@ -573,7 +573,7 @@ export class BubbleClient {
     input: { version?: number } = {},
     options: CallOptions = {},
   ): Promise<Artifact> {
-    const { body } = await this.transport.request({
+    const { body } = await this.#transport.request({
       method: 'GET',
       path: `/v1/threads/${enc(threadId)}/artifacts/${enc(name)}`,
       query: { version: input.version },
@@ -596,7 +596,7 @@ export class BubbleClient {
     options: CallOptions = {},
   ): Promise<ArtifactSummary> {
     try {
-      return await this.putArtifactOnce(threadId, name, input, options);
+      return await this.#putArtifactOnce(threadId, name, input, options);
     } catch (error) {
       // A conditional write that was retried after an uncertain failure may have landed on the
       // first send; the resend then answers `conflict`. If the version just above `baseVersion`
@@ -614,13 +614,13 @@ export class BubbleClient {
     }
   }
 
-  private async putArtifactOnce(
+  async #putArtifactOnce(
     threadId: string,
     name: string,
     input: PutArtifactInput,
     options: CallOptions,
   ): Promise<ArtifactSummary> {
-    const { body } = await this.transport.request({
+    const { body } = await this.#transport.request({
       method: 'PUT',
       path: `/v1/threads/${enc(threadId)}/artifacts/${enc(name)}`,
       body: {
@@ -640,16 +640,16 @@ export class BubbleClient {
 
   /** The one live WebSocket connection of this client, created on first use. */
   live(): BubbleLive {
-    if (this.liveConnection === undefined) {
-      if (this.credentials === undefined) throw new Error('the live connection needs a token');
-      this.liveConnection = new BubbleLive({
+    if (this.#liveConnection === undefined) {
+      if (this.#credentials === undefined) throw new Error('the live connection needs a token');
+      this.#liveConnection = new BubbleLive({
         url: this.url,
-        credentials: this.credentials,
-        logger: this.logger,
-        ...this.liveOptions,
+        credentials: this.#credentials,
+        logger: this.#logger,
+        ...this.#liveOptions,
       });
     }
-    return this.liveConnection;
+    return this.#liveConnection;
   }
 
   /** Events of one thread with `seq > afterSeq`, backlog then live, exactly once and in order across reconnects. */
@@ -664,8 +664,8 @@ export class BubbleClient {
 
   /** Closes the live connection; HTTP calls keep working. */
   close(): void {
-    this.liveConnection?.close();
-    this.liveConnection = undefined;
+    this.#liveConnection?.close();
+    this.#liveConnection = undefined;
   }
 }
 

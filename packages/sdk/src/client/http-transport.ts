@@ -54,17 +54,21 @@ export interface TransportResult<T> {
 
 /** Sends HTTP requests to one Bubble server: auth, timeouts, typed errors, retries. */
 export class HttpTransport {
-  constructor(private readonly options: TransportOptions) {}
+  readonly #options: TransportOptions;
+
+  constructor(options: TransportOptions) {
+    this.#options = options;
+  }
 
   async request<T>(spec: RequestSpec<T>): Promise<TransportResult<T>> {
-    const { retry, logger, random, credentials } = this.options;
+    const { retry, logger, random, credentials } = this.#options;
     let renewed = false;
     for (let attempt = 0; ; attempt += 1) {
       let failure: BubbleApiError;
       const token =
         spec.auth === false || credentials === undefined ? undefined : await currentBearer(credentials, spec);
       try {
-        return await this.once(spec, token);
+        return await this.#once(spec, token);
       } catch (error) {
         if (!(error instanceof BubbleApiError)) throw error;
         failure = error;
@@ -114,8 +118,8 @@ export class HttpTransport {
     }
   }
 
-  private async once<T>(spec: RequestSpec<T>, token: string | undefined): Promise<TransportResult<T>> {
-    const { baseUrl, timeoutMs, fetch } = this.options;
+  async #once<T>(spec: RequestSpec<T>, token: string | undefined): Promise<TransportResult<T>> {
+    const { baseUrl, timeoutMs, fetch } = this.#options;
     const url = new URL(spec.path.replace(/^\//, ''), baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
     for (const [key, value] of Object.entries(spec.query ?? {})) {
       if (value !== undefined) url.searchParams.set(key, String(value));

@@ -8,34 +8,40 @@ import { extractDrainPayload, type DrainOptions, type DrainPayload } from './ext
  * buffered: the seq a handler may settle once it has dealt with what `drain` returned.
  */
 export class DrainBuffer {
-  private buffer: EventEnvelope[] = [];
-  private lastObserved = 0;
+  #buffer: EventEnvelope[] = [];
+  #lastObserved = 0;
+  readonly #options: DrainOptions;
 
-  constructor(private readonly options: DrainOptions) {}
+  constructor(options: DrainOptions) {
+    this.#options = options;
+  }
 
   /** Buffers a foreign event; drops the bot's own. Events at or below the last observed seq are ignored. */
   observe(event: EventEnvelope): void {
-    if (event.seq <= this.lastObserved) return;
-    this.lastObserved = event.seq;
-    if (event.principalId === this.options.selfPrincipalId) return;
-    this.buffer.push(event);
+    if (event.seq <= this.#lastObserved) return;
+    this.#lastObserved = event.seq;
+    if (event.principalId === this.#options.selfPrincipalId) return;
+    this.#buffer.push(event);
   }
 
   /** Extracts every finalized run; in-flight runs stay buffered. */
   drain(displayNames?: DrainOptions['displayNames']): DrainPayload {
-    const payload = extractDrainPayload(this.buffer, displayNames ? { ...this.options, displayNames } : this.options);
-    this.buffer = [...payload.remaining];
+    const payload = extractDrainPayload(
+      this.#buffer,
+      displayNames ? { ...this.#options, displayNames } : this.#options,
+    );
+    this.#buffer = [...payload.remaining];
     return payload;
   }
 
   /** Events waiting (in-flight runs, or anything observed since the last drain). */
   get pending(): readonly EventEnvelope[] {
-    return this.buffer;
+    return this.#buffer;
   }
 
   /** Every observed event at or below this seq has been drained (or was the bot's own). */
   get drainedThrough(): number {
-    const first = this.buffer[0];
-    return first === undefined ? this.lastObserved : first.seq - 1;
+    const first = this.#buffer[0];
+    return first === undefined ? this.#lastObserved : first.seq - 1;
   }
 }

@@ -1,4 +1,5 @@
 import {
+  assertNever,
   MessagePartDataSchema,
   RunFinishedDataSchema,
   RunStartedDataSchema,
@@ -113,10 +114,8 @@ function classify(event: EventEnvelope): Classified {
     case 'participant_removed':
     case 'artifact_updated':
       return { kind: 'consume' };
-    default: {
-      const unreachable: never = known;
-      return unreachable;
-    }
+    default:
+      return assertNever(known, 'event type');
   }
 }
 

@@ -18,45 +18,48 @@ export type RenewalOutcome =
  */
 export class BearerRenewal {
   /** The bearer sent in the last `client.auth`. */
-  private sent: string | undefined;
+  #sent: string | undefined;
   /** Whether a renewal was used up (or the bearer found final) since the last `server.ready`. */
-  private usedSinceReady = false;
+  #usedSinceReady = false;
   /** Renewals in a row that failed for a passing reason. */
-  private failures = 0;
+  #failures = 0;
+  readonly #credentials: Credentials;
+  readonly #backoff: BackoffOptions;
+  readonly #random: () => number;
 
-  constructor(
-    private readonly credentials: Credentials,
-    private readonly backoff: BackoffOptions,
-    private readonly random: () => number,
-  ) {}
+  constructor(credentials: Credentials, backoff: BackoffOptions, random: () => number) {
+    this.#credentials = credentials;
+    this.#backoff = backoff;
+    this.#random = random;
+  }
 
   /** The bearer that went out in a `client.auth` (the one to renew if it is refused). */
   sentBearer(token: string): void {
-    this.sent = token;
+    this.#sent = token;
   }
 
   /** The server accepted the bearer: the next refusal may be renewed again. */
   ready(): void {
-    this.usedSinceReady = false;
-    this.failures = 0;
+    this.#usedSinceReady = false;
+    this.#failures = 0;
   }
 
   /** No renewal until the server is ready again: the next refusal is final. */
   forgo(): void {
-    this.usedSinceReady = true;
+    this.#usedSinceReady = true;
   }
 
   /** Whether a refusal now may be answered by a renewal. */
   get available(): boolean {
-    return this.credentials.renew !== undefined && this.sent !== undefined && !this.usedSinceReady;
+    return this.#credentials.renew !== undefined && this.#sent !== undefined && !this.#usedSinceReady;
   }
 
   /** Asks the credentials for a newer bearer than the refused one. Uses up the renewal. */
   async renew(): Promise<RenewalOutcome> {
-    this.usedSinceReady = true;
-    const rejected = this.sent as string;
+    this.#usedSinceReady = true;
+    const rejected = this.#sent as string;
     try {
-      const next = await this.credentials.renew!(rejected);
+      const next = await this.#credentials.renew!(rejected);
       if (next === null) return { kind: 'final' };
       // Nothing newer than the refused bearer yet: the renewal did not happen (provider down).
       if (next === rejected) return { kind: 'later', why: new Error('no newer bearer than the refused one') };
@@ -68,8 +71,8 @@ export class BearerRenewal {
 
   /** The wait before the next try after a passing failure (full jitter, growing), and its number. */
   nextRetry(): { delayMs: number; attempt: number } {
-    const delayMs = fullJitterDelay(this.failures, this.backoff, this.random);
-    this.failures += 1;
-    return { delayMs, attempt: this.failures };
+    const delayMs = fullJitterDelay(this.#failures, this.#backoff, this.#random);
+    this.#failures += 1;
+    return { delayMs, attempt: this.#failures };
   }
 }

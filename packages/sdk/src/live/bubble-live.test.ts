@@ -13,11 +13,10 @@ class FakeSocket implements WebSocketLike {
   readonly sent: ClientFrame[] = [];
   readonly flowCalls: string[] = [];
   flowControl: WebSocketLike['flowControl'];
+  readonly #listener: WebSocketListener;
 
-  constructor(
-    private readonly listener: WebSocketListener,
-    withFlowControl: boolean,
-  ) {
+  constructor(listener: WebSocketListener, withFlowControl: boolean) {
+    this.#listener = listener;
     if (withFlowControl)
       this.flowControl = { pause: () => this.flowCalls.push('pause'), resume: () => this.flowCalls.push('resume') };
   }
@@ -30,7 +29,7 @@ class FakeSocket implements WebSocketLike {
   }
   close(code: number, reason: string): void {
     this.isOpen = false;
-    this.listener.onClose(code, reason);
+    this.#listener.onClose(code, reason);
   }
   terminate(): void {
     this.close(1006, '');
@@ -39,14 +38,14 @@ class FakeSocket implements WebSocketLike {
   // The server's side.
   open(): void {
     this.isOpen = true;
-    this.listener.onOpen();
+    this.#listener.onOpen();
   }
   push(frame: ServerFrame): void {
-    this.listener.onMessage({ kind: 'text', text: JSON.stringify(frame) });
+    this.#listener.onMessage({ kind: 'text', text: JSON.stringify(frame) });
   }
   drop(code: number, reason = ''): void {
     this.isOpen = false;
-    this.listener.onClose(code, reason);
+    this.#listener.onClose(code, reason);
   }
   ofType<T extends ClientFrame['type']>(type: T): Extract<ClientFrame, { type: T }>[] {
     return this.sent.filter((frame): frame is Extract<ClientFrame, { type: T }> => frame.type === type);

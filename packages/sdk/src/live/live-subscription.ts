@@ -36,43 +36,46 @@ export abstract class LiveSubscription<T> implements AsyncIterableIterator<T> {
   /** The reason iteration ended, once it has; `undefined` while it runs or after an error. */
   endReason: SubscriptionEndReason | undefined;
   protected readonly queue: T[] = [];
-  private waiter: { resolve: (result: IteratorResult<T>) => void; reject: (error: unknown) => void } | undefined;
-  private failure: { error: unknown } | undefined;
-  private finished = false;
+  #waiter: { resolve: (result: IteratorResult<T>) => void; reject: (error: unknown) => void } | undefined;
+  #failure: { error: unknown } | undefined;
+  #finished = false;
+  readonly #bufferLimit: number;
+  readonly #host: SubscriptionHost;
+  #detachSignal: (() => void) | undefined;
 
   constructor(
     readonly localId: string,
-    protected readonly host: SubscriptionHost,
+    host: SubscriptionHost,
     protected readonly logger: Logger,
-    private readonly bufferLimit: number,
+    bufferLimit: number,
     signal: AbortSignal | undefined,
   ) {
+    this.#host = host;
+    this.#bufferLimit = bufferLimit;
     if (signal !== undefined) {
-      if (signal.aborted) queueMicrotask(() => this.stop({ kind: 'aborted' }));
+      if (signal.aborted) queueMicrotask(() => this.#stop({ kind: 'aborted' }));
       else {
-        const onAbort = (): void => this.stop({ kind: 'aborted' });
+        const onAbort = (): void => this.#stop({ kind: 'aborted' });
         signal.addEventListener('abort', onAbort, { once: true });
-        this.detachSignal = () => signal.removeEventListener('abort', onAbort);
+        this.#detachSignal = () => signal.removeEventListener('abort', onAbort);
       }
     }
   }
-
-  private detachSignal: (() => void) | undefined;
 
   /** The frame that (re)creates this subscription under a new wire id. */
   abstract subscribeFrame(wireId: string, from?: ResumeFrom): SubscribeFrame | SubscribeGrantsFrame;
 
   get isOver(): boolean {
-    return this.finished || this.failure !== undefined;
+    return this.#finished || this.#failure !== undefined;
   }
 
   /** Whether the buffer is at its bound, so the connection should stop reading. */
   get isFull(): boolean {
-    return this.queue.length >= this.bufferLimit;
+    return this.queue.length >= this.#bufferLimit;
   }
 
   get isBelowLowWater(): boolean {
-    return this.queue.length <= Math.floor(this.bufferLimit / 2);
+    return this.queue.length <= Math.floor(this.#bufferLimit / 2);
   }
 
   [Symbol.asyncIterator](): this {
@@ -83,59 +86,59 @@ export abstract class LiveSubscription<T> implements AsyncIterableIterator<T> {
     if (this.queue.length > 0) {
       const value = this.queue.shift() as T;
       this.delivered(value);
-      if (this.isBelowLowWater) this.host.drained(this as unknown as AnyLiveSubscription);
+      if (this.isBelowLowWater) this.#host.drained(this as unknown as AnyLiveSubscription);
       return Promise.resolve({ value, done: false });
     }
-    if (this.failure !== undefined) return Promise.reject(this.failure.error);
-    if (this.finished) return Promise.resolve({ value: undefined, done: true });
-    if (this.waiter !== undefined)
+    if (this.#failure !== undefined) return Promise.reject(this.#failure.error);
+    if (this.#finished) return Promise.resolve({ value: undefined, done: true });
+    if (this.#waiter !== undefined)
       return Promise.reject(new Error('a live subscription has one consumer: await each next() before the next'));
     return new Promise((resolve, reject) => {
-      this.waiter = { resolve, reject };
+      this.#waiter = { resolve, reject };
     });
   }
 
   /** Stops the subscription (what `break` in `for await` calls). */
   return(): Promise<IteratorResult<T>> {
-    this.stop({ kind: 'unsubscribed' });
+    this.#stop({ kind: 'unsubscribed' });
     return Promise.resolve({ value: undefined, done: true });
   }
 
   /** Stops the subscription; same as `return()`. */
   unsubscribe(): void {
-    this.stop({ kind: 'unsubscribed' });
+    this.#stop({ kind: 'unsubscribed' });
   }
 
   /** Ends iteration normally: buffered items are still delivered first. */
   end(reason: SubscriptionEndReason): void {
     if (this.isOver) return;
-    this.finished = true;
+    this.#finished = true;
     this.endReason = reason;
-    this.detachSignal?.();
-    this.flushWaiter();
+    this.#detachSignal?.();
+    this.#flushWaiter();
   }
 
   /** Ends iteration with an error, after the buffered items. */
   fail(error: unknown): void {
     if (this.isOver) return;
-    this.failure = { error };
-    this.detachSignal?.();
-    this.flushWaiter();
+    this.#failure = { error };
+    this.#detachSignal?.();
+    this.#flushWaiter();
   }
 
-  protected stop(reason: SubscriptionEndReason): void {
+  #stop(reason: SubscriptionEndReason): void {
     if (this.isOver) return;
     // Whatever is buffered will not be wanted: the consumer asked to stop.
     this.queue.length = 0;
     this.end(reason);
-    this.host.release(this as unknown as AnyLiveSubscription);
+    this.#host.release(this as unknown as AnyLiveSubscription);
   }
 
   /** Hands an item to the consumer, or buffers it. */
   protected push(value: T): void {
-    if (this.waiter !== undefined) {
-      const { resolve } = this.waiter;
-      this.waiter = undefined;
+    if (this.#waiter !== undefined) {
+      const { resolve } = this.#waiter;
+      this.#waiter = undefined;
       this.delivered(value);
       resolve({ value, done: false });
       return;
@@ -146,11 +149,11 @@ export abstract class LiveSubscription<T> implements AsyncIterableIterator<T> {
   /** Called when an item reaches the consumer. */
   protected abstract delivered(value: T): void;
 
-  private flushWaiter(): void {
-    if (this.waiter === undefined || this.queue.length > 0) return;
-    const { resolve, reject } = this.waiter;
-    this.waiter = undefined;
-    if (this.failure !== undefined) reject(this.failure.error);
+  #flushWaiter(): void {
+    if (this.#waiter === undefined || this.queue.length > 0) return;
+    const { resolve, reject } = this.#waiter;
+    this.#waiter = undefined;
+    if (this.#failure !== undefined) reject(this.#failure.error);
     else resolve({ value: undefined, done: true });
   }
 }
@@ -165,7 +168,7 @@ export class ThreadSubscription extends LiveSubscription<EventEnvelope> {
   /** The highest seq handed to the consumer. */
   lastDeliveredSeq: number;
   /** The highest seq accepted into the buffer (or delivered). */
-  private lastAcceptedSeq: number;
+  #lastAcceptedSeq: number;
   /** The thread's head when the server last confirmed the subscription. */
   headSeqAtSubscribe: number | undefined;
 
@@ -180,16 +183,16 @@ export class ThreadSubscription extends LiveSubscription<EventEnvelope> {
   ) {
     super(localId, host, logger, bufferLimit, signal);
     this.lastDeliveredSeq = afterSeq;
-    this.lastAcceptedSeq = afterSeq;
+    this.#lastAcceptedSeq = afterSeq;
   }
 
   subscribeFrame(wireId: string, from: ResumeFrom = 'delivered'): SubscribeFrame {
     if (from === 'delivered') {
       // Resume after what the consumer has seen; what was buffered is sent again.
       this.queue.length = 0;
-      this.lastAcceptedSeq = this.lastDeliveredSeq;
+      this.#lastAcceptedSeq = this.lastDeliveredSeq;
     }
-    return { type: 'subscribe', id: wireId, threadId: this.threadId, afterSeq: this.lastAcceptedSeq };
+    return { type: 'subscribe', id: wireId, threadId: this.threadId, afterSeq: this.#lastAcceptedSeq };
   }
 
   onSubscribed(headSeq: number): void {
@@ -206,18 +209,18 @@ export class ThreadSubscription extends LiveSubscription<EventEnvelope> {
       );
       return 'duplicate';
     }
-    if (event.seq <= this.lastAcceptedSeq) {
+    if (event.seq <= this.#lastAcceptedSeq) {
       this.logger.debug({ threadId: this.threadId, seq: event.seq }, 'duplicate event dropped');
       return 'duplicate';
     }
-    if (event.seq !== this.lastAcceptedSeq + 1) {
+    if (event.seq !== this.#lastAcceptedSeq + 1) {
       this.logger.error(
-        { threadId: this.threadId, expected: this.lastAcceptedSeq + 1, got: event.seq },
+        { threadId: this.threadId, expected: this.#lastAcceptedSeq + 1, got: event.seq },
         'gap in the event stream; re-subscribing',
       );
       return 'gap';
     }
-    this.lastAcceptedSeq = event.seq;
+    this.#lastAcceptedSeq = event.seq;
     this.push(event);
     return 'ok';
   }
@@ -233,59 +236,59 @@ export class ThreadSubscription extends LiveSubscription<EventEnvelope> {
  */
 export class GrantsSubscription extends LiveSubscription<GrantUpdate> {
   /** What the consumer has been told (or will be told from the buffer), by thread id. */
-  private readonly reported = new Map<string, Grant>();
-  private snapshot: Map<string, Grant> | undefined;
-  private syncedOnce = false;
-  private readonly syncedWaiters: Array<() => void> = [];
+  readonly #reported = new Map<string, Grant>();
+  #snapshot: Map<string, Grant> | undefined;
+  #syncedOnce = false;
+  readonly #syncedWaiters: Array<() => void> = [];
 
   /** Always a fresh snapshot, diffed against what was reported (buffered or not), wherever it resumes. */
   subscribeFrame(wireId: string): SubscribeGrantsFrame {
-    this.snapshot = new Map();
+    this.#snapshot = new Map();
     return { type: 'subscribe_grants', id: wireId };
   }
 
   /** Resolves once the first snapshot has been taken (its grants are then in the stream). */
   whenSynced(): Promise<void> {
-    if (this.syncedOnce) return Promise.resolve();
-    return new Promise((resolve) => this.syncedWaiters.push(resolve));
+    if (this.#syncedOnce) return Promise.resolve();
+    return new Promise((resolve) => this.#syncedWaiters.push(resolve));
   }
 
   /** The grants as currently reported, by thread id. */
   current(): ReadonlyMap<string, Grant> {
-    return this.reported;
+    return this.#reported;
   }
 
   accept(change: 'added' | 'revoked', grant: Grant): void {
     if (this.isOver) return;
-    if (this.snapshot !== undefined) {
-      if (change === 'added') this.snapshot.set(grant.threadId, grant);
-      else this.snapshot.delete(grant.threadId);
+    if (this.#snapshot !== undefined) {
+      if (change === 'added') this.#snapshot.set(grant.threadId, grant);
+      else this.#snapshot.delete(grant.threadId);
       return;
     }
-    const known = this.reported.get(grant.threadId);
+    const known = this.#reported.get(grant.threadId);
     if (change === 'added') {
       if (known !== undefined && sameGrant(known, grant)) return;
-      this.reported.set(grant.threadId, grant);
+      this.#reported.set(grant.threadId, grant);
       this.push({ change, grant });
     } else {
       if (known === undefined) return;
-      this.reported.delete(grant.threadId);
+      this.#reported.delete(grant.threadId);
       this.push({ change, grant });
     }
   }
 
   acceptSynced(): void {
-    if (this.isOver || this.snapshot === undefined) return;
-    const updates = diffGrants(this.reported, this.snapshot);
-    this.snapshot = undefined;
+    if (this.isOver || this.#snapshot === undefined) return;
+    const updates = diffGrants(this.#reported, this.#snapshot);
+    this.#snapshot = undefined;
     for (const update of updates) {
-      if (update.change === 'added') this.reported.set(update.grant.threadId, update.grant);
-      else this.reported.delete(update.grant.threadId);
+      if (update.change === 'added') this.#reported.set(update.grant.threadId, update.grant);
+      else this.#reported.delete(update.grant.threadId);
       this.push(update);
     }
-    if (!this.syncedOnce) {
-      this.syncedOnce = true;
-      for (const resolve of this.syncedWaiters.splice(0)) resolve();
+    if (!this.#syncedOnce) {
+      this.#syncedOnce = true;
+      for (const resolve of this.#syncedWaiters.splice(0)) resolve();
     }
   }
 

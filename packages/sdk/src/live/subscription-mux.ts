@@ -49,179 +49,182 @@ export interface MuxLink {
  *   stream parks the same way: its new snapshot is diffed with what it reported.
  */
 export class SubscriptionMux implements SubscriptionHost {
-  private readonly subscriptions = new Set<AnyLiveSubscription>();
+  readonly #subscriptions = new Set<AnyLiveSubscription>();
   /** Wire id to subscription, for the current socket only. */
-  private readonly wire = new Map<string, AnyLiveSubscription>();
-  private readonly wireIdOf = new Map<AnyLiveSubscription, string>();
-  private nextWireId = 0;
+  readonly #wire = new Map<string, AnyLiveSubscription>();
+  readonly #wireIdOf = new Map<AnyLiveSubscription, string>();
+  #nextWireId = 0;
   /** Subscribes refused for a passing reason, by how often in a row. */
-  private readonly refusals = new Map<AnyLiveSubscription, number>();
-  private readonly resubscribeTimers = new Set<ReturnType<typeof setTimeout>>();
+  readonly #refusals = new Map<AnyLiveSubscription, number>();
+  readonly #resubscribeTimers = new Set<ReturnType<typeof setTimeout>>();
   /** Reading is paused for a consumer that is behind (transports with flow control). */
-  private paused = false;
+  #paused = false;
   /** Unsubscribed while their consumers catch up (transports without flow control). */
-  private readonly parked = new Set<AnyLiveSubscription>();
+  readonly #parked = new Set<AnyLiveSubscription>();
+  readonly #link: MuxLink;
+  readonly #logger: Logger;
+  readonly #backoff: BackoffOptions;
+  readonly #random: () => number;
 
-  constructor(
-    private readonly link: MuxLink,
-    private readonly logger: Logger,
-    private readonly backoff: BackoffOptions,
-    private readonly random: () => number,
-  ) {}
+  constructor(link: MuxLink, logger: Logger, backoff: BackoffOptions, random: () => number) {
+    this.#link = link;
+    this.#logger = logger;
+    this.#backoff = backoff;
+    this.#random = random;
+  }
 
   get size(): number {
-    return this.subscriptions.size;
+    return this.#subscriptions.size;
   }
 
   add(subscription: AnyLiveSubscription): void {
-    this.subscriptions.add(subscription);
-    if (this.link.isReady()) this.subscribeOnWire(subscription, 'delivered');
+    this.#subscriptions.add(subscription);
+    if (this.#link.isReady()) this.#subscribeOnWire(subscription, 'delivered');
   }
 
   /** The server is ready on a fresh socket: every subscription is created again, but those catching up. */
   subscribeAll(): void {
-    for (const subscription of this.subscriptions)
-      if (!this.parked.has(subscription)) this.subscribeOnWire(subscription, 'delivered');
+    for (const subscription of this.#subscriptions)
+      if (!this.#parked.has(subscription)) this.#subscribeOnWire(subscription, 'delivered');
   }
 
   /** The socket is gone: its wire ids, its pause and the resubscribes planned on it go with it. */
   socketLost(): void {
-    this.paused = false;
-    this.wire.clear();
-    this.wireIdOf.clear();
-    for (const timer of this.resubscribeTimers) clearTimeout(timer);
-    this.resubscribeTimers.clear();
+    this.#paused = false;
+    this.#wire.clear();
+    this.#wireIdOf.clear();
+    for (const timer of this.#resubscribeTimers) clearTimeout(timer);
+    this.#resubscribeTimers.clear();
   }
 
   /** Ends every iteration with `error` (after what each buffered) and forgets them all. */
   failAll(error: unknown): void {
-    for (const subscription of this.subscriptions) subscription.fail(error);
-    this.forgetAll();
+    for (const subscription of this.#subscriptions) subscription.fail(error);
+    this.#forgetAll();
   }
 
   /** Ends every iteration normally and forgets them all. */
   endAll(reason: SubscriptionEndReason): void {
-    for (const subscription of this.subscriptions) subscription.end(reason);
-    this.forgetAll();
+    for (const subscription of this.#subscriptions) subscription.end(reason);
+    this.#forgetAll();
   }
 
   route(frame: SubscriptionFrame): void {
     switch (frame.type) {
       case 'subscribed': {
-        const subscription = this.wire.get(frame.id);
-        if (subscription !== undefined) this.served(subscription);
+        const subscription = this.#wire.get(frame.id);
+        if (subscription !== undefined) this.#served(subscription);
         if (subscription instanceof ThreadSubscription) subscription.onSubscribed(frame.headSeq);
         return;
       }
       case 'event': {
-        const subscription = this.wire.get(frame.id);
+        const subscription = this.#wire.get(frame.id);
         if (!(subscription instanceof ThreadSubscription)) return;
         if (subscription.accept(frame.event) === 'gap') {
-          this.link.send({ type: 'unsubscribe', id: frame.id });
-          this.forgetWire(subscription);
-          this.subscribeOnWire(subscription, 'delivered');
+          this.#link.send({ type: 'unsubscribe', id: frame.id });
+          this.#forgetWire(subscription);
+          this.#subscribeOnWire(subscription, 'delivered');
         }
-        this.checkBackpressure(subscription);
+        this.#checkBackpressure(subscription);
         return;
       }
       case 'grant': {
-        const subscription = this.wire.get(frame.id);
+        const subscription = this.#wire.get(frame.id);
         if (!(subscription instanceof GrantsSubscription)) return;
         subscription.accept(frame.change, frame.grant);
-        this.checkBackpressure(subscription);
+        this.#checkBackpressure(subscription);
         return;
       }
       case 'grants_synced': {
-        const subscription = this.wire.get(frame.id);
+        const subscription = this.#wire.get(frame.id);
         if (subscription === undefined) return;
-        this.served(subscription);
+        this.#served(subscription);
         if (subscription instanceof GrantsSubscription) subscription.acceptSynced();
-        this.checkBackpressure(subscription);
+        this.#checkBackpressure(subscription);
         return;
       }
       case 'subscription_ended': {
-        const subscription = this.wire.get(frame.id);
+        const subscription = this.#wire.get(frame.id);
         if (subscription === undefined) return;
-        this.logger.info({ reason: frame.reason }, 'subscription ended by the server');
-        this.forget(subscription);
+        this.#logger.info({ reason: frame.reason }, 'subscription ended by the server');
+        this.#forget(subscription);
         subscription.end({ kind: 'server', reason: frame.reason });
-        if (this.subscriptions.size === 0) this.link.emptied();
+        if (this.#subscriptions.size === 0) this.#link.emptied();
         return;
       }
       case 'error': {
-        const subscription = frame.id === undefined ? undefined : this.wire.get(frame.id);
+        const subscription = frame.id === undefined ? undefined : this.#wire.get(frame.id);
         if (subscription === undefined) {
-          this.logger.warn({ code: frame.error.code, message: frame.error.message }, 'error frame from the server');
+          this.#logger.warn({ code: frame.error.code, message: frame.error.message }, 'error frame from the server');
           return;
         }
-        this.forgetWire(subscription);
+        this.#forgetWire(subscription);
         if (isRetryableErrorCode(frame.error.code)) {
-          this.resubscribeLater(subscription, frame.error.code);
+          this.#resubscribeLater(subscription, frame.error.code);
           return;
         }
-        this.forget(subscription);
+        this.#forget(subscription);
         subscription.fail(errorFromErrorFrame(frame));
-        if (this.subscriptions.size === 0) this.link.emptied();
+        if (this.#subscriptions.size === 0) this.#link.emptied();
         return;
       }
-      default: {
-        const unreachable: never = frame;
-        this.logger.debug({ frame: unreachable }, 'unhandled frame');
-      }
+      default:
+        // Frames come through ServerFrameSchema, so this is unreachable; a frame that slipped past is logged, not thrown.
+        this.#logger.debug({ frame: frame satisfies never }, 'unhandled frame');
     }
   }
 
   // SubscriptionHost.
 
   release(subscription: AnyLiveSubscription): void {
-    if (!this.subscriptions.has(subscription)) return;
-    const wireId = this.wireIdOf.get(subscription);
-    this.forget(subscription);
-    if (wireId !== undefined && this.link.isReady()) this.link.send({ type: 'unsubscribe', id: wireId });
-    if (this.subscriptions.size === 0) this.link.emptied();
+    if (!this.#subscriptions.has(subscription)) return;
+    const wireId = this.#wireIdOf.get(subscription);
+    this.#forget(subscription);
+    if (wireId !== undefined && this.#link.isReady()) this.#link.send({ type: 'unsubscribe', id: wireId });
+    if (this.#subscriptions.size === 0) this.#link.emptied();
     else this.drained(subscription);
   }
 
   drained(subscription: AnyLiveSubscription): void {
-    if (this.parked.has(subscription) && subscription.isBelowLowWater) {
-      this.parked.delete(subscription);
+    if (this.#parked.has(subscription) && subscription.isBelowLowWater) {
+      this.#parked.delete(subscription);
       // Not ready: the next `server.ready` subscribes it with the others.
-      if (this.link.isReady() && this.subscriptions.has(subscription)) {
-        this.logger.debug({ subscription: subscription.localId }, 'consumer caught up; subscribing again');
-        this.subscribeOnWire(subscription, 'buffered');
+      if (this.#link.isReady() && this.#subscriptions.has(subscription)) {
+        this.#logger.debug({ subscription: subscription.localId }, 'consumer caught up; subscribing again');
+        this.#subscribeOnWire(subscription, 'buffered');
       }
     }
-    if (!this.paused) return;
-    for (const each of this.subscriptions) if (!each.isBelowLowWater) return;
-    this.paused = false;
-    this.logger.debug('consumers caught up; reading resumes');
-    this.link.resumeReading();
+    if (!this.#paused) return;
+    for (const each of this.#subscriptions) if (!each.isBelowLowWater) return;
+    this.#paused = false;
+    this.#logger.debug('consumers caught up; reading resumes');
+    this.#link.resumeReading();
   }
 
   // Inside.
 
-  private checkBackpressure(subscription: AnyLiveSubscription): void {
-    if (this.paused || !subscription.isFull) return;
-    if (this.link.pauseReading()) {
-      this.paused = true;
-      this.logger.warn({ subscription: subscription.localId }, 'a consumer is behind; reading paused');
+  #checkBackpressure(subscription: AnyLiveSubscription): void {
+    if (this.#paused || !subscription.isFull) return;
+    if (this.#link.pauseReading()) {
+      this.#paused = true;
+      this.#logger.warn({ subscription: subscription.localId }, 'a consumer is behind; reading paused');
       return;
     }
-    const wireId = this.wireIdOf.get(subscription);
+    const wireId = this.#wireIdOf.get(subscription);
     if (wireId === undefined) return;
-    this.link.send({ type: 'unsubscribe', id: wireId });
-    this.forgetWire(subscription);
-    this.parked.add(subscription);
-    this.logger.warn(
+    this.#link.send({ type: 'unsubscribe', id: wireId });
+    this.#forgetWire(subscription);
+    this.#parked.add(subscription);
+    this.#logger.warn(
       { subscription: subscription.localId },
       'a consumer is behind; its subscription waits until it catches up',
     );
   }
 
   /** The server confirmed a subscription: the connection works, so the backoff starts over. */
-  private served(subscription: AnyLiveSubscription): void {
-    this.refusals.delete(subscription);
-    this.link.served();
+  #served(subscription: AnyLiveSubscription): void {
+    this.#refusals.delete(subscription);
+    this.#link.served();
   }
 
   /**
@@ -229,46 +232,46 @@ export class SubscriptionMux implements SubscriptionHost {
    * again on the same socket after a backoff of its own; a reconnect in between re-subscribes it
    * anyway.
    */
-  private resubscribeLater(subscription: AnyLiveSubscription, code: string): void {
-    const attempt = this.refusals.get(subscription) ?? 0;
-    this.refusals.set(subscription, attempt + 1);
-    const delayMs = fullJitterDelay(attempt, this.backoff, this.random);
-    this.logger.warn(
+  #resubscribeLater(subscription: AnyLiveSubscription, code: string): void {
+    const attempt = this.#refusals.get(subscription) ?? 0;
+    this.#refusals.set(subscription, attempt + 1);
+    const delayMs = fullJitterDelay(attempt, this.#backoff, this.#random);
+    this.#logger.warn(
       { subscription: subscription.localId, code, attempt: attempt + 1, delayMs },
       'subscribe refused for now; trying again',
     );
     const timer = setTimeout(() => {
-      this.resubscribeTimers.delete(timer);
-      if (this.link.isReady() && this.subscriptions.has(subscription) && !this.wireIdOf.has(subscription))
-        this.subscribeOnWire(subscription, 'delivered');
+      this.#resubscribeTimers.delete(timer);
+      if (this.#link.isReady() && this.#subscriptions.has(subscription) && !this.#wireIdOf.has(subscription))
+        this.#subscribeOnWire(subscription, 'delivered');
     }, delayMs);
-    this.resubscribeTimers.add(timer);
+    this.#resubscribeTimers.add(timer);
   }
 
-  private subscribeOnWire(subscription: AnyLiveSubscription, from: ResumeFrom): void {
+  #subscribeOnWire(subscription: AnyLiveSubscription, from: ResumeFrom): void {
     if (subscription.isOver) return;
-    const wireId = `s${(this.nextWireId += 1)}`;
-    this.wire.set(wireId, subscription);
-    this.wireIdOf.set(subscription, wireId);
-    this.link.send(subscription.subscribeFrame(wireId, from));
+    const wireId = `s${(this.#nextWireId += 1)}`;
+    this.#wire.set(wireId, subscription);
+    this.#wireIdOf.set(subscription, wireId);
+    this.#link.send(subscription.subscribeFrame(wireId, from));
   }
 
-  private forgetWire(subscription: AnyLiveSubscription): void {
-    const wireId = this.wireIdOf.get(subscription);
-    if (wireId !== undefined) this.wire.delete(wireId);
-    this.wireIdOf.delete(subscription);
+  #forgetWire(subscription: AnyLiveSubscription): void {
+    const wireId = this.#wireIdOf.get(subscription);
+    if (wireId !== undefined) this.#wire.delete(wireId);
+    this.#wireIdOf.delete(subscription);
   }
 
-  private forget(subscription: AnyLiveSubscription): void {
-    this.forgetWire(subscription);
-    this.subscriptions.delete(subscription);
-    this.refusals.delete(subscription);
-    this.parked.delete(subscription);
+  #forget(subscription: AnyLiveSubscription): void {
+    this.#forgetWire(subscription);
+    this.#subscriptions.delete(subscription);
+    this.#refusals.delete(subscription);
+    this.#parked.delete(subscription);
   }
 
-  private forgetAll(): void {
-    this.subscriptions.clear();
-    this.refusals.clear();
-    this.parked.clear();
+  #forgetAll(): void {
+    this.#subscriptions.clear();
+    this.#refusals.clear();
+    this.#parked.clear();
   }
 }

@@ -25,20 +25,20 @@ function checkSeq(seq: number): void {
 
 /** A checkpoint store in memory: lost with the process, so a restart falls back to `onFirstJoin`. */
 export class MemoryCheckpointStore implements CheckpointStore {
-  private readonly seqs = new Map<string, number>();
+  readonly #seqs = new Map<string, number>();
 
   async get(threadId: string): Promise<number | null> {
-    return this.seqs.get(threadId) ?? null;
+    return this.#seqs.get(threadId) ?? null;
   }
 
   async settle(threadId: string, seq: number): Promise<void> {
     checkSeq(seq);
-    const current = this.seqs.get(threadId);
-    if (current === undefined || seq > current) this.seqs.set(threadId, seq);
+    const current = this.#seqs.get(threadId);
+    if (current === undefined || seq > current) this.#seqs.set(threadId, seq);
   }
 
   async delete(threadId: string): Promise<void> {
-    this.seqs.delete(threadId);
+    this.#seqs.delete(threadId);
   }
 
   async close(): Promise<void> {}
@@ -59,20 +59,20 @@ export interface SqliteCheckpointStoreOptions {
  * crash of the process or of the machine once `settle` has returned).
  */
 export class SqliteCheckpointStore implements CheckpointStore {
-  private readonly db: Database.Database;
-  private readonly scope: string;
-  private readonly getStatement: Database.Statement<[string, string], { seq: number }>;
-  private readonly settleStatement: Database.Statement<[string, string, number, string]>;
-  private readonly deleteStatement: Database.Statement<[string, string]>;
+  readonly #db: Database.Database;
+  readonly #scope: string;
+  readonly #getStatement: Database.Statement<[string, string], { seq: number }>;
+  readonly #settleStatement: Database.Statement<[string, string, number, string]>;
+  readonly #deleteStatement: Database.Statement<[string, string]>;
 
   constructor(options: SqliteCheckpointStoreOptions) {
     if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
-    this.scope = options.scope ?? '';
-    this.db = new Database(options.path);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = FULL');
-    this.db.pragma('busy_timeout = 5000');
-    this.db.exec(`
+    this.#scope = options.scope ?? '';
+    this.#db = new Database(options.path);
+    this.#db.pragma('journal_mode = WAL');
+    this.#db.pragma('synchronous = FULL');
+    this.#db.pragma('busy_timeout = 5000');
+    this.#db.exec(`
       CREATE TABLE IF NOT EXISTS bubble_checkpoints (
         scope      TEXT    NOT NULL,
         thread_id  TEXT    NOT NULL,
@@ -81,29 +81,29 @@ export class SqliteCheckpointStore implements CheckpointStore {
         PRIMARY KEY (scope, thread_id)
       ) STRICT
     `);
-    this.getStatement = this.db.prepare('SELECT seq FROM bubble_checkpoints WHERE scope = ? AND thread_id = ?');
-    this.settleStatement = this.db.prepare(`
+    this.#getStatement = this.#db.prepare('SELECT seq FROM bubble_checkpoints WHERE scope = ? AND thread_id = ?');
+    this.#settleStatement = this.#db.prepare(`
       INSERT INTO bubble_checkpoints (scope, thread_id, seq, updated_at) VALUES (?, ?, ?, ?)
       ON CONFLICT (scope, thread_id) DO UPDATE SET seq = excluded.seq, updated_at = excluded.updated_at
       WHERE excluded.seq > bubble_checkpoints.seq
     `);
-    this.deleteStatement = this.db.prepare('DELETE FROM bubble_checkpoints WHERE scope = ? AND thread_id = ?');
+    this.#deleteStatement = this.#db.prepare('DELETE FROM bubble_checkpoints WHERE scope = ? AND thread_id = ?');
   }
 
   async get(threadId: string): Promise<number | null> {
-    return this.getStatement.get(this.scope, threadId)?.seq ?? null;
+    return this.#getStatement.get(this.#scope, threadId)?.seq ?? null;
   }
 
   async settle(threadId: string, seq: number): Promise<void> {
     checkSeq(seq);
-    this.settleStatement.run(this.scope, threadId, seq, new Date().toISOString());
+    this.#settleStatement.run(this.#scope, threadId, seq, new Date().toISOString());
   }
 
   async delete(threadId: string): Promise<void> {
-    this.deleteStatement.run(this.scope, threadId);
+    this.#deleteStatement.run(this.#scope, threadId);
   }
 
   async close(): Promise<void> {
-    if (this.db.open) this.db.close();
+    if (this.#db.open) this.#db.close();
   }
 }

@@ -83,104 +83,106 @@ const RECEIPT_GRACE_MS = 2_000;
  */
 export class ThreadRunner<C extends BotRuntimeClient = BotRuntimeClient> {
   readonly threadId: string;
-  private readonly abort = new AbortController();
+  readonly #abort = new AbortController();
   /** Receipts get a short grace at stop, then are abandoned: they are only receipts. */
-  private readonly receiptAbort = new AbortController();
-  private readonly logger: Logger;
-  private stopReason: ThreadStopReason | undefined;
-  private lastDelivered = 0;
-  private lastSettled = -1;
-  private receiptInFlight: Promise<void> | undefined;
-  private receiptPending: number | undefined;
-  private running: Promise<void> | undefined;
-  private handler: ThreadHandler | undefined;
+  readonly #receiptAbort = new AbortController();
+  readonly #logger: Logger;
+  #stopReason: ThreadStopReason | undefined;
+  #lastDelivered = 0;
+  #lastSettled = -1;
+  #receiptInFlight: Promise<void> | undefined;
+  #receiptPending: number | undefined;
+  #running: Promise<void> | undefined;
+  #handler: ThreadHandler | undefined;
+  readonly #config: ThreadRunnerConfig<C>;
 
-  constructor(private readonly config: ThreadRunnerConfig<C>) {
+  constructor(config: ThreadRunnerConfig<C>) {
+    this.#config = config;
     this.threadId = config.grant.threadId;
-    this.logger = config.logger.child({ threadId: this.threadId });
+    this.#logger = config.logger.child({ threadId: this.threadId });
   }
 
   get grant(): Grant {
-    return this.config.grant;
+    return this.#config.grant;
   }
 
   start(): void {
-    this.running ??= this.run();
+    this.#running ??= this.#run();
   }
 
   /** Stops reading; resolves once the handler's `stop` has returned. */
   async stop(reason: ThreadStopReason): Promise<void> {
-    this.stopReason ??= reason;
-    this.abort.abort();
-    await this.running;
+    this.#stopReason ??= reason;
+    this.#abort.abort();
+    await this.#running;
   }
 
-  private get stopping(): boolean {
-    return this.abort.signal.aborted;
+  get #stopping(): boolean {
+    return this.#abort.signal.aborted;
   }
 
-  private async run(): Promise<void> {
+  async #run(): Promise<void> {
     let endReason: ThreadStopReason = 'runtime_stopped';
     try {
-      for (let attempt = 0; !this.stopping; attempt += 1) {
+      for (let attempt = 0; !this.#stopping; attempt += 1) {
         try {
-          await this.follow();
-          endReason = this.stopReason ?? 'subscription_ended';
+          await this.#follow();
+          endReason = this.#stopReason ?? 'subscription_ended';
           break;
         } catch (error) {
-          if (this.stopping) break;
+          if (this.#stopping) break;
           // A refusal that another try cannot change (403, 404, a revoked credential) ends the thread.
           if (isPermanentFailure(error)) {
-            this.logger.error({ err: error }, 'thread cannot be read; stopping it');
+            this.#logger.error({ err: error }, 'thread cannot be read; stopping it');
             endReason = 'failed';
             break;
           }
           const delayMs = fullJitterDelay(
             attempt,
-            { baseMs: this.config.retryBaseMs, capMs: this.config.retryCapMs },
+            { baseMs: this.#config.retryBaseMs, capMs: this.#config.retryCapMs },
             Math.random,
           );
-          this.logger.warn({ err: error, attempt, delayMs }, 'thread start failed; retrying');
-          await this.sleep(delayMs);
+          this.#logger.warn({ err: error, attempt, delayMs }, 'thread start failed; retrying');
+          await this.#sleep(delayMs);
         }
       }
     } finally {
-      endReason = this.stopReason ?? endReason;
-      this.abort.abort();
-      if (this.receiptInFlight !== undefined) {
-        const grace = setTimeout(() => this.receiptAbort.abort(), RECEIPT_GRACE_MS);
-        await this.receiptInFlight.catch(() => undefined);
+      endReason = this.#stopReason ?? endReason;
+      this.#abort.abort();
+      if (this.#receiptInFlight !== undefined) {
+        const grace = setTimeout(() => this.#receiptAbort.abort(), RECEIPT_GRACE_MS);
+        await this.#receiptInFlight.catch(() => undefined);
         clearTimeout(grace);
       }
-      if (this.handler?.stop) {
+      if (this.#handler?.stop) {
         try {
-          await this.handler.stop(endReason);
+          await this.#handler.stop(endReason);
         } catch (error) {
-          this.logger.error({ err: error }, 'thread handler stop failed');
+          this.#logger.error({ err: error }, 'thread handler stop failed');
         }
       }
-      this.logger.info({ reason: endReason, lastDelivered: this.lastDelivered }, 'thread stopped');
-      this.config.onEnded?.(this, endReason);
+      this.#logger.info({ reason: endReason, lastDelivered: this.#lastDelivered }, 'thread stopped');
+      this.#config.onEnded?.(this, endReason);
     }
   }
 
   /** Picks the start (first time only), then follows the thread until its subscription ends. */
-  private async follow(): Promise<void> {
-    const { client, live, policy } = this.config;
-    let handler = this.handler;
+  async #follow(): Promise<void> {
+    const { client, live, policy } = this.#config;
+    let handler = this.#handler;
     if (handler === undefined) {
-      const checkpoint = await this.readCheckpoint(this.config.grant.joinedSeq);
-      const thread = await client.getThread(this.threadId, { signal: this.abort.signal });
+      const checkpoint = await this.#readCheckpoint(this.#config.grant.joinedSeq);
+      const thread = await client.getThread(this.threadId, { signal: this.#abort.signal });
       const start = await resolveReplayStart(client, {
         threadId: this.threadId,
         checkpoint,
-        joinedSeq: this.config.grant.joinedSeq,
+        joinedSeq: this.#config.grant.joinedSeq,
         headSeq: thread.headSeq,
         policy,
-        signal: this.abort.signal,
+        signal: this.#abort.signal,
       });
-      this.lastDelivered = start.afterSeq;
-      this.logger.info(
+      this.#lastDelivered = start.afterSeq;
+      this.#logger.info(
         {
           checkpoint,
           headSeq: thread.headSeq,
@@ -190,62 +192,62 @@ export class ThreadRunner<C extends BotRuntimeClient = BotRuntimeClient> {
         },
         'thread starts',
       );
-      handler = await this.config.handlerFactory(this.context(checkpoint, start.afterSeq));
-      this.handler = handler;
+      handler = await this.#config.handlerFactory(this.#context(checkpoint, start.afterSeq));
+      this.#handler = handler;
     }
     const subscription = live.subscribeThread(this.threadId, {
-      afterSeq: this.lastDelivered,
-      signal: this.abort.signal,
+      afterSeq: this.#lastDelivered,
+      signal: this.#abort.signal,
     });
     for await (const event of subscription) {
-      if (this.stopping) break;
-      await this.take(handler, event);
+      if (this.#stopping) break;
+      await this.#take(handler, event);
     }
-    if (!this.stopping && subscription.endReason?.kind === 'server') {
+    if (!this.#stopping && subscription.endReason?.kind === 'server') {
       const reason = subscription.endReason.reason;
-      this.logger.info({ reason }, 'the server ended the thread subscription');
+      this.#logger.info({ reason }, 'the server ended the thread subscription');
       // The live stream may learn of a revocation before the grants stream does: same outcome.
-      this.stopReason ??= reason === SUBSCRIPTION_END_REASONS.grantRevoked ? 'revoked' : 'subscription_ended';
+      this.#stopReason ??= reason === SUBSCRIPTION_END_REASONS.grantRevoked ? 'revoked' : 'subscription_ended';
     }
   }
 
   /** Delivers one event, guarding order: a repeat is dropped, a gap is filled over HTTP first. */
-  private async take(handler: ThreadHandler, event: EventEnvelope): Promise<void> {
-    if (event.seq <= this.lastDelivered) {
-      this.logger.warn(
-        { seq: event.seq, lastDelivered: this.lastDelivered },
+  async #take(handler: ThreadHandler, event: EventEnvelope): Promise<void> {
+    if (event.seq <= this.#lastDelivered) {
+      this.#logger.warn(
+        { seq: event.seq, lastDelivered: this.#lastDelivered },
         'event delivered twice by the stream; dropped',
       );
       return;
     }
-    while (event.seq > this.lastDelivered + 1 && !this.stopping) {
-      this.logger.error(
-        { expected: this.lastDelivered + 1, got: event.seq },
+    while (event.seq > this.#lastDelivered + 1 && !this.#stopping) {
+      this.#logger.error(
+        { expected: this.#lastDelivered + 1, got: event.seq },
         'gap in the stream; reading the missing events',
       );
-      const page = await this.config.client.readEvents(
+      const page = await this.#config.client.readEvents(
         this.threadId,
-        { after: this.lastDelivered, limit: Math.min(1000, event.seq - 1 - this.lastDelivered) },
-        { signal: this.abort.signal },
+        { after: this.#lastDelivered, limit: Math.min(1000, event.seq - 1 - this.#lastDelivered) },
+        { signal: this.#abort.signal },
       );
       const missing = page.events.filter(
-        (candidate) => candidate.seq > this.lastDelivered && candidate.seq < event.seq,
+        (candidate) => candidate.seq > this.#lastDelivered && candidate.seq < event.seq,
       );
       if (missing.length === 0)
-        throw new Error(`events ${this.lastDelivered + 1}..${event.seq - 1} of ${this.threadId} could not be read`);
-      for (const candidate of missing) await this.deliver(handler, candidate);
+        throw new Error(`events ${this.#lastDelivered + 1}..${event.seq - 1} of ${this.threadId} could not be read`);
+      for (const candidate of missing) await this.#deliver(handler, candidate);
     }
-    if (!this.stopping) await this.deliver(handler, event);
+    if (!this.#stopping) await this.#deliver(handler, event);
   }
 
-  private async deliver(handler: ThreadHandler, event: EventEnvelope): Promise<void> {
-    if (event.seq !== this.lastDelivered + 1) return;
-    this.lastDelivered = event.seq;
+  async #deliver(handler: ThreadHandler, event: EventEnvelope): Promise<void> {
+    if (event.seq !== this.#lastDelivered + 1) return;
+    this.#lastDelivered = event.seq;
     try {
       await handler.onEvent(event);
     } catch (error) {
       // The event stays unsettled, so a restart offers it again; this process moves on.
-      this.logger.error({ err: error, seq: event.seq, type: event.type }, 'thread handler failed on an event');
+      this.#logger.error({ err: error, seq: event.seq, type: event.type }, 'thread handler failed on an event');
     }
   }
 
@@ -253,16 +255,16 @@ export class ThreadRunner<C extends BotRuntimeClient = BotRuntimeClient> {
    * The stored checkpoint, if it belongs to the current membership. One below the join predates
    * it (the bot was removed and invited again): the new membership starts by `onFirstJoin`.
    */
-  private async readCheckpoint(joinedSeq: number): Promise<number | null> {
+  async #readCheckpoint(joinedSeq: number): Promise<number | null> {
     let stored: number | null;
     try {
-      stored = await this.config.checkpoints.get(this.threadId);
+      stored = await this.#config.checkpoints.get(this.threadId);
     } catch (error) {
-      this.logger.warn({ err: error }, 'checkpoint store unreadable; falling back to onFirstJoin');
+      this.#logger.warn({ err: error }, 'checkpoint store unreadable; falling back to onFirstJoin');
       return null;
     }
     if (stored !== null && stored < joinedSeq - 1) {
-      this.logger.info(
+      this.#logger.info(
         { checkpoint: stored, joinedSeq },
         'checkpoint predates the current membership; falling back to onFirstJoin',
       );
@@ -271,60 +273,60 @@ export class ThreadRunner<C extends BotRuntimeClient = BotRuntimeClient> {
     return stored;
   }
 
-  private context(checkpoint: number | null, startAfterSeq: number): ThreadContext<C> {
+  #context(checkpoint: number | null, startAfterSeq: number): ThreadContext<C> {
     return {
       threadId: this.threadId,
-      grant: this.config.grant,
-      principalId: this.config.principalId,
-      client: this.config.client,
-      logger: this.logger,
-      signal: this.abort.signal,
+      grant: this.#config.grant,
+      principalId: this.#config.principalId,
+      client: this.#config.client,
+      logger: this.#logger,
+      signal: this.#abort.signal,
       startAfterSeq,
       checkpoint,
-      settle: (seq) => this.settle(seq),
+      settle: (seq) => this.#settle(seq),
     };
   }
 
-  private async settle(seq: number): Promise<void> {
+  async #settle(seq: number): Promise<void> {
     if (!Number.isSafeInteger(seq) || seq < 0)
       throw new RangeError(`settle needs a non-negative integer seq, got ${String(seq)}`);
-    if (seq > this.lastDelivered)
+    if (seq > this.#lastDelivered)
       throw new RangeError(
-        `cannot settle seq ${seq} of ${this.threadId}: only up to ${this.lastDelivered} was delivered`,
+        `cannot settle seq ${seq} of ${this.threadId}: only up to ${this.#lastDelivered} was delivered`,
       );
-    if (seq <= this.lastSettled) return;
-    await this.config.checkpoints.settle(this.threadId, seq);
-    this.lastSettled = Math.max(this.lastSettled, seq);
-    if (this.config.cursorReceipts) this.receipt(seq);
+    if (seq <= this.#lastSettled) return;
+    await this.#config.checkpoints.settle(this.threadId, seq);
+    this.#lastSettled = Math.max(this.#lastSettled, seq);
+    if (this.#config.cursorReceipts) this.#receipt(seq);
   }
 
   /** The consumer cursor as a receipt: at most one PUT in flight, later values coalesced. */
-  private receipt(seq: number): void {
-    if (this.receiptInFlight !== undefined) {
-      this.receiptPending = Math.max(this.receiptPending ?? 0, seq);
+  #receipt(seq: number): void {
+    if (this.#receiptInFlight !== undefined) {
+      this.#receiptPending = Math.max(this.#receiptPending ?? 0, seq);
       return;
     }
-    this.receiptInFlight = (async () => {
+    this.#receiptInFlight = (async () => {
       let next: number | undefined = seq;
       while (next !== undefined) {
         const value: number = next;
-        this.receiptPending = undefined;
+        this.#receiptPending = undefined;
         try {
-          await this.config.client.putCursor(this.threadId, value, { signal: this.receiptAbort.signal });
+          await this.#config.client.putCursor(this.threadId, value, { signal: this.#receiptAbort.signal });
         } catch (error) {
-          this.logger.debug({ err: error, seq: value }, 'cursor receipt not stored');
+          this.#logger.debug({ err: error, seq: value }, 'cursor receipt not stored');
         }
-        next = this.receiptPending;
+        next = this.#receiptPending;
       }
     })().finally(() => {
-      this.receiptInFlight = undefined;
+      this.#receiptInFlight = undefined;
     });
   }
 
-  private sleep(ms: number): Promise<void> {
+  #sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const timer = setTimeout(resolve, ms);
-      this.abort.signal.addEventListener(
+      this.#abort.signal.addEventListener(
         'abort',
         () => {
           clearTimeout(timer);

@@ -63,7 +63,7 @@ export const writeArtifactTool = defineTool({
       {
         content: input.content,
         mediaType: input.mediaType,
-        ...(input.baseVersion !== undefined ? { baseVersion: input.baseVersion } : {}),
+        baseVersion: input.baseVersion,
       },
       callOptions(context),
     );

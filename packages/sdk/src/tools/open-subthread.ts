@@ -31,7 +31,7 @@ export const openSubthreadTool = defineTool({
     const parentThreadId = input.parentThreadId ?? context.threadId;
     const key = subthreadKey({ threadId: context.threadId, runId: context.runId, toolCallId: context.toolCallId });
     const { thread, created } = await context.client.createThread(
-      { parentThreadId, key, ...(input.title !== undefined ? { title: input.title } : {}) },
+      { parentThreadId, key, title: input.title },
       callOptions(context),
     );
     return { threadId: thread.threadId, parentThreadId: thread.parentThreadId, title: thread.title, created };

@@ -61,8 +61,11 @@ export function isUserToken(token: string): boolean {
 export class AuthController {
   #state: AuthState = { kind: 'signed-out', notice: null };
   readonly #listeners = new Set<() => void>();
+  readonly #deps: AuthDeps;
 
-  constructor(private readonly deps: AuthDeps) {}
+  constructor(deps: AuthDeps) {
+    this.#deps = deps;
+  }
 
   get state(): AuthState {
     return this.#state;
@@ -86,17 +89,17 @@ export class AuthController {
    * from history); the provider's callback is recognised; otherwise the stored credential, if any.
    */
   boot(): AuthState {
-    const { storage } = this.deps;
+    const { storage } = this.#deps;
     // A copy: the browser's Location changes under us when the address is rewritten.
-    const here = { ...snapshot(this.deps.location()) };
+    const here = { ...snapshot(this.#deps.location()) };
     const invite = inviteTokenFromLocation(here.pathname, here.hash);
     if (invite !== null) {
       storage.setPendingInvite(invite);
-      this.deps.replacePath(here.pathname);
+      this.#deps.replacePath(here.pathname);
     }
     const fromLink = userTokenFromFragment(here.hash);
     if (fromLink !== null) {
-      this.deps.replacePath(here.pathname + here.search);
+      this.#deps.replacePath(here.pathname + here.search);
       const stored = storage.localToken();
       const session = storage.oidcSession();
       // Already signed in as someone: ask before the link replaces that sign-in.
@@ -113,8 +116,8 @@ export class AuthController {
   async switchToLinkToken(): Promise<void> {
     const state = this.#state;
     if (state.kind !== 'confirm-switch') return;
-    const old = this.deps.storage.oidcSession();
-    this.deps.storage.setLocalToken(state.token);
+    const old = this.#deps.storage.oidcSession();
+    this.#deps.storage.setLocalToken(state.token);
     this.#set({ kind: 'local', token: state.token });
     if (old !== null) {
       const flow = await this.#flowForSignOut();
@@ -129,7 +132,7 @@ export class AuthController {
   }
 
   #stored(): AuthState {
-    const { storage } = this.deps;
+    const { storage } = this.#deps;
     const token = storage.localToken();
     if (token !== null) return { kind: 'local', token };
     const session = storage.oidcSession();
@@ -139,40 +142,40 @@ export class AuthController {
 
   signInWithToken(token: string): void {
     this.#dispose();
-    this.deps.storage.setLocalToken(token.trim());
+    this.#deps.storage.setLocalToken(token.trim());
     this.#set({ kind: 'local', token: token.trim() });
   }
 
   /** Leaves for the provider's sign-in page; comes back to `returnTo`. */
   async startOidcSignIn(returnTo: string): Promise<void> {
-    const flow = await this.deps.oidcFlow();
+    const flow = await this.#deps.oidcFlow();
     if (flow === null) throw new Error('this server signs in with tokens only');
     const { url, pending } = await flow.start(safeReturnPath(returnTo));
-    this.deps.storage.savePendingSignIn(pending);
-    this.deps.assign(url);
+    this.#deps.storage.savePendingSignIn(pending);
+    this.#deps.assign(url);
   }
 
   /** Back at the callback: checks the answer and signs in, or says why not. Runs once per callback. */
   async finishOidcSignIn(): Promise<void> {
     if (this.#state.kind !== 'finishing') return;
-    const callbackUrl = this.deps.location().href;
-    const pending = this.deps.storage.takePendingSignIn(this.deps.now());
+    const callbackUrl = this.#deps.location().href;
+    const pending = this.#deps.storage.takePendingSignIn(this.#deps.now());
     // The code and state leave the address bar whatever happens next; a path the browser will
     // not take (history.replaceState throws for one off this origin) falls back to `/`.
     try {
-      this.deps.replacePath(safeReturnPath(pending?.returnTo ?? '/'));
+      this.#deps.replacePath(safeReturnPath(pending?.returnTo ?? '/'));
     } catch {
-      this.deps.replacePath('/');
+      this.#deps.replacePath('/');
     }
     if (pending === null) {
       this.#set({ kind: 'signed-out', notice: 'That sign-in was already used or took too long. Sign in again.' });
       return;
     }
     try {
-      const flow = await this.deps.oidcFlow();
+      const flow = await this.#deps.oidcFlow();
       if (flow === null) throw new Error('the server has no identity provider any more');
       const session = await flow.finish(new URL(callbackUrl), pending);
-      this.deps.storage.setOidcSession(session);
+      this.#deps.storage.setOidcSession(session);
       this.#set({ kind: 'oidc', credentials: this.#credentials(session) });
     } catch (error) {
       this.#set({ kind: 'signed-out', notice: `The sign-in did not complete: ${describe(error)}` });
@@ -189,18 +192,18 @@ export class AuthController {
     // A renewal in flight brings back a (rotated) refresh token nobody would revoke otherwise.
     const inFlight = state.kind === 'oidc' ? state.credentials.pendingRenewal : null;
     this.#dispose();
-    this.deps.storage.clearCredentials();
-    this.deps.storage.setPendingInvite(null);
+    this.#deps.storage.clearCredentials();
+    this.#deps.storage.setPendingInvite(null);
     this.#set({ kind: 'signed-out', notice: null });
     if (session === null) return;
-    const returnTo = `${this.deps.location().origin}/`;
+    const returnTo = `${this.#deps.location().origin}/`;
     const renewed =
       inFlight === null
         ? null
         : await withTimeout(
             inFlight.catch(() => null),
             5_000,
-            this.deps,
+            this.#deps,
           );
     const flow = await this.#flowForSignOut();
     let url: string | null = null;
@@ -219,16 +222,16 @@ export class AuthController {
         returnTo,
       );
     }
-    if (url) this.deps.assign(url);
+    if (url) this.#deps.assign(url);
   }
 
   /** The provider flow, discovery tried three times (a provider that hiccups at sign-out still signs the person out). */
   async #flowForSignOut(): Promise<OidcFlow | null> {
     for (let attempt = 0; attempt < 3; attempt += 1) {
       try {
-        return await this.deps.oidcFlow();
+        return await this.#deps.oidcFlow();
       } catch {
-        if (attempt < 2) await new Promise<void>((resolve) => this.deps.setTimer(resolve, 500 * (attempt + 1)));
+        if (attempt < 2) await new Promise<void>((resolve) => this.#deps.setTimer(resolve, 500 * (attempt + 1)));
       }
     }
     return null;
@@ -239,27 +242,27 @@ export class AuthController {
     // The first reason stands: a revocation is seen on the socket (4003) and over HTTP at once.
     if (this.#state.kind === 'signed-out') return;
     this.#dispose();
-    this.deps.storage.clearCredentials();
+    this.#deps.storage.clearCredentials();
     // An invite opened by this sign-in is not joined by the next one.
-    this.deps.storage.setPendingInvite(null);
+    this.#deps.storage.setPendingInvite(null);
     this.#set({ kind: 'signed-out', notice });
   }
 
   #credentials(session: OidcSession): OidcCredentials {
     return new OidcCredentials(session, {
       refresh: async (s) => {
-        const flow = await this.deps.oidcFlow();
+        const flow = await this.#deps.oidcFlow();
         if (flow === null || flow.config.issuer !== s.issuer)
           throw new Error('the server no longer signs in with this identity provider');
         return flow.refresh(s);
       },
       onChange: (next, why) => {
-        if (next !== null) this.deps.storage.setOidcSession(next);
+        if (next !== null) this.#deps.storage.setOidcSession(next);
         else this.end(why ?? 'Your sign-in ended. Sign in again to go on.');
       },
-      now: this.deps.now,
-      setTimer: this.deps.setTimer,
-      clearTimer: this.deps.clearTimer,
+      now: this.#deps.now,
+      setTimer: this.#deps.setTimer,
+      clearTimer: this.#deps.clearTimer,
     });
   }
 

@@ -6,26 +6,26 @@ import { sessionFromAnswer, type OidcSession } from './oidc-session';
 /** A clock whose timers run when the test moves time forward. */
 class FakeClock {
   t = 0;
-  private timers: { at: number; fn: () => void; id: number }[] = [];
-  private next = 0;
+  #timers: { at: number; fn: () => void; id: number }[] = [];
+  #next = 0;
   now = () => this.t;
   setTimer = (fn: () => void, ms: number) => {
-    const id = ++this.next;
-    this.timers.push({ at: this.t + ms, fn, id });
+    const id = ++this.#next;
+    this.#timers.push({ at: this.t + ms, fn, id });
     return id;
   };
   clearTimer = (id: unknown) => {
-    this.timers = this.timers.filter((timer) => timer.id !== id);
+    this.#timers = this.#timers.filter((timer) => timer.id !== id);
   };
   get pending(): number[] {
-    return this.timers.map((timer) => timer.at);
+    return this.#timers.map((timer) => timer.at);
   }
   async advance(ms: number): Promise<void> {
     const end = this.t + ms;
     for (;;) {
-      const due = this.timers.filter((timer) => timer.at <= end).sort((a, b) => a.at - b.at)[0];
+      const due = this.#timers.filter((timer) => timer.at <= end).sort((a, b) => a.at - b.at)[0];
       if (due === undefined) break;
-      this.timers = this.timers.filter((timer) => timer !== due);
+      this.#timers = this.#timers.filter((timer) => timer !== due);
       this.t = due.at;
       due.fn();
       await flush();

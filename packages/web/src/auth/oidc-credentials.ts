@@ -39,11 +39,10 @@ export class OidcCredentials implements Credentials {
   #timer: unknown = null;
   #failures = 0;
   #lastFailure: string | null = null;
+  readonly #deps: OidcCredentialsDeps;
 
-  constructor(
-    session: OidcSession,
-    private readonly deps: OidcCredentialsDeps,
-  ) {
+  constructor(session: OidcSession, deps: OidcCredentialsDeps) {
+    this.#deps = deps;
     this.#session = session;
     this.#schedule();
   }
@@ -60,7 +59,7 @@ export class OidcCredentials implements Credentials {
   async current(): Promise<string> {
     const session = this.#session;
     if (session === null) throw new SessionEnded('signed out');
-    if (isUsable(session, this.deps.now())) return session.accessToken;
+    if (isUsable(session, this.#deps.now())) return session.accessToken;
     return (await this.#renew()).accessToken;
   }
 
@@ -68,7 +67,7 @@ export class OidcCredentials implements Credentials {
     const session = this.#session;
     if (session === null) return null;
     // Renewed since that token was handed out: the newer one is the answer.
-    if (session.accessToken !== rejected && isUsable(session, this.deps.now())) return session.accessToken;
+    if (session.accessToken !== rejected && isUsable(session, this.#deps.now())) return session.accessToken;
     if (session.refreshToken === undefined) {
       this.#end('Your sign-in expired. Sign in again to go on.');
       return null;
@@ -84,7 +83,7 @@ export class OidcCredentials implements Credentials {
 
   /** Stops renewing (sign out); the session is forgotten. */
   dispose(): void {
-    this.deps.clearTimer(this.#timer);
+    this.#deps.clearTimer(this.#timer);
     this.#timer = null;
     this.#session = null;
   }
@@ -103,14 +102,14 @@ export class OidcCredentials implements Credentials {
       this.#end('Your sign-in expired. Sign in again to go on.');
       return Promise.reject(new SessionEnded('no refresh token'));
     }
-    const renewing = this.deps.refresh(session).then(
+    const renewing = this.#deps.refresh(session).then(
       (next) => {
         if (this.#renewing === renewing) this.#renewing = null;
         if (this.#session === null) return next;
         this.#failures = 0;
         this.#lastFailure = null;
         this.#session = next;
-        this.deps.onChange(next);
+        this.#deps.onChange(next);
         this.#schedule();
         return next;
       },
@@ -125,7 +124,7 @@ export class OidcCredentials implements Credentials {
         const delay = RETRY_MS[Math.min(this.#failures, RETRY_MS.length - 1)]!;
         this.#failures += 1;
         this.#lastFailure = describe(error);
-        this.#armAt(this.deps.now() + delay);
+        this.#armAt(this.#deps.now() + delay);
         throw new CredentialsUnavailable(`the sign-in could not be renewed for now (${this.#lastFailure})`);
       },
     );
@@ -145,18 +144,18 @@ export class OidcCredentials implements Credentials {
    * a long wait is armed in steps, and a timer that fires early arms the rest.
    */
   #armAt(at: number): void {
-    this.deps.clearTimer(this.#timer);
-    const ms = Math.min(MAX_TIMER_MS, Math.max(0, at - this.deps.now()));
-    this.#timer = this.deps.setTimer(() => {
+    this.#deps.clearTimer(this.#timer);
+    const ms = Math.min(MAX_TIMER_MS, Math.max(0, at - this.#deps.now()));
+    this.#timer = this.#deps.setTimer(() => {
       this.#timer = null;
       const session = this.#session;
       if (session === null) return;
-      if (this.deps.now() < at) {
+      if (this.#deps.now() < at) {
         this.#armAt(at);
         return;
       }
       if (session.refreshToken === undefined) {
-        if (!isUsable(session, this.deps.now())) this.#end('Your sign-in expired. Sign in again to go on.');
+        if (!isUsable(session, this.#deps.now())) this.#end('Your sign-in expired. Sign in again to go on.');
         else this.#armAt(session.expiresAt);
         return;
       }
@@ -168,7 +167,7 @@ export class OidcCredentials implements Credentials {
   #end(why: string): void {
     if (this.#session === null) return;
     this.dispose();
-    this.deps.onChange(null, why);
+    this.#deps.onChange(null, why);
   }
 }
 

@@ -148,12 +148,11 @@ export async function createOidcFlow(
         expectedNonce: pending.nonce,
         requireIdToken: true,
       });
-      const endSession = as.end_session_endpoint;
       return sessionFromAnswer(
         {
           issuer: config.issuer,
           clientId: config.clientId,
-          ...(endSession !== undefined ? { endSessionEndpoint: endSession } : {}),
+          endSessionEndpoint: as.end_session_endpoint,
         },
         answer,
         now(),
