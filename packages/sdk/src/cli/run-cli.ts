@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { EventEnvelope, NewEvent } from '@bubble/protocol';
+import type { NewEvent } from '@bubble/protocol';
 import type { Logger } from 'pino';
 import { BubbleApiError } from '../client/bubble-api-error.js';
 import { BubbleClient } from '../client/bubble-client.js';
