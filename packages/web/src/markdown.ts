@@ -1,20 +1,32 @@
 import DOMPurify from 'dompurify';
 import hljs from 'highlight.js/lib/core';
 import bash from 'highlight.js/lib/languages/bash';
+import css from 'highlight.js/lib/languages/css';
+import diff from 'highlight.js/lib/languages/diff';
 import javascript from 'highlight.js/lib/languages/javascript';
 import json from 'highlight.js/lib/languages/json';
 import python from 'highlight.js/lib/languages/python';
 import typescript from 'highlight.js/lib/languages/typescript';
-import { Marked } from 'marked';
+import xml from 'highlight.js/lib/languages/xml';
+import yaml from 'highlight.js/lib/languages/yaml';
+import { Marked, type Token, type TokensList } from 'marked';
 
 hljs.registerLanguage('bash', bash);
-hljs.registerLanguage('sh', bash);
+hljs.registerLanguage('css', css);
+hljs.registerLanguage('diff', diff);
 hljs.registerLanguage('javascript', javascript);
-hljs.registerLanguage('js', javascript);
 hljs.registerLanguage('json', json);
 hljs.registerLanguage('python', python);
 hljs.registerLanguage('typescript', typescript);
-hljs.registerLanguage('ts', typescript);
+hljs.registerLanguage('xml', xml);
+hljs.registerLanguage('yaml', yaml);
+hljs.registerAliases(['sh', 'shell', 'zsh', 'console'], { languageName: 'bash' });
+hljs.registerAliases(['js', 'jsx', 'mjs', 'cjs'], { languageName: 'javascript' });
+hljs.registerAliases(['ts', 'tsx', 'mts', 'cts'], { languageName: 'typescript' });
+hljs.registerAliases(['html', 'svg'], { languageName: 'xml' });
+hljs.registerAliases(['yml'], { languageName: 'yaml' });
+hljs.registerAliases(['py'], { languageName: 'python' });
+hljs.registerAliases(['jsonc', 'json5'], { languageName: 'json' });
 
 const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -34,6 +46,44 @@ export function safeHref(url: string): string | null {
   return null;
 }
 
+/** A fence's language (its info string's first word), lower-cased, or '' when there is none or it is not a plain name. */
+export function fenceLanguage(info: string | undefined): string {
+  const word = (info ?? '').trim().split(/\s+/)[0]?.toLowerCase() ?? '';
+  return /^[a-z0-9_+-]{1,32}$/.test(word) ? word : '';
+}
+
+/** Code as highlighted HTML (escaped text in highlight.js spans), or escaped text for a language it does not know. */
+function highlightedHtml(code: string, language: string): string {
+  return language !== '' && hljs.getLanguage(language) ? hljs.highlight(code, { language }).value : escapeHtml(code);
+}
+
+const EXTENSION_LANGUAGE: Readonly<Record<string, string>> = {
+  ts: 'typescript',
+  tsx: 'typescript',
+  mts: 'typescript',
+  js: 'javascript',
+  jsx: 'javascript',
+  mjs: 'javascript',
+  cjs: 'javascript',
+  json: 'json',
+  py: 'python',
+  sh: 'bash',
+  bash: 'bash',
+  css: 'css',
+  html: 'xml',
+  xml: 'xml',
+  svg: 'xml',
+  yml: 'yaml',
+  yaml: 'yaml',
+  diff: 'diff',
+};
+
+/** The language highlight.js knows a file by, from its extension, or ''. */
+export function languageOfPath(path: string): string {
+  const ext = /\.([a-z0-9]+)$/i.exec(path)?.[1]?.toLowerCase() ?? '';
+  return EXTENSION_LANGUAGE[ext] ?? '';
+}
+
 const marked = new Marked({
   gfm: true,
   breaks: true,
@@ -45,11 +95,9 @@ const marked = new Marked({
       return target === null ? label : `<a href="${escapeHtml(target)}">${label} (image)</a>`;
     },
     code({ text, lang }) {
-      const language = (lang ?? '').trim().split(/\s+/)[0] ?? '';
-      const body =
-        language !== '' && hljs.getLanguage(language) ? hljs.highlight(text, { language }).value : escapeHtml(text);
-      const cls = language !== '' ? ` class="hljs language-${escapeHtml(language)}"` : ' class="hljs"';
-      return `<pre><code${cls}>${body}</code></pre>\n`;
+      const language = fenceLanguage(lang);
+      const cls = language !== '' ? ` class="hljs language-${language}"` : ' class="hljs"';
+      return `<pre><code${cls}>${highlightedHtml(text, language)}</code></pre>\n`;
     },
   },
 });
@@ -125,5 +173,56 @@ function hookLinks(): void {
 export function renderMarkdown(source: string): string {
   hookLinks();
   const html = marked.parse(source, { async: false });
+  return sanitize(html);
+}
+
+function sanitize(html: string): string {
+  hookLinks();
   return DOMPurify.sanitize(html, PURIFY) as string;
+}
+
+/** A stretch of a message: sanitized HTML, or a code block the view draws itself (with its language and a copy button). */
+export type MarkdownBlock =
+  | { readonly kind: 'html'; readonly html: string }
+  | {
+      readonly kind: 'code';
+      /** The fence's language as written ('' when none). */
+      readonly language: string;
+      /** The code as written, for the copy button. */
+      readonly code: string;
+      /** The code highlighted, sanitized. */
+      readonly html: string;
+    };
+
+/**
+ * Markdown as blocks: each top-level fenced code block on its own (the view gives it a language
+ * label and a copy button, which the sanitizer would never let through as HTML), and the
+ * markdown between them as sanitized HTML. Code nested in a list or quote stays in its HTML.
+ * `clean` is DOMPurify with the rules above; the tests, which have no DOM, pass the HTML through.
+ */
+export function renderMarkdownBlocks(source: string, clean: (html: string) => string = sanitize): MarkdownBlock[] {
+  const tokens = marked.lexer(source);
+  const blocks: MarkdownBlock[] = [];
+  let pending: Token[] = [];
+  const flush = () => {
+    if (pending.length === 0) return;
+    const list = Object.assign(pending, { links: tokens.links }) as TokensList;
+    blocks.push({ kind: 'html', html: clean(marked.parser(list)) });
+    pending = [];
+  };
+  for (const token of tokens) {
+    if (token.type === 'code') {
+      flush();
+      const language = fenceLanguage(token.lang as string | undefined);
+      const code = String(token.text ?? '');
+      blocks.push({ kind: 'code', language, code, html: clean(highlightedHtml(code, language)) });
+    } else pending.push(token);
+  }
+  flush();
+  return blocks;
+}
+
+/** Code highlighted for `language` (a fence's or a file's), sanitized like every other HTML of a message. */
+export function highlightCode(code: string, language: string): string {
+  return sanitize(highlightedHtml(code, language));
 }

@@ -7,6 +7,17 @@ export function avatarHue(principalId: string): number {
   return hash % 360;
 }
 
+/**
+ * How many avatar colours there are (`--avatar-0` … in `styles/tokens.css`): a fixed palette
+ * rather than any hue, so white initials meet 4.5:1 on every one of them (the contrast test
+ * checks each), which a yellow or a cyan at the same lightness would not.
+ */
+export const AVATAR_COLOURS = 12;
+
+export function avatarColour(principalId: string): number {
+  return Math.floor((avatarHue(principalId) / 360) * AVATAR_COLOURS);
+}
+
 export function initials(displayName: string): string {
   const words = displayName
     .trim()
@@ -21,8 +32,7 @@ export function Avatar(props: { label: PrincipalLabel; size?: 'small' | 'normal'
   const { label } = props;
   return (
     <span
-      class={`avatar ${label.isBot ? 'avatar-bot' : 'avatar-human'} ${props.size === 'small' ? 'avatar-small' : ''}`}
-      style={{ backgroundColor: `hsl(${avatarHue(label.principalId)} 55% 36%)` }}
+      class={`avatar avatar-c${avatarColour(label.principalId)} ${label.isBot ? 'avatar-bot' : 'avatar-human'} ${props.size === 'small' ? 'avatar-small' : ''}`}
       aria-hidden="true"
     >
       {initials(label.displayName)}
