@@ -6,9 +6,12 @@ import {
   type ClientFrame,
   type ClientFrameType,
   type PongFrame,
+  type PresenceFrame,
   type ServerFrameType,
   type SubscribeFrame,
+  type ServerFrame,
 } from './frames.js';
+import { GrantListResponseSchema, ParticipantListResponseSchema } from './thread.js';
 
 describe('ClientFrameSchema', () => {
   it.each([
@@ -44,6 +47,44 @@ describe('ServerFrameSchema', () => {
       },
     };
     expect(ServerFrameSchema.parse(frame).type).toBe('event');
+  });
+
+  it.each([
+    [{ type: 'presence', id: 's1', principalId: 'bot-research', online: true }, true],
+    [{ type: 'presence', id: 's1', principalId: 'bot-research', online: false }, true],
+    [{ type: 'presence', id: 's1', principalId: 'bot-research' }, false],
+    [{ type: 'presence', id: 's1', principalId: 'bot-research', online: 'yes' }, false],
+    [{ type: 'presence', id: 's1', principalId: '', online: true }, false],
+    [{ type: 'presence', principalId: 'bot-research', online: true }, false],
+  ])('presence %j -> %s', (frame, ok) => {
+    expect(ServerFrameSchema.safeParse(frame).success).toBe(ok);
+  });
+
+  it('types a presence frame as protocol.md writes it, and keeps it out of the client union', () => {
+    const frame: PresenceFrame = { type: 'presence', id: 's1', principalId: 'bot-research', online: true };
+    expect(ServerFrameSchema.parse(JSON.parse(JSON.stringify(frame)))).toEqual(frame);
+    expectTypeOf<Extract<ServerFrame, { type: 'presence' }>>().toEqualTypeOf<PresenceFrame>();
+    expect(ClientFrameSchema.safeParse(frame).success).toBe(false);
+  });
+});
+
+describe('ParticipantListResponseSchema', () => {
+  const grant = {
+    threadId: 'th_1',
+    principalId: 'bot-research',
+    role: 'member',
+    grantedBy: 'alice',
+    grantedAt: '2026-11-29T10:00:00.000Z',
+    joinedSeq: 40,
+    revokedAt: null,
+  };
+
+  it('keeps `online` on each grant, and needs it', () => {
+    const body = { grants: [{ ...grant, online: true }] };
+    expect(ParticipantListResponseSchema.parse(body)).toEqual(body);
+    expect(ParticipantListResponseSchema.safeParse({ grants: [grant] }).success).toBe(false);
+    // The plain grant list (`GET /v1/grants`) has no presence.
+    expect(GrantListResponseSchema.parse(body).grants[0]).not.toHaveProperty('online');
   });
 });
 

@@ -71,6 +71,16 @@ export const ErrorFrameSchema = z.object({
   error: ErrorObjectSchema,
 });
 export const PongFrameSchema = z.object({ type: z.literal('pong') });
+/**
+ * On a thread subscription: a participant of that thread (a principal with a live grant on it)
+ * came online (its first authenticated WebSocket) or went offline (its last one closed).
+ */
+export const PresenceFrameSchema = z.object({
+  type: z.literal('presence'),
+  id: SubscriptionIdSchema,
+  principalId: z.string().min(1),
+  online: z.boolean(),
+});
 
 /** Every frame the server sends; clients parse what they receive by this schema (leniently: an unknown type is skipped). */
 export const ServerFrameSchema = z.discriminatedUnion('type', [
@@ -82,6 +92,7 @@ export const ServerFrameSchema = z.discriminatedUnion('type', [
   SubscriptionEndedFrameSchema,
   ErrorFrameSchema,
   PongFrameSchema,
+  PresenceFrameSchema,
 ]);
 export type ServerFrame = z.infer<typeof ServerFrameSchema>;
 export type ServerReadyFrame = z.infer<typeof ServerReadyFrameSchema>;
@@ -92,6 +103,7 @@ export type GrantsSyncedFrame = z.infer<typeof GrantsSyncedFrameSchema>;
 export type SubscriptionEndedFrame = z.infer<typeof SubscriptionEndedFrameSchema>;
 export type ErrorFrame = z.infer<typeof ErrorFrameSchema>;
 export type PongFrame = z.infer<typeof PongFrameSchema>;
+export type PresenceFrame = z.infer<typeof PresenceFrameSchema>;
 export type ServerFrameType = ServerFrame['type'];
 export type GrantChange = z.infer<typeof GrantChangeSchema>;
 

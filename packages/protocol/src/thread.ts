@@ -49,5 +49,10 @@ export type AddParticipantRequest = z.infer<typeof AddParticipantRequestSchema>;
 export const GrantResponseSchema = z.object({ grant: GrantSchema });
 export const GrantListResponseSchema = z.object({ grants: z.array(GrantSchema) });
 
+/** A live grant as `GET /v1/threads/:id/participants` lists it: `online` while its principal holds an authenticated WebSocket. */
+export const ParticipantGrantSchema = GrantSchema.extend({ online: z.boolean() });
+export type ParticipantGrant = z.infer<typeof ParticipantGrantSchema>;
+export const ParticipantListResponseSchema = z.object({ grants: z.array(ParticipantGrantSchema) });
+
 export const PutCursorRequestSchema = z.object({ seq: SeqSchema });
 export const CursorResponseSchema = z.object({ seq: SeqSchema });

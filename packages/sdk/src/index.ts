@@ -45,6 +45,8 @@ export {
   GrantsSubscription,
   type SubscriptionEndReason,
   type AnyLiveSubscription,
+  type PresenceListener,
+  type SubscribeThreadOptions,
 } from './live/live-subscription.js';
 export { diffGrants, sameGrant, type GrantUpdate } from './live/grants-diff.js';
 export type {

@@ -6,6 +6,8 @@ import { join, resolve } from 'node:path';
 import { pino, type Logger } from 'pino';
 import type { LiveBus, LiveBusMessage } from './live/live-bus.js';
 import { createClusterBus, isClusterStore, type ClusterOptions } from './cluster/cluster-bus.js';
+import { ClusterPresence, type ClusterPresenceOptions } from './cluster/cluster-presence.js';
+import { PresenceRegistry } from './presence/presence-registry.js';
 import { guardConnections, type ConnectionLimits } from './http/connection-guard.js';
 import { createRequestHandler } from './http/create-request-handler.js';
 import { createRoutes } from './http/routes.js';
@@ -74,9 +76,10 @@ export interface BubbleServerOptions {
   revocationPollMs?: number;
   /**
    * On a database shared by several instances (PostgreSQL): how often the outbox and the served
-   * threads' heads are re-read when no notification arrives (see `cluster/cluster-bus.ts`).
+   * threads' heads are re-read when no notification arrives (see `cluster/cluster-bus.ts`), and
+   * the presence heartbeat and its expiry (see `cluster/cluster-presence.ts`).
    */
-  cluster?: ClusterOptions;
+  cluster?: ClusterOptions & ClusterPresenceOptions;
 }
 
 export interface BubbleServer {
@@ -122,12 +125,22 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
           onError: (err) => logger.warn({ err }, 'a PostgreSQL connection failed; the pool opens another'),
         });
 
-  // Several instances on one database: the bus also publishes what the others commit.
+  // Several instances on one database: the bus also publishes what the others commit, and who is online on each.
   const clustered = isClusterStore(store);
+  const presence = new PresenceRegistry();
+  let clusterPresence: ClusterPresence | null = null;
   if (clustered) {
     try {
       await bus.join(store, options.cluster);
+      clusterPresence = await ClusterPresence.start({
+        ...options.cluster,
+        feed: store,
+        registry: presence,
+        bus,
+        logger: logger.child({ component: 'presence' }),
+      });
     } catch (error) {
+      await bus.close();
       await store.close();
       throw error;
     }
@@ -142,7 +155,17 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
     if (!ok)
       logger.warn({ issuer: oidc?.issuer }, 'the identity provider could not be reached yet; sign-ins will retry');
   });
-  const authenticator = createAuthenticator(store, bus, oidcAuthenticator);
+  // On a shared database, cached credentials are trusted only while the outbox (which brings the
+  // other instances' revocations) has been read to its end within the last second (or two polls).
+  const cacheTrustMs = Math.max(1_000, 2 * (options.cluster?.outboxPollMs ?? 250));
+  const authenticator = createAuthenticator(store, bus, oidcAuthenticator, Date.now, {
+    cacheTrusted: clustered
+      ? () => {
+          const readAt = bus.outboxReadStartedAt();
+          return readAt !== null && Date.now() - readAt < cacheTrustMs;
+        }
+      : undefined,
+  });
   // On a shared database every revocation, the operator CLI's too, comes through the cluster outbox.
   const revocationWatch = clustered
     ? { stop: () => {} }
@@ -166,7 +189,7 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
   const router = createRoutes({
     store,
     principals: createPrincipalService(store),
-    threads: createThreadService(store),
+    threads: createThreadService(store, (principalId) => presence.isOnline(principalId)),
     events: createEventService(store),
     artifacts: createArtifactService(store),
     invites: createInviteService(store),
@@ -236,6 +259,7 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
       readAccess: async (principalId, threadId) => readAccessOf(await store.getThreadAccess(threadId, principalId)),
       readEvents: (threadId, afterSeq, limit) => store.readEventsAfter(threadId, afterSeq, limit),
       listLiveGrants: (principalId) => store.listLiveGrantsOfPrincipal(principalId),
+      presence,
       bus,
       logger: logger.child({ component: 'ws' }),
     },
@@ -254,6 +278,7 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
   } catch (error) {
     revocationWatch.stop();
     await ws.close(1001, 'server failed to start');
+    await clusterPresence?.close();
     authenticator.close();
     await bus.close();
     await store.close();
@@ -281,6 +306,8 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
       httpServer.closeAllConnections();
       await stopped;
       revocationWatch.stop();
+      // After the sockets: their going offline is written first, then this instance's rows go.
+      await clusterPresence?.close();
       authenticator.close();
       await bus.close();
       await store.close();

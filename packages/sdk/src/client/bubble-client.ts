@@ -13,6 +13,7 @@ import {
   InviteListResponseSchema,
   InviteResponseSchema,
   OwnTokenListResponseSchema,
+  ParticipantListResponseSchema,
   MintTokenResponseSchema,
   PrincipalListResponseSchema,
   PrincipalResponseSchema,
@@ -30,6 +31,7 @@ import {
   type InviteInfo,
   type OwnTokenInfo,
   type NewEvent,
+  type ParticipantGrant,
   type JoinableBy,
   type Principal,
   type Role,
@@ -49,6 +51,7 @@ import {
   type GrantsSubscription,
   type ThreadSubscription,
 } from '../live/bubble-live.js';
+import type { SubscribeThreadOptions } from '../live/live-subscription.js';
 
 export interface BubbleClientOptions {
   /** The server's base URL, e.g. `http://127.0.0.1:7777`. */
@@ -373,11 +376,12 @@ export class BubbleClient {
     return body.thread;
   }
 
-  async listParticipants(threadId: string, options: CallOptions = {}): Promise<Grant[]> {
+  /** The thread's live grants, each with `online`: whether its principal holds an authenticated WebSocket now. */
+  async listParticipants(threadId: string, options: CallOptions = {}): Promise<ParticipantGrant[]> {
     const { body } = await this.#transport.request({
       method: 'GET',
       path: `/v1/threads/${enc(threadId)}/participants`,
-      schema: GrantListResponseSchema,
+      schema: ParticipantListResponseSchema,
       retry: 'idempotent',
       ...options,
     });
@@ -652,8 +656,11 @@ export class BubbleClient {
     return this.#liveConnection;
   }
 
-  /** Events of one thread with `seq > afterSeq`, backlog then live, exactly once and in order across reconnects. */
-  subscribeThread(threadId: string, options: { afterSeq?: number; signal?: AbortSignal } = {}): ThreadSubscription {
+  /**
+   * Events of one thread with `seq > afterSeq`, backlog then live, exactly once and in order across
+   * reconnects; `onPresence` hears its participants come online and go offline.
+   */
+  subscribeThread(threadId: string, options: SubscribeThreadOptions = {}): ThreadSubscription {
     return this.live().subscribeThread(threadId, options);
   }
 

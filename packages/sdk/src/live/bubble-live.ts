@@ -9,7 +9,12 @@ import { BearerRenewal } from './bearer-renewal.js';
 import { Heartbeat } from './heartbeat.js';
 import { refusedCredentialError, unopenableSocketError } from './live-errors.js';
 import type { BubbleLiveConfig, LiveState } from './live-options.js';
-import { GrantsSubscription, ThreadSubscription, type AnyLiveSubscription } from './live-subscription.js';
+import {
+  GrantsSubscription,
+  ThreadSubscription,
+  type AnyLiveSubscription,
+  type SubscribeThreadOptions,
+} from './live-subscription.js';
 import { SubscriptionMux } from './subscription-mux.js';
 import type { WebSocketFactory, WebSocketLike } from './web-socket-like.js';
 import { nodeWebSocket } from './ws-node.js';
@@ -117,7 +122,7 @@ export class BubbleLive {
     return this.#state;
   }
 
-  subscribeThread(threadId: string, options: { afterSeq?: number; signal?: AbortSignal } = {}): ThreadSubscription {
+  subscribeThread(threadId: string, options: SubscribeThreadOptions = {}): ThreadSubscription {
     const subscription = new ThreadSubscription(
       this.#localId('t'),
       threadId,
@@ -126,6 +131,7 @@ export class BubbleLive {
       this.#logger.child({ threadId }),
       this.#bufferLimit,
       options.signal,
+      options.onPresence,
     );
     this.#add(subscription);
     return subscription;
@@ -271,6 +277,7 @@ export class BubbleLive {
       case 'grants_synced':
       case 'subscription_ended':
       case 'error':
+      case 'presence':
         this.#mux.route(frame);
         return;
       default:

@@ -2,6 +2,26 @@ import type { EventEnvelope, Grant, SubscribeFrame, SubscribeGrantsFrame } from 
 import type { Logger } from 'pino';
 import { diffGrants, sameGrant, type GrantUpdate } from './grants-diff.js';
 
+/**
+ * Told of every `presence` frame of a thread subscription: `principalId`, a participant of the
+ * thread, came online (its first WebSocket authenticated) or went offline (its last one closed).
+ */
+export type PresenceListener = (principalId: string, online: boolean) => void;
+
+/** How `subscribeThread` subscribes. */
+export interface SubscribeThreadOptions {
+  /** Events with `seq > afterSeq` (default 0: the whole thread). */
+  afterSeq?: number;
+  signal?: AbortSignal;
+  /**
+   * Presence changes of the thread's participants, from the moment the server confirms the
+   * subscription: read `listParticipants` (each grant's `online`) for where they stand, then
+   * apply these. Changes while the connection is down are not replayed: after a reconnect, read
+   * the participants again.
+   */
+  onPresence?: PresenceListener;
+}
+
 /** Why a subscription's iteration ended without an error. */
 export type SubscriptionEndReason =
   /** The server ended it (`subscription_ended`), e.g. `grant_revoked` or `thread_deleted`. */
@@ -171,6 +191,7 @@ export class ThreadSubscription extends LiveSubscription<EventEnvelope> {
   #lastAcceptedSeq: number;
   /** The thread's head when the server last confirmed the subscription. */
   headSeqAtSubscribe: number | undefined;
+  readonly #onPresence: PresenceListener | undefined;
 
   constructor(
     localId: string,
@@ -180,10 +201,12 @@ export class ThreadSubscription extends LiveSubscription<EventEnvelope> {
     logger: Logger,
     bufferLimit: number,
     signal: AbortSignal | undefined,
+    onPresence?: PresenceListener,
   ) {
     super(localId, host, logger, bufferLimit, signal);
     this.lastDeliveredSeq = afterSeq;
     this.#lastAcceptedSeq = afterSeq;
+    this.#onPresence = onPresence;
   }
 
   subscribeFrame(wireId: string, from: ResumeFrom = 'delivered'): SubscribeFrame {
@@ -223,6 +246,20 @@ export class ThreadSubscription extends LiveSubscription<EventEnvelope> {
     this.#lastAcceptedSeq = event.seq;
     this.push(event);
     return 'ok';
+  }
+
+  /**
+   * A `presence` frame: a participant came online or went offline. It is no event (no seq, never
+   * buffered, not counted against the buffer): it goes to `onPresence` as it arrives, in any order
+   * against the events. A listener that throws is logged and does not end the subscription.
+   */
+  acceptPresence(principalId: string, online: boolean): void {
+    if (this.isOver || this.#onPresence === undefined) return;
+    try {
+      this.#onPresence(principalId, online);
+    } catch (error) {
+      this.logger.warn({ err: error, threadId: this.threadId, principalId }, 'onPresence threw; ignored');
+    }
   }
 
   protected delivered(event: EventEnvelope): void {

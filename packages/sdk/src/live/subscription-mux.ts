@@ -168,6 +168,12 @@ export class SubscriptionMux implements SubscriptionHost {
         if (this.#subscriptions.size === 0) this.#link.emptied();
         return;
       }
+      case 'presence': {
+        // Not an event (no seq, not buffered): handed to the subscription's `onPresence` as it comes.
+        const subscription = this.#wire.get(frame.id);
+        if (subscription instanceof ThreadSubscription) subscription.acceptPresence(frame.principalId, frame.online);
+        return;
+      }
       default:
         // Frames come through ServerFrameSchema, so this is unreachable; a frame that slipped past is logged, not thrown.
         this.#logger.debug({ frame: frame satisfies never }, 'unhandled frame');

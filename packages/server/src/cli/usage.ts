@@ -45,14 +45,17 @@ export const USAGE = `usage:
 
   --data DIR         folder of the SQLite database (created if missing; default ./data)
   --database URL     a PostgreSQL database, postgres://USER[:PASSWORD]@HOST[:PORT]/DB (created tables are
-                     migrated at start, under a lock); several serve processes may share it
-  --pg-pool-size N              connections to PostgreSQL per serve process (default 10, at least 2)
+                     migrated at start, under a lock); several serve processes may share it, and then see
+                     each other's events, grants, revocations and who is online (an instance killed without
+                     a word is offline for the others within 15 s)
+  --pg-pool-size N              connections to PostgreSQL per serve process, this one's own (default 10, at
+                                least 2): N instances open N times as many
   --pg-statement-timeout-ms MS  PostgreSQL cancels a statement running longer (default 30000; 0: never)
   --file DUMP        export: the file to write (default stdout); import: the file to read (default stdin)
   --log-level LEVEL  fatal, error, warn, info, debug, trace or silent (logs go to stderr)
   --web-root DIR     serve a built web app from DIR at / (the API under /v1 always wins)
-  --max-connections N              open connections in all (default 4096; past it new ones get 429)
-  --max-connections-per-address N  open connections from one client address (default 256)
+  --max-connections N              open connections in all, to this instance (default 4096; past it new ones get 429)
+  --max-connections-per-address N  open connections from one client address, to this instance (default 256)
 
   Sign-in with an identity provider (Auth0 or any OpenID provider): its JWT access tokens are accepted
   beside local tokens, and /v1/info tells browsers how to sign in. All three or none:
@@ -66,6 +69,9 @@ export const USAGE = `usage:
   Rate limits are on by default; each takes a rate per second (fractions allowed), 0 or off turns it off,
   and its burst (how many at once) defaults to the same number of seconds' worth as the default's.
   A bot's requests and frames count against the human who created it.
+  Rate limits, connection caps and the database pool are per instance: several serve processes on one
+  database each count their own, so behind a load balancer over N instances a principal may get up to
+  N times each rate, and the caps and pools add up.
   --rate-limit N               HTTP requests per second per principal (default ${DEFAULT_RATE_LIMITS.requests.perSecond}; over it 429 + Retry-After)
   --rate-limit-burst B         requests at once (default ${DEFAULT_RATE_LIMITS.requests.burst}, or ${burstSeconds('requests')}×N)
   --frame-rate-limit N         WebSocket frames per second per principal, all its sockets together

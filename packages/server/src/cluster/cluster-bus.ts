@@ -1,8 +1,9 @@
 import type { Logger } from 'pino';
 import { createLiveBus, IN_PROCESS_WATCH, type LiveBus } from '../live/live-bus.js';
-import type { ClusterFeed, ClusterHint } from '../store/cluster-feed.js';
+import type { ClusterFeed, ClusterHint, PresenceFeed } from '../store/cluster-feed.js';
 import type { BubbleStore } from '../store/store.js';
 import { startClusterListener } from './cluster-listener.js';
+import { failureLog } from './failure-log.js';
 import { OutboxReader } from './outbox-reader.js';
 import { OwnMessages } from './own-messages.js';
 import { ThreadSequencers } from './thread-sequencer.js';
@@ -23,10 +24,11 @@ export interface ClusterOptions {
 export type ClusterStore = ClusterFeed & Pick<BubbleStore, 'readEventsAfter'>;
 
 /** Whether the store is shared with other instances (PostgreSQL) and offers the feed they follow each other by. */
-export function isClusterStore(store: BubbleStore): store is BubbleStore & ClusterFeed {
-  const feed = store as Partial<ClusterFeed>;
+export function isClusterStore(store: BubbleStore): store is BubbleStore & ClusterFeed & PresenceFeed {
+  const feed = store as Partial<ClusterFeed & PresenceFeed>;
   return (
     typeof feed.readOutboxAfter === 'function' &&
+    typeof feed.registerInstance === 'function' &&
     typeof feed.outboxHead === 'function' &&
     typeof feed.threadHeads === 'function' &&
     typeof feed.connectionString === 'string'
@@ -43,11 +45,17 @@ export interface ClusterBus extends LiveBus {
   join(store: ClusterStore, options?: ClusterOptions): Promise<void>;
   /** Stops following the other instances (the bus goes on in-process). */
   close(): Promise<void>;
+  /**
+   * When the last read of the outbox that reached its end started (ms since the epoch): every
+   * revocation committed by any instance before then has been published here. Null before `join`.
+   */
+  outboxReadStartedAt(): number | null;
 }
 
 interface ClusterLink {
   sequencers: ThreadSequencers;
   own: OwnMessages;
+  outbox: OutboxReader;
   close(): Promise<void>;
 }
 
@@ -75,6 +83,8 @@ export function createClusterBus(options: { logger: Logger; onListenerError?: (e
     publish(message) {
       if (link === null) local.publish(message);
       else if (message.kind === 'events') link.sequencers.offer(message.threadId, message.events);
+      // Presence names its instance, so its listener tells its own apart (published again from the outbox).
+      else if (message.kind === 'presence') local.publish(message);
       else if (link.own.local(message)) local.publish(message);
     },
     watchThread: (threadId) => (link === null ? IN_PROCESS_WATCH : link.sequencers.watch(threadId)),
@@ -87,6 +97,7 @@ export function createClusterBus(options: { logger: Logger; onListenerError?: (e
       link = null;
       await current?.close();
     },
+    outboxReadStartedAt: () => link?.outbox.lastCompleteReadStartedAt ?? null,
   };
 }
 
@@ -143,7 +154,7 @@ async function joinCluster(
       feed: store,
       pollMs: options.outboxPollMs ?? 250,
       deliver: (entry) => {
-        if (own.outbox(entry.message)) local.publish(entry.message);
+        if (entry.message.kind === 'presence' || own.outbox(entry.message)) local.publish(entry.message);
       },
       onError: failureLog(logger, 'reading the cluster outbox failed; retrying'),
     });
@@ -157,25 +168,12 @@ async function joinCluster(
   return {
     sequencers,
     own,
+    outbox: reader,
     async close() {
       clearInterval(recheckTimer);
       reader.stop();
       sequencers.close();
       await listener.close();
     },
-  };
-}
-
-/** Logs the first failure of a run at warn, and the ones that follow it at most every 10 s. */
-function failureLog(logger: Logger, message: string): (error: unknown, fields?: Record<string, unknown>) => void {
-  let lastWarnAt = Number.NEGATIVE_INFINITY;
-  return (error, fields = {}) => {
-    const now = Date.now();
-    if (now - lastWarnAt < 10_000) {
-      logger.debug({ err: error, ...fields }, message);
-      return;
-    }
-    lastWarnAt = now;
-    logger.warn({ err: error, ...fields }, message);
   };
 }

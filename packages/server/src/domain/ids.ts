@@ -15,6 +15,9 @@ export const newThreadId = (): string => `th_${randomLowerAlnum(12)}`;
 export const newSubthreadId = (parentThreadId: string): string =>
   `${parentThreadId}.sub-${randomLowerAlnum(5)}-${randomLowerAlnum(3)}`;
 
+/** `inst_` and 8 lowercase alphanumerics: one serve process on a shared database, new at every start. */
+export const newInstanceId = (): string => `inst_${randomLowerAlnum(8)}`;
+
 export const newTokenId = (): string => `tok_${randomBytes(12).toString('base64url')}`;
 /** `ev_` and a random UUID's 32 hex digits (randomUUID draws from a buffered entropy pool: cheap on the append path). */
 export const newEventId = (): string => `ev_${randomUUID().replace(/-/g, '')}`;

@@ -36,6 +36,8 @@ describe('threads', () => {
         grantedAt: expect.any(String),
         joinedSeq: 1,
         revokedAt: null,
+        // protocol.md: each grant carries `online`; alice holds no WebSocket.
+        online: false,
       },
     ]);
     const events = await w.as.alice!.get(`/v1/threads/${thread.threadId}/events`);

@@ -13,13 +13,18 @@ import type { EventEnvelope, Grant, Principal } from '@bubble/protocol';
  *   (ISO time, compared with `iat`) stopped working (the operator's
  *   `principal revoke-tokens`; published again by the watcher like `tokens_revoked`).
  * - `principal_updated`: a principal's displayName or joinableBy changed.
+ * - `presence`: on a database shared by several instances only, a principal's first
+ *   authenticated socket on instance `instanceId` (`online`) or its last one there closing
+ *   (`presence/presence-registry.ts` adds up the instances; `cluster/cluster-presence.ts` writes
+ *   and reads these). One process alone never publishes it: its sockets are all it needs to know.
  */
 export type LiveBusMessage =
   | { kind: 'events'; threadId: string; events: EventEnvelope[] }
   | { kind: 'grant'; change: 'added' | 'revoked'; grant: Grant }
   | { kind: 'tokens_revoked'; principalId: string; tokenIds: string[] }
   | { kind: 'jwts_revoked'; principalId: string; issuedBefore: string }
-  | { kind: 'principal_updated'; principal: Principal };
+  | { kind: 'principal_updated'; principal: Principal }
+  | { kind: 'presence'; instanceId: string; principalId: string; online: boolean };
 
 export interface LiveBus {
   publish(message: LiveBusMessage): void;

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createLiveBus, type LiveBus } from '../live/live-bus.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { BubbleStore } from '../store/store.js';
@@ -60,6 +60,25 @@ describe('createAuthenticator', () => {
     expect(await auth.authenticate(token.token)).not.toBeNull();
     await store.revokeTokens('alice', token.tokenId);
     expect(await auth.authenticate(token.token)).toBeNull();
+  });
+
+  it('looks every credential up again while its cache is not trusted, and answers from the cache once it is', async () => {
+    let trusted = true;
+    const auth = createAuthenticator(store, bus, undefined, Date.now, { cacheTrusted: () => trusted });
+    const { token } = await createHumanPrincipal(store, 'alice', null);
+    const lookups = vi.spyOn(store, 'findLiveTokenByHash');
+    expect(await auth.authenticate(token.token)).not.toBeNull();
+    expect(await auth.authenticate(token.token)).not.toBeNull();
+    expect(auth.known(token.token)).toBeDefined();
+    expect(lookups).toHaveBeenCalledTimes(1);
+    trusted = false;
+    expect(auth.known(token.token)).toBeUndefined();
+    expect(await auth.authenticate(token.token)).not.toBeNull();
+    expect(await auth.authenticate(token.token)).not.toBeNull();
+    expect(lookups).toHaveBeenCalledTimes(3);
+    trusted = true;
+    expect(await auth.authenticate(token.token)).not.toBeNull();
+    expect(lookups).toHaveBeenCalledTimes(3);
   });
 
   it('does not keep answering a token looked up concurrently with its revocation', async () => {

@@ -24,14 +24,26 @@ const NO_JWTS: AuthRefusal = {
  * another process arrive the same way through `revocation-watch.ts`), a JWT until it expires
  * or the person's JWTs are revoked (`jwts_revoked`: the next use is checked again).
  * A rename (`principal_updated`) updates the cached principal. Failures are never cached.
+ *
+ * The cache is only as good as the news of revocations. On a database shared by several
+ * instances, a revocation made on another instance arrives through the cluster outbox; an
+ * instance that cannot read it (the database unreachable) would go on accepting the revoked
+ * token on routes that need no database (`whoami`, a WebSocket's `client.auth`). So with
+ * `cacheTrusted` the cache answers only while it says so (the server passes "the last full read
+ * of the outbox started under a second ago"); otherwise every credential is checked against the
+ * store, which then answers 503 while it cannot be reached. Without it (SQLite: one process, whose
+ * revocations are all its own or read by `revocation-watch.ts`) the cache is always trusted.
  */
 export function createAuthenticator(
   store: BubbleStore,
   bus: LiveBus,
   oidc?: OidcAuthenticator,
   now: () => number = Date.now,
+  options: { cacheTrusted?: (() => boolean) | undefined } = {},
 ) {
   const cache = new CredentialCache();
+  const trusted = options.cacheTrusted ?? (() => true);
+  const cached = (key: string): Authenticated | undefined => (trusted() ? cache.get(key, now()) : undefined);
   // A revocation that commits while a lookup is in flight must not be undone by caching that lookup's result.
   let revocations = 0;
   const unsubscribe = bus.subscribe((message) => {
@@ -49,15 +61,15 @@ export function createAuthenticator(
   return {
     /** The cached answer for a credential that authenticated before and is still accepted; never touches the store or the network. */
     known(token: string): Authenticated | undefined {
-      return looksLikeLocalToken(token) || looksLikeJwt(token) ? cache.get(tokenHashKey(token), now()) : undefined;
+      return looksLikeLocalToken(token) || looksLikeJwt(token) ? cached(tokenHashKey(token)) : undefined;
     },
     async authenticate(token: string): Promise<Authenticated | AuthRefusal | null> {
       const local = looksLikeLocalToken(token);
       if (!local && !looksLikeJwt(token)) return NOT_A_TOKEN;
       if (!local && oidc === undefined) return NO_JWTS;
       const key = tokenHashKey(token);
-      const cached = cache.get(key, now());
-      if (cached !== undefined) return cached;
+      const hit = cached(key);
+      if (hit !== undefined) return hit;
       const seen = revocations;
       if (!local) {
         const result = await oidc!.authenticate(token);

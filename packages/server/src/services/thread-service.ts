@@ -1,10 +1,22 @@
-import { LIMITS, subthreadDepth, type Grant, type Principal, type Role, type Thread } from '@bubble/protocol';
+import {
+  LIMITS,
+  subthreadDepth,
+  type Grant,
+  type ParticipantGrant,
+  type Principal,
+  type Role,
+  type Thread,
+} from '@bubble/protocol';
 import { BubbleError, forbidden, invalidRequest, notFound } from '../errors/bubble-error.js';
 import { requireOwner, requireParticipant, requireReader } from '../domain/access-rules.js';
 import { newSubthreadId, newThreadId } from '../domain/ids.js';
 import type { BubbleStore } from '../store/store.js';
 
-export function createThreadService(store: BubbleStore) {
+/**
+ * `isOnline`: whether a principal holds an authenticated WebSocket (on any instance), for the
+ * participants route's `online`; the server passes its presence registry.
+ */
+export function createThreadService(store: BubbleStore, isOnline: (principalId: string) => boolean = () => false) {
   return {
     /** 201 when created; with a known `key`, 200 with the earlier thread. */
     async create(
@@ -48,9 +60,11 @@ export function createThreadService(store: BubbleStore) {
 
     list: (caller: Principal): Promise<Thread[]> => store.listThreadsWithLiveGrant(caller.principalId),
 
-    async participants(caller: Principal, threadId: string): Promise<Grant[]> {
+    /** The live grants, each with `online` as this instance knows it when the grants have been read. */
+    async participants(caller: Principal, threadId: string): Promise<ParticipantGrant[]> {
       requireReader(await store.getThreadAccess(threadId, caller.principalId), threadId, caller.principalId);
-      return store.listLiveGrantsOnThread(threadId);
+      const grants = await store.listLiveGrantsOnThread(threadId);
+      return grants.map((grant) => ({ ...grant, online: isOnline(grant.principalId) }));
     },
 
     /**

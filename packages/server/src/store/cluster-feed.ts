@@ -27,6 +27,31 @@ export interface ClusterFeed {
   readonly connectionString: string;
 }
 
+/**
+ * Who holds a WebSocket on which instance, for several instances on one database. Each instance
+ * registers itself with a heartbeat (the database's clock, so the instances' clocks never matter)
+ * and keeps one row per principal with at least one authenticated socket on it; every change of
+ * those rows is announced in the outbox (`presence` messages) in the same transaction. An
+ * instance whose heartbeat stops (kill -9, a partition) is left out of `readPresence` once it is
+ * older than the reader asks, and its rows are swept later.
+ */
+export interface PresenceFeed {
+  /** Registers (or registers again) an instance, its heartbeat now. */
+  registerInstance(instanceId: string): Promise<void>;
+  /** Moves the instance's heartbeat to now; false when its row is gone (swept): register again. */
+  heartbeatInstance(instanceId: string): Promise<boolean>;
+  /** A principal's first socket on the instance (`online`) or its last one closed; announced in the outbox. */
+  putPresence(instanceId: string, principalId: string, online: boolean): Promise<void>;
+  /** Makes the instance's rows exactly `principalIds`, announcing each row added or removed. */
+  replacePresence(instanceId: string, principalIds: readonly string[]): Promise<void>;
+  /** The rows of instances whose heartbeat is younger than `freshWithinMs`, in one snapshot. */
+  readPresence(freshWithinMs: number): Promise<Array<{ instanceId: string; principalId: string }>>;
+  /** The instance stops: its rows go (each announced as offline), then its registration. */
+  removeInstance(instanceId: string): Promise<void>;
+  /** Deletes instances silent for longer than `silentForMs`, and every row of an instance not registered. */
+  sweepInstances(silentForMs: number): Promise<void>;
+}
+
 export interface OutboxEntry {
   id: number;
   /** Never `kind: 'events'`: events travel as hints and are read from the event log. */

@@ -3,7 +3,9 @@ import type { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
 import { LIMITS } from '@bubble/protocol';
 import WebSocket, { WebSocketServer } from 'ws';
+import { PresenceRegistry } from '../presence/presence-registry.js';
 import { Connection, type ConnectionContext } from './connection.js';
+import { DEFAULT_PRESENCE_GRACE_MS, PresenceFanout } from './presence-fanout.js';
 import { WsHub } from './ws-hub.js';
 import type { WsDeps, WsOptions } from './ws-deps.js';
 
@@ -27,9 +29,21 @@ export interface WebSocketLayer {
  * wire contract (protocol.md, "WebSocket").
  */
 export function attachWebSocket(server: Server, deps: WsDeps, options: WsOptions = {}): WebSocketLayer {
-  const hub = new WsHub(options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS, (error) =>
-    deps.logger.error({ err: error }, 'websocket write failed'),
+  const registry = deps.presence ?? new PresenceRegistry();
+  const hub = new WsHub(
+    options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS,
+    (error) => deps.logger.error({ err: error }, 'websocket write failed'),
+    registry,
   );
+  const presence = new PresenceFanout({
+    registry,
+    listLiveGrants: (principalId) => deps.listLiveGrants(principalId),
+    deliver: (threadId, principalId, online, at) => hub.presenceOnThread(threadId, principalId, online, at),
+    mark: () => hub.markPresence(),
+    serving: () => hub.servesThreads(),
+    graceMs: options.presenceGraceMs ?? DEFAULT_PRESENCE_GRACE_MS,
+    logger: deps.logger,
+  });
   const maxBufferedBytes = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
   const context: ConnectionContext = {
     deps,
@@ -51,6 +65,7 @@ export function attachWebSocket(server: Server, deps: WsDeps, options: WsOptions
   const unsubscribe = deps.bus.subscribe((message) => {
     try {
       hub.dispatch(message);
+      if (message.kind === 'grant' && message.change === 'added') presence.grantAdded(message.grant);
     } catch (error) {
       deps.logger.error({ err: error, kind: message.kind }, 'websocket fan-out failed');
     }
@@ -88,6 +103,8 @@ export function attachWebSocket(server: Server, deps: WsDeps, options: WsOptions
         unsubscribe();
       }
       const open = [...connections];
+      // The sockets' closing still counts (the registry hears each principal go), but nothing is left here to tell.
+      presence.close();
       await Promise.all(open.map((connection) => closeAndWait(connection, code, reason)));
     },
   };

@@ -44,6 +44,10 @@ export class ThreadSubscription {
   private pendingBytes = 0;
   private overflowed = false;
   private watch: ThreadWatch | null = null;
+  /** The presence mark taken when this subscription joined the hub: it is told only later changes. */
+  presenceFrom = Number.POSITIVE_INFINITY;
+  /** Presence changes held until `subscribed` is sent, or while access is re-checked: the last word per principal. */
+  private heldPresence: Map<string, boolean> | null = null;
 
   constructor(
     private readonly connection: Connection,
@@ -104,6 +108,35 @@ export class ThreadSubscription {
     this.hold(events, jsons, 0);
   }
 
+  /**
+   * A participant of this thread came online or went offline (`presence-fanout.ts`). Sent at once
+   * once `subscribed` is, never before it and never while access is being re-checked: held until
+   * then (and dropped if access is gone). Never about the subscriber itself: holding this socket,
+   * it is online (its own first socket's news would only race with its own subscribe).
+   */
+  onPresence(principalId: string, online: boolean): void {
+    if (this.ended || principalId === this.connection.principalId) return;
+    if (!this.confirmed || this.holds > 0) {
+      (this.heldPresence ??= new Map()).set(principalId, online);
+      return;
+    }
+    this.sendPresence(principalId, online);
+  }
+
+  private sendPresence(principalId: string, online: boolean): void {
+    this.connection.sendControl(serializeFrame({ type: 'presence', id: this.id, principalId, online }));
+  }
+
+  private releasePresence(): void {
+    const held = this.heldPresence;
+    if (held === null || !this.confirmed || this.holds > 0) return;
+    this.heldPresence = null;
+    for (const [principalId, online] of held) {
+      if (this.ended) return;
+      this.sendPresence(principalId, online);
+    }
+  }
+
   /** Access may have been lost (a grant of this principal was revoked): check again, holding live events meanwhile. */
   async recheck(): Promise<void> {
     if (this.ended) return;
@@ -125,6 +158,7 @@ export class ThreadSubscription {
       this.end(SUBSCRIPTION_END_REASONS.grantRevoked);
       return;
     }
+    this.releasePresence();
     if (this.holds === 0 && this.mode === 'buffering') await this.catchUp();
   }
 
@@ -133,6 +167,7 @@ export class ThreadSubscription {
     if (this.ended) return;
     this.mode = 'ended';
     this.dropPending();
+    this.heldPresence = null;
     this.watch?.release();
     this.connection.context.hub.removeThreadSubscription(this);
     this.connection.forgetSubscription(this);
@@ -256,6 +291,7 @@ export class ThreadSubscription {
     if (!this.confirmed) {
       this.confirmed = true;
       this.connection.sendControl(serializeFrame({ type: 'subscribed', id: this.id, headSeq: page.headSeq }));
+      this.releasePresence();
     }
     for (const event of page.events) {
       if (event.seq <= this.lastSeq) continue;

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { ReadAccess } from '../domain/access-rules.js';
 import type { AuthAttempt } from '../services/auth-attempts.js';
 import type { LiveBus } from '../live/live-bus.js';
+import type { PresenceRegistry } from '../presence/presence-registry.js';
 
 /**
  * Everything the WebSocket layer needs from the server's core. The layer
@@ -29,6 +30,11 @@ export interface WsDeps {
   /** Events with `seq > afterSeq`, ascending, at most `limit`; and the thread's head seq. */
   readEvents(threadId: string, afterSeq: number, limit: number): Promise<{ events: EventEnvelope[]; headSeq: number }>;
   listLiveGrants(principalId: string): Promise<Grant[]>;
+  /**
+   * Who is online: the layer tells it each principal's first authenticated socket and last one,
+   * and sends `presence` frames for its changes. Absent: a registry of this layer's sockets alone.
+   */
+  presence?: PresenceRegistry | undefined;
   bus: LiveBus;
   logger: Logger;
 }
@@ -49,4 +55,10 @@ export interface WsOptions {
    * at the end of every turn.
    */
   flushIntervalMs?: number;
+  /**
+   * How long a principal's going offline waits before its threads are told (`presence` frames),
+   * in case a new socket of it authenticates meanwhile (a reconnect is then told neither way).
+   * Default 500 ms; 0 tells it at once. The participants route never waits.
+   */
+  presenceGraceMs?: number;
 }

@@ -1,6 +1,7 @@
 import type { EventEnvelope } from '@bubble/protocol';
 import { CLOSE_CODES } from '@bubble/protocol';
 import type { LiveBusMessage } from '../live/live-bus.js';
+import type { PresenceRegistry } from '../presence/presence-registry.js';
 import type { Connection } from './connection.js';
 import type { ThreadSubscription } from './thread-subscription.js';
 
@@ -14,6 +15,8 @@ const HOLD_PER_FLUSH_TIME = 0.5;
  * - events go to the subscriptions of their thread; each event is serialized
  *   once per batch and the string reused for every subscriber;
  * - grant changes go to the sockets of the grant's principal;
+ * - a principal's first authenticated socket and its last one are told to the presence registry
+ *   (`presence` frames are sent by `presence-fanout.ts`, through `presenceOnThread`);
  * - token revocations close the sockets authenticated with those tokens, and
  *   the end of a person's JWTs (`jwts_revoked`) those of their sockets whose
  *   JWT was issued before it.
@@ -37,12 +40,15 @@ export class WsHub {
   /** Sockets whose `authenticate` call is in flight. */
   readonly authenticating = new Set<Connection>();
   private dirty: Connection[] = [];
+  /** The last presence mark taken (see `presence-fanout.ts`). */
+  private presenceMark = 0;
   private flushScheduled = false;
   private nextFlushAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly maxFlushIntervalMs = 0,
     private readonly onError: (error: unknown) => void = () => {},
+    private readonly presence?: PresenceRegistry,
   ) {}
 
   private readonly flushAll = (): void => {
@@ -97,6 +103,9 @@ export class WsHub {
       case 'principal_updated':
         // A socket's principal is what `server.ready` showed; a rename reaches clients through the HTTP API.
         return;
+      case 'presence':
+        // Another instance's sockets: `cluster/cluster-presence.ts` tells the registry, whose changes come back as `presenceOnThread`.
+        return;
       default: {
         const unreachable: never = message;
         throw new Error(`unknown live bus message ${JSON.stringify(unreachable)}`);
@@ -113,18 +122,43 @@ export class WsHub {
     else setTimeout(this.flushAll, wait);
   }
 
+  /** An authenticated socket; the first of its principal makes the principal online. */
   addConnection(connection: Connection): void {
+    const first = !this.byPrincipal.has(connection.principalId);
     addTo(this.byPrincipal, connection.principalId, connection);
     if (connection.tokenId !== null) addTo(this.byToken, connection.tokenId, connection);
+    if (first) this.presence?.setLocal(connection.principalId, true);
   }
 
+  /** An authenticated socket closed (any code: 4001, 4003, 4008, shutdown); the last of its principal makes it offline here. */
   removeConnection(connection: Connection): void {
     removeFrom(this.byPrincipal, connection.principalId, connection);
     if (connection.tokenId !== null) removeFrom(this.byToken, connection.tokenId, connection);
+    if (!this.byPrincipal.has(connection.principalId)) this.presence?.setLocal(connection.principalId, false);
+  }
+
+  /** Whether any thread subscription is live on this instance. */
+  servesThreads(): boolean {
+    return this.threadSubscriptions.size > 0;
+  }
+
+  /** One presence change (of mark `at`), to every live subscription of the thread that joined before it. */
+  presenceOnThread(threadId: string, principalId: string, online: boolean, at: number): void {
+    const subscriptions = this.threadSubscriptions.get(threadId);
+    if (subscriptions === undefined) return;
+    for (const subscription of [...subscriptions])
+      if (subscription.presenceFrom < at) subscription.onPresence(principalId, online);
   }
 
   addThreadSubscription(subscription: ThreadSubscription): void {
+    subscription.presenceFrom = this.presenceMark;
     addTo(this.threadSubscriptions, subscription.threadId, subscription);
+  }
+
+  /** A presence change happens now: its mark, later than what every subscription joined at. */
+  markPresence(): number {
+    this.presenceMark += 1;
+    return this.presenceMark;
   }
 
   removeThreadSubscription(subscription: ThreadSubscription): void {

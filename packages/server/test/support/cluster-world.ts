@@ -145,7 +145,8 @@ export async function subscribe(socket: TestSocket, id: string, threadId: string
 /**
  * Every event frame of subscription `id` on `socket` until the last seq reaches `headSeq`, then
  * whatever else arrives within `settleMs` (a duplicate would show there). Fails on a frame out of
- * order, a duplicate or a gap as soon as it shows.
+ * order, a duplicate or a gap as soon as it shows. `presence` frames (a participant coming online
+ * or going offline: no seq) are not events and are passed over.
  */
 export async function collectSeqs(
   socket: TestSocket,
@@ -158,7 +159,7 @@ export async function collectSeqs(
   const deadline = Date.now() + (options.timeoutMs ?? 20_000);
   let last = afterSeq;
   while (last < headSeq) {
-    const frame = await socket.next((f) => f.id === id, Math.max(1, deadline - Date.now()));
+    const frame = await socket.next((f) => f.id === id && f.type !== 'presence', Math.max(1, deadline - Date.now()));
     if (frame.type !== 'event') throw new Error(`expected an event frame, got ${JSON.stringify(frame)}`);
     const seq = (frame.event as { seq: number }).seq;
     if (seq !== last + 1) throw new Error(`subscription ${id}: seq ${seq} after ${last}`);
@@ -188,3 +189,24 @@ export async function until<T>(
 }
 
 export const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+/** Creates a bot owned by the holder of `ownerToken` through `instance`; returns its token. */
+export async function createBot(instance: Instance, ownerToken: string, principalId: string): Promise<string> {
+  const created = await instance.as(ownerToken).post('/v1/principals', { principalId, kind: 'bot' });
+  if (created.status !== 201) throw new Error(`creating bot ${principalId}: ${created.status} ${created.text}`);
+  return created.body.token.token as string;
+}
+
+/** `online` of each participant of a thread, as `instance` answers the participants route. */
+export async function onlineOn(instance: Instance, token: string, threadId: string): Promise<Record<string, boolean>> {
+  const res = await instance.as(token).get(`/v1/threads/${threadId}/participants`);
+  if (res.status !== 200) throw new Error(`participants: ${res.status} ${res.text}`);
+  return Object.fromEntries(
+    (res.body.grants as Array<{ principalId: string; online: boolean }>).map((g) => [g.principalId, g.online]),
+  );
+}
+
+/** The next `presence` frame on `socket` (other frames are skipped). */
+export function nextPresence(socket: TestSocket, timeoutMs = 10_000): Promise<Frame> {
+  return socket.next((frame) => frame.type === 'presence', timeoutMs);
+}

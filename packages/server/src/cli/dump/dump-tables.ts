@@ -4,7 +4,8 @@
  * objects keyed by column; token and invite hashes as base64, run flags as booleans.
  *
  * What is left out, on purpose: `schema_migrations` (the target migrates itself) and PostgreSQL's
- * `outbox` (messages between running instances, meaningless once they stop). The insertion order
+ * `outbox`, `cluster_instances` and `presence` (messages between running instances and who holds a
+ * socket on which, meaningless once they stop). The insertion order
  * of tokens, threads and invites (SQLite's rowid, PostgreSQL's `ord`), which some lists answer
  * in, is kept by writing and reading rows in that order; grant ids are carried as they are.
  */

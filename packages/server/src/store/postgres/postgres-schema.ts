@@ -145,4 +145,25 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    description:
+      'presence: the instances sharing the database with their heartbeats, and who holds a WebSocket on each',
+    sql: `
+      -- heartbeat_at is the database's now(), compared with now(): one clock for every instance.
+      CREATE TABLE cluster_instances (
+        instance_id text COLLATE "C" PRIMARY KEY,
+        started_at text NOT NULL,
+        heartbeat_at timestamptz NOT NULL
+      );
+      -- One row per principal with at least one authenticated WebSocket on that instance (socket
+      -- counts stay in the instance's memory: a second socket writes nothing).
+      CREATE TABLE presence (
+        instance_id text COLLATE "C" NOT NULL,
+        principal_id text COLLATE "C" NOT NULL,
+        since text NOT NULL,
+        PRIMARY KEY (instance_id, principal_id)
+      );
+    `,
+  },
 ];

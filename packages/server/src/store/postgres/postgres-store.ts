@@ -1,4 +1,4 @@
-import type { ClusterFeed, OutboxEntry } from '../cluster-feed.js';
+import type { ClusterFeed, OutboxEntry, PresenceFeed } from '../cluster-feed.js';
 import type { BubbleStore, StoreOpenOptions } from '../store.js';
 import type { PostgresStoreContext } from './postgres-context.js';
 import { toStoreError } from './postgres-errors.js';
@@ -7,12 +7,13 @@ import { PostgresGroupCommit, type WriteJob } from './postgres-group-commit.js';
 import { inviteMethods } from './postgres-invites.js';
 import { migratePostgres } from './postgres-migrate.js';
 import { peopleMethods } from './postgres-people.js';
+import { presenceMethods } from './postgres-presence.js';
 import { createPool, poolReader, type PostgresPoolOptions } from './postgres-pool.js';
 import { SQL } from './postgres-sql.js';
 import { threadMethods } from './postgres-threads.js';
 
-/** The store several server instances share: every `BubbleStore` method, and the feed of the others' commits. */
-export type PostgresStore = BubbleStore & ClusterFeed;
+/** The store several server instances share: every `BubbleStore` method, the feed of the others' commits, and who is online where. */
+export type PostgresStore = BubbleStore & ClusterFeed & PresenceFeed;
 
 export interface PostgresStoreOptions extends StoreOpenOptions, PostgresPoolOptions {}
 
@@ -50,6 +51,7 @@ export async function openPostgresStore(
     ...inviteMethods(context),
     ...threadMethods(context),
     ...eventMethods(context),
+    ...presenceMethods(context),
 
     outboxHead: async () => (await db.query<{ id: number }>(SQL.outboxHead))[0]!.id,
     readOutboxAfter: async (cursor, limit) =>
