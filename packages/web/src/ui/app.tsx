@@ -4,10 +4,12 @@ import {
   BubbleApiError,
   createAnonymousClient,
   createClient,
+  describeError,
   migrateLegacyToken,
   type BubbleClient,
   type LiveState,
 } from '../api';
+import { tabTitle } from '../model/thread-signals';
 import { AuthController, memoizedFlow, type AuthState } from '../auth/auth-controller';
 import { createAuthStorage } from '../auth/auth-storage';
 import { createOidcFlow } from '../auth/oidc-flow';
@@ -15,6 +17,8 @@ import { BotsPage } from './bots-page';
 import { JoinInvite } from './join-invite';
 import { navigate, parseRoute, TOKENS_PATH, useRoute } from './router';
 import { issuerHost, SignIn, type OidcAvailability } from './sign-in';
+import { Icon } from './icons';
+import { ThemeToggle } from './theme-toggle';
 import { ThreadList } from './thread-list';
 import { ThreadView } from './thread-view';
 import { TokensPage } from './tokens-page';
@@ -65,7 +69,7 @@ function useOidcAvailability(): OidcAvailability {
       (err: unknown) =>
         setAvailability({
           state: 'unreachable',
-          message: `The server could not be asked how to sign in: ${(err as Error).message}`,
+          message: describeError(err, 'The server could not be asked how to sign in'),
         }),
     );
   }, []);
@@ -81,6 +85,11 @@ export function App() {
   const [checkTrouble, setCheckTrouble] = useState<string | null>(null);
   const [live, setLive] = useState<LiveState>('idle');
   const [pendingInvite, setPendingInvite] = useState<string | null>(() => storage.pendingInvite());
+  // The tab's title says when an approval waits for you (and how many messages are unread).
+  const [totals, setTotals] = useState({ approvals: 0, unread: 0 });
+  useEffect(() => {
+    document.title = me === null ? 'Bubble' : tabTitle(totals);
+  }, [totals, me]);
   // One client per sign-in: a renewed access token goes on in the same client (and socket).
   const client = useMemo(() => {
     const credentials = AuthController.credentialsOf(state);
@@ -129,7 +138,7 @@ export function App() {
                 ? `The server did not accept your sign-in: ${err.message}`
                 : 'That token was not accepted. It may have been revoked.',
             );
-          } else setError(`Cannot reach the server: ${String((err as Error).message ?? err)}`);
+          } else setError(describeError(err, 'Could not sign in'));
         },
       );
     ask();
@@ -195,8 +204,21 @@ export function App() {
   };
   const page = pendingInvite !== null || route.page === 'invite' ? 'invite' : route.page;
   return (
-    <div class="shell">
+    <div class={`shell page-${page}`}>
       <header class="topbar">
+        {page !== 'home' && (
+          <a
+            class="back-to-list"
+            href="/"
+            onClick={(e) => {
+              e.preventDefault();
+              navigate('/');
+            }}
+          >
+            <Icon name="back" />
+            <span>Threads</span>
+          </a>
+        )}
         <a
           class="brand"
           href="/"
@@ -244,13 +266,19 @@ export function App() {
             <span class="meta"> via {issuerHost(state.credentials.session?.issuer ?? '')}</span>
           )}
         </span>
-        <button type="button" class="link" onClick={signOut}>
+        <ThemeToggle />
+        <button type="button" class="link sign-out" onClick={signOut}>
           Sign out
         </button>
       </header>
       <div class={`body ${page === 'home' ? 'at-home' : ''}`}>
         <aside class="sidebar" aria-label="Threads">
-          <ThreadList client={client} me={me} currentThreadId={route.page === 'thread' ? route.threadId : null} />
+          <ThreadList
+            client={client}
+            me={me}
+            currentThreadId={route.page === 'thread' ? route.threadId : null}
+            onTotals={setTotals}
+          />
         </aside>
         <main class="content">
           {page === 'invite' ? (
@@ -294,7 +322,7 @@ export function App() {
           ) : (
             <section class="empty">
               <h1>Welcome, {me.displayName}</h1>
-              <p>Pick a thread on the left, or start a new one.</p>
+              <p>Open one of your threads, or start a new one.</p>
             </section>
           )}
         </main>

@@ -1,6 +1,6 @@
 import type { Principal, Thread } from '@bubble/protocol';
-import { useEffect, useState } from 'preact/hooks';
-import type { BubbleClient } from '../api';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { type BubbleClient, describeError } from '../api';
 import { scubaConfigSnippet } from '../model/scuba-config';
 
 interface TokenRow {
@@ -21,7 +21,7 @@ export function BotsPage(props: { client: BubbleClient; me: Principal }) {
   const reload = () =>
     client.searchPrincipals({ query: '', limit: 1000 }).then(
       (all) => setBots(all.filter((p) => p.kind === 'bot' && p.ownerPrincipalIds.includes(me.principalId))),
-      (err: unknown) => setMessage(`Could not load your bots: ${(err as Error).message}`),
+      (err: unknown) => setMessage(describeError(err, 'Could not load your bots')),
     );
   useEffect(() => {
     void reload();
@@ -41,7 +41,7 @@ export function BotsPage(props: { client: BubbleClient; me: Principal }) {
       setMessage(null);
       void reload();
     } catch (err) {
-      setMessage(`Could not create the bot: ${(err as Error).message}`);
+      setMessage(describeError(err, 'Could not create the bot'));
     }
   };
 
@@ -151,13 +151,15 @@ function BotCard(props: { client: BubbleClient; bot: Principal; threads: Thread[
   useEffect(() => {
     void reload();
   }, [client, bot.principalId]);
-  const act = async (what: () => Promise<unknown>, done: string) => {
+  // The token whose revocation waits for a second, explicit "yes": whatever runs with it stops at once.
+  const [confirming, setConfirming] = useState<string | null>(null);
+  const act = async (what: () => Promise<unknown>, done: string, failed = 'That did not work') => {
     try {
       await what();
       setStatus(done);
       void reload();
     } catch (err) {
-      setStatus(`Failed: ${(err as Error).message}`);
+      setStatus(describeError(err, failed));
     }
   };
   const selectId = `add-${bot.principalId}`;
@@ -205,15 +207,35 @@ function BotCard(props: { client: BubbleClient; bot: Principal; threads: Thread[
       <h3>Tokens</h3>
       <ul>
         {(tokens ?? []).map((t) => (
-          <li key={t.tokenId}>
+          <li key={t.tokenId} data-token-id={t.tokenId}>
             <code>{t.tokenId}</code> <span class="meta">created {new Date(t.createdAt).toLocaleString()}</span>{' '}
-            <button
-              type="button"
-              class="danger"
-              onClick={() => void act(() => client.revokeToken(bot.principalId, t.tokenId), `Revoked ${t.tokenId}.`)}
-            >
-              Revoke
-            </button>
+            {confirming === t.tokenId ? (
+              <ConfirmRevoke
+                tokenId={t.tokenId}
+                botId={bot.principalId}
+                onCancel={() => setConfirming(null)}
+                onConfirm={() => {
+                  setConfirming(null);
+                  void act(
+                    () => client.revokeToken(bot.principalId, t.tokenId),
+                    `Revoked ${t.tokenId}.`,
+                    `Could not revoke ${t.tokenId}`,
+                  );
+                }}
+              />
+            ) : (
+              <button
+                type="button"
+                class="danger"
+                aria-label={`Revoke ${t.tokenId}`}
+                onClick={() => {
+                  setStatus(null);
+                  setConfirming(t.tokenId);
+                }}
+              >
+                Revoke
+              </button>
+            )}
           </li>
         ))}
       </ul>
@@ -253,5 +275,26 @@ function BotCard(props: { client: BubbleClient; bot: Principal; threads: Thread[
       </div>
       {status && <p role="status">{status}</p>}
     </article>
+  );
+}
+
+/** The second step of revoking a bot's token: what it does, and Cancel first in focus (the safe answer). */
+function ConfirmRevoke(props: { tokenId: string; botId: string; onConfirm: () => void; onCancel: () => void }) {
+  const cancel = useRef<HTMLButtonElement>(null);
+  useEffect(() => cancel.current?.focus(), []);
+  return (
+    // biome-ignore lint/a11y/useSemanticElements: a question with two answers, not a form to fill
+    <span class="confirm-revoke" role="group" aria-label={`Revoke ${props.tokenId}?`}>
+      <span class="confirm-text">
+        Revoke {props.tokenId}? Whatever runs as {props.botId} with it is signed out at once, and stops answering until
+        it is given a new token.
+      </span>{' '}
+      <button type="button" class="danger" onClick={props.onConfirm}>
+        Yes, revoke it
+      </button>{' '}
+      <button type="button" ref={cancel} onClick={props.onCancel}>
+        Cancel
+      </button>
+    </span>
   );
 }

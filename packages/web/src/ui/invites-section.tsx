@@ -53,7 +53,10 @@ export function InvitesSection(props: {
       const invite = await client.createInvite(threadId, { role, expiresInSeconds: expires, maxUses: uses });
       const url = inviteLink(window.location.origin, invite.token);
       setLink(url);
-      const what = `Whoever opens it joins as ${invite.role === 'owner' ? 'an owner' : 'a member'}, ${invite.maxUses === 1 ? 'once' : `up to ${invite.maxUses} people`}, for ${durationText(Date.parse(invite.expiresAt) - Date.now())}.`;
+      const what =
+        `Whoever opens it joins as ${invite.role === 'owner' ? 'an owner' : 'a member'}, ` +
+        `${invite.maxUses === 1 ? 'once' : `up to ${invite.maxUses} people`}, for ` +
+        `${durationText(Date.parse(invite.expiresAt) - Date.now())}.`;
       try {
         await navigator.clipboard.writeText(url);
         setStatus(`Invite link copied. ${what}`);

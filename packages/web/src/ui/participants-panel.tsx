@@ -1,6 +1,6 @@
 import type { Grant, Principal } from '@bubble/protocol';
 import { useEffect, useState } from 'preact/hooks';
-import type { BubbleClient } from '../api';
+import { type BubbleClient, describeError } from '../api';
 import { labelOf, labelParticipants, type PrincipalLabel } from '../model/who-is-who';
 import { InvitesSection } from './invites-section';
 import { Avatar, PrincipalName } from './principal-name';
@@ -16,6 +16,8 @@ export function ParticipantsPanel(props: {
   threadId: string;
   grants: Grant[];
   labels: ReadonlyMap<string, PrincipalLabel>;
+  /** Who is online (protocol.md: participants' `online`, `presence` frames); absent while unknown. */
+  presence: Readonly<Record<string, boolean>>;
   onChanged: () => void;
 }) {
   const { client, threadId, labels } = props;
@@ -38,7 +40,7 @@ export function ParticipantsPanel(props: {
       setMessage(`${principalId} was added.`);
       props.onChanged();
     } catch (err) {
-      setMessage(`Could not add ${principalId}: ${(err as Error).message}`);
+      setMessage(describeError(err, `Could not add ${principalId}`));
     }
   };
   const leave = async () => {
@@ -47,7 +49,7 @@ export function ParticipantsPanel(props: {
       await client.removeParticipant(threadId, props.me.principalId);
       navigate('/');
     } catch (err) {
-      setMessage(`Could not leave: ${(err as Error).message}`);
+      setMessage(describeError(err, 'Could not leave'));
     }
   };
   const candidates = found.filter((p) => !onThread.has(p.principalId));
@@ -68,7 +70,12 @@ export function ParticipantsPanel(props: {
           const label = labelOf(labels, g.principalId);
           return (
             <li key={g.principalId} data-principal-id={g.principalId}>
-              <Avatar label={label} size="small" />
+              <span class="presence-holder">
+                <Avatar label={label} size="small" />
+                <PresenceDot
+                  online={Object.hasOwn(props.presence, g.principalId) ? props.presence[g.principalId] : undefined}
+                />
+              </span>
               <PrincipalName label={label} alwaysId />
               <span class="role">{g.role}</span>
             </li>
@@ -108,6 +115,21 @@ export function ParticipantsPanel(props: {
         Leave thread
       </button>
     </aside>
+  );
+}
+
+/** A dot on the avatar: green when online, hollow grey when offline, nothing while the server has not said. */
+export function PresenceDot(props: { online: boolean | undefined }) {
+  if (props.online === undefined) return null;
+  return (
+    <span
+      class={`presence-dot ${props.online ? 'is-online' : 'is-offline'}`}
+      data-testid="presence"
+      data-online={String(props.online)}
+      role="img"
+      aria-label={props.online ? 'online' : 'offline'}
+      title={props.online ? 'Online' : 'Offline'}
+    />
   );
 }
 

@@ -1,47 +1,120 @@
 import type { Principal, Thread } from '@bubble/protocol';
-import { useEffect, useState } from 'preact/hooks';
-import type { BubbleClient } from '../api';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { type BubbleClient, describeError } from '../api';
+import { ThreadFeed } from '../model/thread-feed';
+import type { ThreadSignals } from '../model/thread-signals';
 import { navigate, threadPath } from './router';
 
 interface Row {
   thread: Thread;
+  signals: ThreadSignals;
+}
+
+/** What the list adds up for the tab's title. */
+export interface ListTotals {
+  approvals: number;
   unread: number;
 }
 
-/** Unread = events above the stored cursor (the cursor is a receipt the thread view moves). */
-async function loadRows(client: BubbleClient): Promise<Row[]> {
-  const threads = await client.listThreads();
-  return Promise.all(
-    threads.map(async (thread) => {
-      const cursor = await client.getCursor(thread.threadId).catch(() => 0);
-      return { thread, unread: Math.max(0, thread.headSeq - cursor) };
-    }),
-  );
+const NO_SIGNALS: ThreadSignals = { unread: 0, unreadAtLeast: false, approvalsForMe: 0 };
+
+/**
+ * Reads each thread's fold just far enough for its signals (`ThreadFeed`): messages unread
+ * since the cursor, and approvals waiting for the signed-in person. Each refresh reads only
+ * the events a thread gained since the last one.
+ */
+class ListLoader {
+  readonly #feeds = new Map<string, ThreadFeed>();
+  readonly #kinds = new Map<string, Promise<boolean>>();
+  readonly #bots = new Set<string>();
+
+  constructor(
+    readonly client: BubbleClient,
+    readonly me: string,
+  ) {}
+
+  async load(): Promise<Row[]> {
+    const threads = await this.client.listThreads();
+    return Promise.all(threads.map((thread) => this.#row(thread)));
+  }
+
+  async #row(thread: Thread): Promise<Row> {
+    const { client } = this;
+    const cursor = await client.getCursor(thread.threadId).catch(() => 0);
+    let feed = this.#feeds.get(thread.threadId);
+    if (feed === undefined) {
+      feed = new ThreadFeed(this.me);
+      this.#feeds.set(thread.threadId, feed);
+    }
+    try {
+      await feed.refresh((query) => client.readEvents(thread.threadId, query), thread.headSeq, cursor);
+    } catch {
+      // Signals stay as last read; the list itself is still right.
+    }
+    // A request counts only from a bot: ask each requester's kind once.
+    await Promise.all(feed.requesters().map((id) => this.#kindOf(id)));
+    return { thread, signals: feed.signals(cursor, (id) => this.#bots.has(id)) };
+  }
+
+  #kindOf(principalId: string): Promise<boolean> {
+    let known = this.#kinds.get(principalId);
+    if (known === undefined) {
+      known = this.client.getPrincipal(principalId).then(
+        (p) => {
+          if (p.kind === 'bot') this.#bots.add(principalId);
+          return p.kind === 'bot';
+        },
+        () => {
+          this.#kinds.delete(principalId);
+          return false;
+        },
+      );
+      this.#kinds.set(principalId, known);
+    }
+    return known;
+  }
 }
 
-export function ThreadList(props: { client: BubbleClient; me: Principal; currentThreadId: string | null }) {
-  const { client } = props;
+export function ThreadList(props: {
+  client: BubbleClient;
+  me: Principal;
+  currentThreadId: string | null;
+  onTotals?: (totals: ListTotals) => void;
+}) {
+  const { client, me } = props;
   const [rows, setRows] = useState<Row[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [title, setTitle] = useState('');
   const [busy, setBusy] = useState(false);
+  const onTotals = useRef(props.onTotals);
+  onTotals.current = props.onTotals;
 
   useEffect(() => {
     let stopped = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const refresh = async () => {
-      try {
-        const next = await loadRows(client);
-        if (!stopped) {
-          setRows(next);
-          setError(null);
+    const loader = new ListLoader(client, me.principalId);
+    // One load at a time: a grant change during a poll waits for it, then loads again.
+    let running: Promise<void> = Promise.resolve();
+    const load = () => {
+      running = running.then(async () => {
+        if (stopped) return;
+        try {
+          const next = await loader.load();
+          if (!stopped) {
+            setRows(next);
+            setError(null);
+          }
+        } catch (err) {
+          if (!stopped) setError(describeError(err, 'Could not load your threads', { retrying: true }));
         }
-      } catch (err) {
-        if (!stopped) setError(`Could not load threads: ${(err as Error).message}`);
-      }
-      if (!stopped) timer = setTimeout(() => void refresh(), 4_000);
+      });
+      return running;
     };
-    void refresh();
+    const poll = async () => {
+      await load();
+      if (!stopped) timer = setTimeout(() => void poll(), 4_000);
+    };
+    void poll();
     // New grants (someone invited me) show up at once.
     const controller = new AbortController();
     void (async () => {
@@ -49,8 +122,7 @@ export function ThreadList(props: { client: BubbleClient; me: Principal; current
         const grants = client.subscribeGrantsAsIterable({ signal: controller.signal });
         for await (const _change of grants) {
           if (stopped) break;
-          const next = await loadRows(client).catch(() => null);
-          if (next && !stopped) setRows(next);
+          void load();
         }
       } catch {
         // the status line shows the connection; the poll keeps the list fresh
@@ -61,7 +133,15 @@ export function ThreadList(props: { client: BubbleClient; me: Principal; current
       clearTimeout(timer);
       controller.abort();
     };
-  }, [client]);
+  }, [client, me.principalId]);
+
+  useEffect(() => {
+    if (rows === null) return;
+    onTotals.current?.({
+      approvals: rows.reduce((n, r) => n + r.signals.approvalsForMe, 0),
+      unread: rows.reduce((n, r) => n + (r.thread.threadId === props.currentThreadId ? 0 : r.signals.unread), 0),
+    });
+  }, [rows, props.currentThreadId]);
 
   const create = async (e: Event) => {
     e.preventDefault();
@@ -72,10 +152,10 @@ export function ThreadList(props: { client: BubbleClient; me: Principal; current
         key: `web-${crypto.randomUUID()}`,
       });
       setTitle('');
-      setRows((r) => [...(r ?? []), { thread, unread: 0 }]);
+      setRows((r) => [...(r ?? []), { thread, signals: NO_SIGNALS }]);
       navigate(threadPath(thread.threadId));
     } catch (err) {
-      setError(`Could not create the thread: ${(err as Error).message}`);
+      setError(describeError(err, 'Could not create the thread'));
     } finally {
       setBusy(false);
     }
@@ -108,26 +188,37 @@ export function ThreadList(props: { client: BubbleClient; me: Principal; current
         <p role="status">Loading threads…</p>
       ) : (
         <ul aria-label="Your threads">
-          {[...topLevel, ...subs].map(({ thread, unread }) => (
-            <li key={thread.threadId}>
-              <a
-                href={threadPath(thread.threadId)}
-                aria-current={props.currentThreadId === thread.threadId ? 'page' : undefined}
-                onClick={(e) => {
-                  e.preventDefault();
-                  navigate(threadPath(thread.threadId));
-                }}
-              >
-                <span class="title">{thread.title ?? thread.threadId}</span>
-                {unread > 0 && props.currentThreadId !== thread.threadId && (
-                  // biome-ignore lint/a11y/useAriaPropsSupportedByRole: the badge's count alone would read as a bare number
-                  <span class="badge" aria-label={`${unread} unread`}>
-                    {unread}
-                  </span>
-                )}
-              </a>
-            </li>
-          ))}
+          {[...topLevel, ...subs].map(({ thread, signals }) => {
+            const current = props.currentThreadId === thread.threadId;
+            const waiting = signals.approvalsForMe;
+            const unread = current ? 0 : signals.unread;
+            return (
+              <li key={thread.threadId} class={waiting > 0 ? 'waits-for-you' : undefined}>
+                <a
+                  href={threadPath(thread.threadId)}
+                  aria-current={current ? 'page' : undefined}
+                  onClick={(e) => {
+                    e.preventDefault();
+                    navigate(threadPath(thread.threadId));
+                  }}
+                >
+                  <span class={`title ${unread > 0 ? 'has-unread' : ''}`}>{thread.title ?? thread.threadId}</span>
+                  {waiting > 0 && (
+                    <span class="approval-mark" data-testid="approval-mark">
+                      {waiting === 1 ? 'Approval waiting' : `${waiting} approvals waiting`}
+                    </span>
+                  )}
+                  {unread > 0 && (
+                    // biome-ignore lint/a11y/useAriaPropsSupportedByRole: the badge's count alone would read as a bare number
+                    <span class="badge" aria-label={`${unread}${signals.unreadAtLeast ? '+' : ''} unread`}>
+                      {unread}
+                      {signals.unreadAtLeast ? '+' : ''}
+                    </span>
+                  )}
+                </a>
+              </li>
+            );
+          })}
         </ul>
       )}
     </div>

@@ -78,7 +78,8 @@ export function TokensPage(props: {
       <h1 id="tokens-title">Your sessions and tokens</h1>
       <p class="meta">
         {props.signedInWith.kind === 'oidc'
-          ? `This browser is signed in through ${props.signedInWith.issuerHost}; that sign-in is renewed by itself and ends when you sign out, so it is not a token listed here.`
+          ? `This browser is signed in through ${props.signedInWith.issuerHost}; that sign-in is ` +
+            `renewed by itself and ends when you sign out, so it is not a token listed here.`
           : 'This browser is signed in with one of the tokens below, marked "this browser".'}{' '}
         A token works until it is revoked: revoke any you no longer use, or one that may have leaked.
       </p>
