@@ -1,4 +1,4 @@
 #!/usr/bin/env node
 // `npm run bench:server` (root package.json): the benchmark is written in TypeScript
-// under src/bench/ and compiled by `tsc -b`.
-import '../dist/bench/server-bench.js';
+// under src/bench/ and compiled by tsconfig.bench.json into dist-bench/ (never into dist).
+import '../dist-bench/bench/server-bench.js';
