@@ -38,7 +38,8 @@ export function attachWebSocket(server: Server, deps: WsDeps, options: WsOptions
   const presence = new PresenceFanout({
     registry,
     listLiveGrants: (principalId) => deps.listLiveGrants(principalId),
-    deliver: (threadId, principalId, online, at) => hub.presenceOnThread(threadId, principalId, online, at),
+    deliver: (threadId, principalId, online, at, joinedAfter) =>
+      hub.presenceOnThread(threadId, principalId, online, at, joinedAfter),
     mark: () => hub.markPresence(),
     serving: () => hub.servesThreads(),
     graceMs: options.presenceGraceMs ?? DEFAULT_PRESENCE_GRACE_MS,

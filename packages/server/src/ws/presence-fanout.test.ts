@@ -20,6 +20,10 @@ let grants: Map<string, Grant[]>;
 /** The next grant read waits for this (so a test can hold one back) when set. */
 let gate: Promise<void> | null;
 let fanout: PresenceFanout;
+/** The marks, as the hub takes them: each later than the last. */
+let marks: number;
+/** Late subscribers (beyond one per thread from the start), each with the mark it joined at. */
+let late: { threadId: string; name: string; from: number }[];
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -27,6 +31,8 @@ beforeEach(() => {
   delivered = [];
   grants = new Map([['bot', [grant('th_a', 'bot'), grant('th_b', 'bot')]]]);
   gate = null;
+  marks = 0;
+  late = [];
   fanout = new PresenceFanout({
     registry,
     listLiveGrants: async (principalId) => {
@@ -35,8 +41,17 @@ beforeEach(() => {
       if (held !== null) await held;
       return grants.get(principalId) ?? [];
     },
-    deliver: (threadId, principalId, online) => delivered.push(`${threadId} ${principalId} ${online}`),
-    mark: () => 0,
+    // Every thread has one subscriber from the start (mark 0); `late` adds others, named in what they get.
+    deliver: (threadId, principalId, online, at, joinedAfter = Number.NEGATIVE_INFINITY) => {
+      if (0 < at && 0 >= joinedAfter) delivered.push(`${threadId} ${principalId} ${online}`);
+      for (const one of late)
+        if (one.threadId === threadId && one.from < at && one.from >= joinedAfter)
+          delivered.push(`${one.name}: ${threadId} ${principalId} ${online}`);
+    },
+    mark: () => {
+      marks += 1;
+      return marks;
+    },
     serving: () => true,
     graceMs: 500,
     logger: pino({ level: 'silent' }),
@@ -69,6 +84,33 @@ describe('PresenceFanout', () => {
     registry.setLocal('bot', true);
     await vi.advanceTimersByTimeAsync(5_000);
     expect(delivered).toEqual([]);
+  });
+
+  it('tells who subscribed during the grace, and only them, that a principal came back', async () => {
+    registry.setLocal('bot', true);
+    await vi.advanceTimersByTimeAsync(0);
+    delivered.length = 0;
+    registry.setLocal('bot', false);
+    await vi.advanceTimersByTimeAsync(100);
+    // A new subscriber joins now: the participants route tells it the bot is offline.
+    marks += 1;
+    late.push({ threadId: 'th_a', name: 'late', from: marks });
+    await vi.advanceTimersByTimeAsync(100);
+    registry.setLocal('bot', true);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(delivered).toEqual(['late: th_a bot true']);
+  });
+
+  it('tells going offline to a subscriber that joined during the grace too', async () => {
+    registry.setLocal('bot', true);
+    await vi.advanceTimersByTimeAsync(0);
+    delivered.length = 0;
+    registry.setLocal('bot', false);
+    await vi.advanceTimersByTimeAsync(100);
+    marks += 1;
+    late.push({ threadId: 'th_a', name: 'late', from: marks });
+    await vi.advanceTimersByTimeAsync(400);
+    expect(delivered).toEqual(['th_a bot false', 'late: th_a bot false', 'th_b bot false']);
   });
 
   it("keeps a principal's changes in order behind a slow read of its grants", async () => {

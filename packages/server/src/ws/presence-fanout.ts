@@ -11,9 +11,9 @@ export interface PresenceFanoutOptions {
   listLiveGrants(principalId: string): Promise<Grant[]>;
   /**
    * Hands one presence change to every live subscription of one thread on this instance that
-   * joined before mark `at` was taken (see `mark`).
+   * joined before mark `at` was taken (see `mark`) and, when `joinedAfter` is given, not before that mark.
    */
-  deliver(threadId: string, principalId: string, online: boolean, at: number): void;
+  deliver(threadId: string, principalId: string, online: boolean, at: number, joinedAfter?: number): void;
   /** A new mark, later than every one before it and than the one each subscription took when it joined. */
   mark(): number;
   /** Whether this instance has any thread subscription at all (none: no grants are read). */
@@ -43,7 +43,8 @@ export interface PresenceFanoutOptions {
  */
 export class PresenceFanout {
   readonly #options: PresenceFanoutOptions;
-  readonly #pendingOffline = new Map<string, NodeJS.Timeout>();
+  /** Principals gone offline and not told yet: the timer that tells it, and the mark of going. */
+  readonly #pendingOffline = new Map<string, { timer: NodeJS.Timeout; at: number }>();
   readonly #chains = new Map<string, Promise<void>>();
   readonly #unsubscribe: () => void;
   #closed = false;
@@ -66,7 +67,7 @@ export class PresenceFanout {
   close(): void {
     this.#closed = true;
     this.#unsubscribe();
-    for (const timer of this.#pendingOffline.values()) clearTimeout(timer);
+    for (const { timer } of this.#pendingOffline.values()) clearTimeout(timer);
     this.#pendingOffline.clear();
   }
 
@@ -81,9 +82,11 @@ export class PresenceFanout {
     if (online) {
       const pending = this.#pendingOffline.get(principalId);
       if (pending !== undefined) {
-        // Back within the grace: nobody was told it went.
-        clearTimeout(pending);
+        // Back within the grace: nobody was told it went. Those who subscribed meanwhile read the
+        // participants route while it was offline, so they, and only they, are told it is back.
+        clearTimeout(pending.timer);
         this.#pendingOffline.delete(principalId);
+        this.#announce(principalId, true, at, pending.at);
         return;
       }
       this.#announce(principalId, true, at);
@@ -96,18 +99,20 @@ export class PresenceFanout {
     if (this.#pendingOffline.has(principalId)) return;
     const timer = setTimeout(() => {
       this.#pendingOffline.delete(principalId);
-      this.#announce(principalId, false, at);
+      // Marked now, not when it went: a subscription that joined during the grace (and may have
+      // been told it online by a grant) is told too.
+      this.#announce(principalId, false, this.#options.mark());
     }, this.#options.graceMs);
     timer.unref();
-    this.#pendingOffline.set(principalId, timer);
+    this.#pendingOffline.set(principalId, { timer, at });
   }
 
-  #announce(principalId: string, online: boolean, at: number): void {
+  #announce(principalId: string, online: boolean, at: number, joinedAfter?: number): void {
     if (this.#closed || !this.#options.serving()) return;
     this.#chain(principalId, async () => {
       const grants = await this.#options.listLiveGrants(principalId);
       if (this.#closed) return;
-      for (const grant of grants) this.#options.deliver(grant.threadId, principalId, online, at);
+      for (const grant of grants) this.#options.deliver(grant.threadId, principalId, online, at, joinedAfter);
     });
   }
 

@@ -1,5 +1,5 @@
 import type { EventEnvelope } from '@bubble/protocol';
-import { CLOSE_CODES } from '@bubble/protocol';
+import { assertNever, CLOSE_CODES } from '@bubble/protocol';
 import type { LiveBusMessage } from '../live/live-bus.js';
 import type { PresenceRegistry } from '../presence/presence-registry.js';
 import type { Connection } from './connection.js';
@@ -34,27 +34,30 @@ const HOLD_PER_FLUSH_TIME = 0.5;
  * p99 4.6-6.4 ms at 52-59%; no hold at all, 56-61% for the same latency.
  */
 export class WsHub {
-  private readonly threadSubscriptions = new Map<string, Set<ThreadSubscription>>();
-  private readonly byPrincipal = new Map<string, Set<Connection>>();
-  private readonly byToken = new Map<string, Set<Connection>>();
+  readonly #threadSubscriptions = new Map<string, Set<ThreadSubscription>>();
+  readonly #byPrincipal = new Map<string, Set<Connection>>();
+  readonly #byToken = new Map<string, Set<Connection>>();
   /** Sockets whose `authenticate` call is in flight. */
   readonly authenticating = new Set<Connection>();
-  private dirty: Connection[] = [];
+  #dirty: Connection[] = [];
   /** The last presence mark taken (see `presence-fanout.ts`). */
-  private presenceMark = 0;
-  private flushScheduled = false;
-  private nextFlushAt = Number.NEGATIVE_INFINITY;
+  #presenceMark = 0;
+  #flushScheduled = false;
+  #nextFlushAt = Number.NEGATIVE_INFINITY;
+  readonly #maxFlushIntervalMs: number;
+  readonly #onError: (error: unknown) => void;
+  readonly #presence: PresenceRegistry | undefined;
 
-  constructor(
-    private readonly maxFlushIntervalMs = 0,
-    private readonly onError: (error: unknown) => void = () => {},
-    private readonly presence?: PresenceRegistry,
-  ) {}
+  constructor(maxFlushIntervalMs = 0, onError: (error: unknown) => void = () => {}, presence?: PresenceRegistry) {
+    this.#maxFlushIntervalMs = maxFlushIntervalMs;
+    this.#onError = onError;
+    this.#presence = presence;
+  }
 
-  private readonly flushAll = (): void => {
-    this.flushScheduled = false;
-    const dirty = this.dirty;
-    this.dirty = [];
+  readonly #flushAll = (): void => {
+    this.#flushScheduled = false;
+    const dirty = this.#dirty;
+    this.#dirty = [];
     const startedAt = performance.now();
     for (const connection of dirty) {
       try {
@@ -62,20 +65,20 @@ export class WsHub {
       } catch (error) {
         // One broken socket must not hold back the others.
         connection.close(1011, 'write failed');
-        this.onError(error);
+        this.#onError(error);
       }
     }
     const finishedAt = performance.now();
-    this.nextFlushAt = finishedAt + Math.min(this.maxFlushIntervalMs, (finishedAt - startedAt) * HOLD_PER_FLUSH_TIME);
+    this.#nextFlushAt = finishedAt + Math.min(this.#maxFlushIntervalMs, (finishedAt - startedAt) * HOLD_PER_FLUSH_TIME);
   };
 
   dispatch(message: LiveBusMessage): void {
     switch (message.kind) {
       case 'events':
-        this.dispatchEvents(message.threadId, message.events);
+        this.#dispatchEvents(message.threadId, message.events);
         return;
       case 'grant': {
-        const connections = this.byPrincipal.get(message.grant.principalId);
+        const connections = this.#byPrincipal.get(message.grant.principalId);
         if (connections === undefined) return;
         for (const connection of [...connections]) connection.onGrantChange(message.change, message.grant);
         return;
@@ -83,7 +86,7 @@ export class WsHub {
       case 'tokens_revoked': {
         for (const connection of this.authenticating) connection.noteRevokedWhileAuthenticating(message.tokenIds);
         for (const tokenId of message.tokenIds) {
-          const connections = this.byToken.get(tokenId);
+          const connections = this.#byToken.get(tokenId);
           if (connections === undefined) continue;
           for (const connection of [...connections])
             connection.close(CLOSE_CODES.credentialRevoked, 'credential revoked');
@@ -94,7 +97,7 @@ export class WsHub {
         const issuedBefore = Date.parse(message.issuedBefore);
         for (const connection of this.authenticating)
           connection.noteJwtsRevokedWhileAuthenticating(message.principalId, issuedBefore);
-        for (const connection of [...(this.byPrincipal.get(message.principalId) ?? [])]) {
+        for (const connection of [...(this.#byPrincipal.get(message.principalId) ?? [])]) {
           if (connection.isJwtIssuedBefore(issuedBefore))
             connection.close(CLOSE_CODES.credentialRevoked, 'credential revoked');
         }
@@ -106,67 +109,75 @@ export class WsHub {
       case 'presence':
         // Another instance's sockets: `cluster/cluster-presence.ts` tells the registry, whose changes come back as `presenceOnThread`.
         return;
-      default: {
-        const unreachable: never = message;
-        throw new Error(`unknown live bus message ${JSON.stringify(unreachable)}`);
-      }
+      default:
+        assertNever(message, 'live bus message');
     }
   }
 
   scheduleFlush(connection: Connection): void {
-    this.dirty.push(connection);
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    const wait = this.nextFlushAt - performance.now();
-    if (wait <= 0) queueMicrotask(this.flushAll);
-    else setTimeout(this.flushAll, wait);
+    this.#dirty.push(connection);
+    if (this.#flushScheduled) return;
+    this.#flushScheduled = true;
+    const wait = this.#nextFlushAt - performance.now();
+    if (wait <= 0) queueMicrotask(this.#flushAll);
+    else setTimeout(this.#flushAll, wait);
   }
 
   /** An authenticated socket; the first of its principal makes the principal online. */
   addConnection(connection: Connection): void {
-    const first = !this.byPrincipal.has(connection.principalId);
-    addTo(this.byPrincipal, connection.principalId, connection);
-    if (connection.tokenId !== null) addTo(this.byToken, connection.tokenId, connection);
-    if (first) this.presence?.setLocal(connection.principalId, true);
+    const first = !this.#byPrincipal.has(connection.principalId);
+    addTo(this.#byPrincipal, connection.principalId, connection);
+    if (connection.tokenId !== null) addTo(this.#byToken, connection.tokenId, connection);
+    if (first) this.#presence?.setLocal(connection.principalId, true);
   }
 
   /** An authenticated socket closed (any code: 4001, 4003, 4008, shutdown); the last of its principal makes it offline here. */
   removeConnection(connection: Connection): void {
-    removeFrom(this.byPrincipal, connection.principalId, connection);
-    if (connection.tokenId !== null) removeFrom(this.byToken, connection.tokenId, connection);
-    if (!this.byPrincipal.has(connection.principalId)) this.presence?.setLocal(connection.principalId, false);
+    removeFrom(this.#byPrincipal, connection.principalId, connection);
+    if (connection.tokenId !== null) removeFrom(this.#byToken, connection.tokenId, connection);
+    if (!this.#byPrincipal.has(connection.principalId)) this.#presence?.setLocal(connection.principalId, false);
   }
 
   /** Whether any thread subscription is live on this instance. */
   servesThreads(): boolean {
-    return this.threadSubscriptions.size > 0;
+    return this.#threadSubscriptions.size > 0;
   }
 
-  /** One presence change (of mark `at`), to every live subscription of the thread that joined before it. */
-  presenceOnThread(threadId: string, principalId: string, online: boolean, at: number): void {
-    const subscriptions = this.threadSubscriptions.get(threadId);
+  /**
+   * One presence change (of mark `at`), to every live subscription of the thread that joined
+   * before it (and, with `joinedAfter`, not before that mark).
+   */
+  presenceOnThread(
+    threadId: string,
+    principalId: string,
+    online: boolean,
+    at: number,
+    joinedAfter = Number.NEGATIVE_INFINITY,
+  ): void {
+    const subscriptions = this.#threadSubscriptions.get(threadId);
     if (subscriptions === undefined) return;
     for (const subscription of [...subscriptions])
-      if (subscription.presenceFrom < at) subscription.onPresence(principalId, online);
+      if (subscription.presenceFrom < at && subscription.presenceFrom >= joinedAfter)
+        subscription.onPresence(principalId, online);
   }
 
   addThreadSubscription(subscription: ThreadSubscription): void {
-    subscription.presenceFrom = this.presenceMark;
-    addTo(this.threadSubscriptions, subscription.threadId, subscription);
+    subscription.presenceFrom = this.#presenceMark;
+    addTo(this.#threadSubscriptions, subscription.threadId, subscription);
   }
 
   /** A presence change happens now: its mark, later than what every subscription joined at. */
   markPresence(): number {
-    this.presenceMark += 1;
-    return this.presenceMark;
+    this.#presenceMark += 1;
+    return this.#presenceMark;
   }
 
   removeThreadSubscription(subscription: ThreadSubscription): void {
-    removeFrom(this.threadSubscriptions, subscription.threadId, subscription);
+    removeFrom(this.#threadSubscriptions, subscription.threadId, subscription);
   }
 
-  private dispatchEvents(threadId: string, events: readonly EventEnvelope[]): void {
-    const subscriptions = this.threadSubscriptions.get(threadId);
+  #dispatchEvents(threadId: string, events: readonly EventEnvelope[]): void {
+    const subscriptions = this.#threadSubscriptions.get(threadId);
     if (subscriptions === undefined || events.length === 0) return;
     const jsons = events.map((event) => JSON.stringify(event));
     for (const subscription of subscriptions) subscription.onLiveEvents(events, jsons);
