@@ -82,7 +82,7 @@ async function main(): Promise<number> {
       host: values.host ?? '127.0.0.1',
       logger,
       maxRecorded,
-      ...(script ? { script } : {}),
+      script,
     });
   } catch (err) {
     process.stderr.write(`model double could not start: ${(err as Error).message}\n`);

@@ -12,10 +12,7 @@ afterEach(async () => {
 });
 
 async function start(script?: Script, maxRecorded?: number): Promise<ModelDouble> {
-  double = await startModelDouble({
-    ...(script === undefined ? {} : { script }),
-    ...(maxRecorded === undefined ? {} : { maxRecorded }),
-  });
+  double = await startModelDouble({ script, maxRecorded });
   return double;
 }
 

@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { assertNever } from '@bubble/protocol';
 import { pino } from 'pino';
 import {
   exportCommand,
@@ -86,15 +87,15 @@ async function serve(command: ServeCommand): Promise<void> {
   };
   server = await createBubbleServer({
     ...(storage.kind === 'postgres'
-      ? { database: storage.url, ...(config.postgres ? { postgres: config.postgres } : {}) }
+      ? { database: storage.url, postgres: config.postgres }
       : { dataDir: storage.dataDir }),
     host: command.host,
     port: command.port,
     logger,
     connections,
     rateLimits: rateLimitsOf(command),
-    ...(command.webRoot ? { webRoot: resolve(command.webRoot) } : {}),
-    ...(config.oidc ? { oidc: config.oidc } : {}),
+    webRoot: command.webRoot ? resolve(command.webRoot) : undefined,
+    oidc: config.oidc,
   });
   if (stopping) {
     await server.close();
@@ -121,10 +122,8 @@ async function principalCommand(command: PrincipalCommand): Promise<void> {
         return mintPrincipalToken(s, command.principalId);
       case 'revoke-tokens':
         return revokePrincipalTokens(s, command.principalId);
-      default: {
-        const never: never = command;
-        throw new Error(`unhandled command ${JSON.stringify(never)}`);
-      }
+      default:
+        return assertNever(command, 'command');
     }
   };
   try {
@@ -148,10 +147,8 @@ async function databaseCommand(command: DatabaseCommand): Promise<void> {
     case 'import':
       answer = await importCommand(storage, command.file, process.stdin);
       break;
-    default: {
-      const never: never = command;
-      throw new Error(`unhandled command ${JSON.stringify(never)}`);
-    }
+    default:
+      return assertNever(command, 'command');
   }
   if (answer !== undefined) process.stdout.write(`${JSON.stringify(answer)}\n`);
 }
@@ -182,10 +179,8 @@ async function main(argv: string[]): Promise<number> {
       case 'import':
         await databaseCommand(command);
         return 0;
-      default: {
-        const never: never = command;
-        throw new Error(`unhandled command ${JSON.stringify(never)}`);
-      }
+      default:
+        return assertNever(command, 'command');
     }
   } catch (error) {
     if (error instanceof UsageError) {

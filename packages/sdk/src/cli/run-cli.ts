@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { assertNever } from '@bubble/protocol';
 import type { NewEvent } from '@bubble/protocol';
 import type { Logger } from 'pino';
 import { BubbleApiError } from '../client/bubble-api-error.js';
@@ -100,7 +101,7 @@ async function execute(
     case 'new': {
       // A key makes the creation safe to retry after an uncertain failure.
       const { thread } = await client.createThread({
-        ...(command.title !== undefined ? { title: command.title } : {}),
+        title: command.title,
         key: `cli_${randomUUID()}`,
       });
       // The id first: if an invitation fails, the thread exists all the same and the caller
@@ -176,7 +177,7 @@ async function execute(
     case 'bots-create': {
       const { principal, token } = await client.createBot({
         principalId: command.principalId,
-        ...(command.displayName !== undefined ? { displayName: command.displayName } : {}),
+        displayName: command.displayName,
       });
       io.err(`bubble: created bot ${principal.principalId}; its token follows and is shown only once`);
       io.out(token.token);
@@ -194,9 +195,9 @@ async function execute(
     }
     case 'invite-link': {
       const invite = await client.createInvite(command.threadId, {
-        ...(command.role !== undefined ? { role: command.role } : {}),
-        ...(command.expiresInSeconds !== undefined ? { expiresInSeconds: command.expiresInSeconds } : {}),
-        ...(command.maxUses !== undefined ? { maxUses: command.maxUses } : {}),
+        role: command.role,
+        expiresInSeconds: command.expiresInSeconds,
+        maxUses: command.maxUses,
       });
       // The link alone on stdout, for scripts; what it grants, on stderr.
       io.out(inviteLink(command.webUrl ?? client.url, invite.token));
@@ -237,10 +238,8 @@ async function execute(
       );
       return EXIT_CODES.ok;
     }
-    default: {
-      const unreachable: never = command;
-      throw new Error(`unhandled command ${JSON.stringify(unreachable)}`);
-    }
+    default:
+      return assertNever(command, 'command');
   }
 }
 
@@ -349,11 +348,10 @@ function reportError(error: unknown, url: string, io: CliIo): ExitCode {
     case 'invalid_response':
       io.err(`bubble: ${error.code}: ${error.message}`);
       return EXIT_CODES.apiError;
-    default: {
-      const unreachable: never = error.code;
-      io.err(`bubble: ${String(unreachable)}: ${error.message}`);
+    default:
+      // runCli never throws: a code this CLI does not know yet is printed like the other API errors.
+      io.err(`bubble: ${String(error.code satisfies never)}: ${error.message}`);
       return EXIT_CODES.apiError;
-    }
   }
 }
 

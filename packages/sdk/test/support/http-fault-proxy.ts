@@ -20,10 +20,14 @@ export interface SeenRequest {
 /** A loopback HTTP proxy in front of the real server that injects faults per request. */
 export class HttpFaultProxy {
   readonly seen: SeenRequest[] = [];
+  readonly #server: Server;
+
   private constructor(
-    private readonly server: Server,
+    server: Server,
     readonly url: string,
-  ) {}
+  ) {
+    this.#server = server;
+  }
 
   static async start(
     upstream: string,
@@ -79,8 +83,8 @@ export class HttpFaultProxy {
   }
 
   async stop(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.#server.closeAllConnections();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }
 }
 

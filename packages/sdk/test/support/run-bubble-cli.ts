@@ -37,14 +37,14 @@ export function spawnBubble(
 export class TailProcess {
   readonly lines: string[] = [];
   stderr = '';
-  private buffer = '';
+  #buffer = '';
   readonly exited: Promise<number | null>;
 
   constructor(readonly child: ChildProcessWithoutNullStreams) {
     child.stdout.on('data', (chunk: Buffer) => {
-      this.buffer += chunk.toString();
-      const parts = this.buffer.split('\n');
-      this.buffer = parts.pop() ?? '';
+      this.#buffer += chunk.toString();
+      const parts = this.#buffer.split('\n');
+      this.#buffer = parts.pop() ?? '';
       this.lines.push(...parts);
     });
     child.stderr.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));

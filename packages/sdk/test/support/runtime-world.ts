@@ -50,12 +50,15 @@ export async function startRuntimeWorld(botId = 'bot-runtime'): Promise<RuntimeW
 export class RecordingHandler implements ThreadHandler {
   readonly events: EventEnvelope[] = [];
   stopReason: ThreadStopReason | undefined;
-  private readonly waiters: Array<{ test: () => boolean; resolve: () => void }> = [];
+  readonly #waiters: Array<{ test: () => boolean; resolve: () => void }> = [];
+  readonly #settleEach: boolean | ((event: EventEnvelope) => boolean);
 
   constructor(
     readonly context: ThreadContext,
-    private readonly settleEach: boolean | ((event: EventEnvelope) => boolean) = true,
-  ) {}
+    settleEach: boolean | ((event: EventEnvelope) => boolean) = true,
+  ) {
+    this.#settleEach = settleEach;
+  }
 
   get seqs(): number[] {
     return this.events.map((event) => event.seq);
@@ -63,14 +66,14 @@ export class RecordingHandler implements ThreadHandler {
 
   async onEvent(event: EventEnvelope): Promise<void> {
     this.events.push(event);
-    const settle = typeof this.settleEach === 'function' ? this.settleEach(event) : this.settleEach;
+    const settle = typeof this.#settleEach === 'function' ? this.#settleEach(event) : this.#settleEach;
     if (settle) await this.context.settle(event.seq);
-    this.check();
+    this.#check();
   }
 
   stop(reason: ThreadStopReason): void {
     this.stopReason = reason;
-    this.check();
+    this.#check();
   }
 
   /** Resolves once `test` holds (checked after every event and on stop). */
@@ -81,7 +84,7 @@ export class RecordingHandler implements ThreadHandler {
         () => reject(new Error(`timed out waiting for ${label}; seqs so far: ${this.seqs.join(',')}`)),
         timeoutMs,
       );
-      this.waiters.push({
+      this.#waiters.push({
         test: () => test(this),
         resolve: () => {
           clearTimeout(timer);
@@ -91,10 +94,10 @@ export class RecordingHandler implements ThreadHandler {
     });
   }
 
-  private check(): void {
-    for (const waiter of [...this.waiters]) {
+  #check(): void {
+    for (const waiter of [...this.#waiters]) {
       if (waiter.test()) {
-        this.waiters.splice(this.waiters.indexOf(waiter), 1);
+        this.#waiters.splice(this.#waiters.indexOf(waiter), 1);
         waiter.resolve();
       }
     }
@@ -104,18 +107,21 @@ export class RecordingHandler implements ThreadHandler {
 /** Collects handlers by thread id as the runtime creates them, and lets a test wait for one. */
 export class HandlerRegistry {
   readonly handlers = new Map<string, RecordingHandler[]>();
-  private readonly waiters: Array<{ threadId: string; resolve: (handler: RecordingHandler) => void }> = [];
+  readonly #waiters: Array<{ threadId: string; resolve: (handler: RecordingHandler) => void }> = [];
+  readonly #settleEach: boolean | ((event: EventEnvelope) => boolean);
 
-  constructor(private readonly settleEach: boolean | ((event: EventEnvelope) => boolean) = true) {}
+  constructor(settleEach: boolean | ((event: EventEnvelope) => boolean) = true) {
+    this.#settleEach = settleEach;
+  }
 
   readonly factory = (context: ThreadContext): RecordingHandler => {
-    const handler = new RecordingHandler(context, this.settleEach);
+    const handler = new RecordingHandler(context, this.#settleEach);
     const list = this.handlers.get(context.threadId) ?? [];
     list.push(handler);
     this.handlers.set(context.threadId, list);
-    for (const waiter of [...this.waiters]) {
+    for (const waiter of [...this.#waiters]) {
       if (waiter.threadId === context.threadId) {
-        this.waiters.splice(this.waiters.indexOf(waiter), 1);
+        this.#waiters.splice(this.#waiters.indexOf(waiter), 1);
         waiter.resolve(handler);
       }
     }
@@ -128,7 +134,7 @@ export class HandlerRegistry {
     if (existing) return Promise.resolve(existing);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no handler for ${threadId}`)), timeoutMs);
-      this.waiters.push({
+      this.#waiters.push({
         threadId,
         resolve: (handler) => {
           clearTimeout(timer);

@@ -9,31 +9,35 @@ import type { AddressInfo } from 'node:net';
 export class TcpProxy {
   /** Connections accepted and forwarded so far. */
   connections = 0;
-  private readonly live = new Set<{ client: Socket; upstream: Socket }>();
-  private refusing = false;
+  readonly #live = new Set<{ client: Socket; upstream: Socket }>();
+  #refusing = false;
+  readonly #server: Server;
 
   private constructor(
-    private readonly server: Server,
+    server: Server,
     readonly port: number,
-  ) {}
+  ) {
+    this.#server = server;
+  }
 
   static async start(upstreamPort: number): Promise<TcpProxy> {
     let proxy: TcpProxy | undefined;
     const server = createServer((client) => {
-      if (proxy === undefined || proxy.refusing) {
+      const started = proxy;
+      if (started === undefined || started.#refusing) {
         client.destroy();
         return;
       }
-      proxy.connections += 1;
+      started.connections += 1;
       const upstream = connect(upstreamPort, '127.0.0.1');
       const pair = { client, upstream };
-      proxy.live.add(pair);
+      started.#live.add(pair);
       client.pipe(upstream);
       upstream.pipe(client);
       const end = (): void => {
         client.destroy();
         upstream.destroy();
-        proxy?.live.delete(pair);
+        started.#live.delete(pair);
       };
       client.on('error', end).on('close', end);
       upstream.on('error', end).on('close', end);
@@ -49,7 +53,7 @@ export class TcpProxy {
 
   /** Stops forwarding on every current connection, in both directions, without closing anything. */
   freezeAll(): void {
-    for (const { client, upstream } of this.live) {
+    for (const { client, upstream } of this.#live) {
       client.unpipe(upstream);
       upstream.unpipe(client);
       client.pause();
@@ -59,24 +63,24 @@ export class TcpProxy {
 
   /** Cuts every current connection. */
   cutAll(): void {
-    for (const { client, upstream } of this.live) {
+    for (const { client, upstream } of this.#live) {
       client.destroy();
       upstream.destroy();
     }
-    this.live.clear();
+    this.#live.clear();
   }
 
   /** While true, new connections are closed at once. */
   refuse(value: boolean): void {
-    this.refusing = value;
+    this.#refusing = value;
   }
 
   get openConnections(): number {
-    return this.live.size;
+    return this.#live.size;
   }
 
   async stop(): Promise<void> {
     this.cutAll();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }
 }

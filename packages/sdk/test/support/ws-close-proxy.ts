@@ -14,13 +14,18 @@ export class WsCloseProxy {
   readonly subscribes: { threadId: string; afterSeq: number | undefined }[] = [];
   /** When set, answers `client.auth` itself by closing with this code and reason (the server is not asked). */
   refuseAuth: { code: number; reason: string } | null = null;
-  private readonly pairs = new Set<{ client: WebSocket; upstream: WebSocket }>();
+  readonly #pairs = new Set<{ client: WebSocket; upstream: WebSocket }>();
+  readonly #http: Server;
+  readonly #wss: WebSocketServer;
 
   private constructor(
-    private readonly http: Server,
-    private readonly wss: WebSocketServer,
+    http: Server,
+    wss: WebSocketServer,
     readonly wsUrl: string,
-  ) {}
+  ) {
+    this.#http = http;
+    this.#wss = wss;
+  }
 
   static async start(upstreamWsUrl: string): Promise<WsCloseProxy> {
     const http = createServer((_req, res) => res.writeHead(404).end());
@@ -30,7 +35,7 @@ export class WsCloseProxy {
     wss.on('connection', (client) => {
       const upstream = new WebSocket(upstreamWsUrl);
       const pair = { client, upstream };
-      proxy.pairs.add(pair);
+      proxy.#pairs.add(pair);
       const early: string[] = [];
       client.on('message', (data) => {
         const text = data.toString();
@@ -40,7 +45,7 @@ export class WsCloseProxy {
             proxy.authTokens.push(frame.token);
             if (proxy.refuseAuth !== null) {
               const { code, reason } = proxy.refuseAuth;
-              proxy.pairs.delete(pair);
+              proxy.#pairs.delete(pair);
               client.close(code, reason);
               upstream.terminate();
               return;
@@ -61,7 +66,7 @@ export class WsCloseProxy {
         if (client.readyState === WebSocket.OPEN) client.send(data.toString());
       });
       const end = (code: number, reason: string) => {
-        proxy.pairs.delete(pair);
+        proxy.#pairs.delete(pair);
         if (client.readyState === WebSocket.OPEN) client.close(code, reason);
         if (upstream.readyState === WebSocket.OPEN || upstream.readyState === WebSocket.CONNECTING)
           upstream.terminate();
@@ -69,7 +74,7 @@ export class WsCloseProxy {
       upstream.on('close', (code, reason) => end(code >= 4000 ? code : 1011, reason.toString()));
       upstream.on('error', () => end(1011, 'upstream error'));
       client.on('close', () => {
-        proxy.pairs.delete(pair);
+        proxy.#pairs.delete(pair);
         upstream.terminate();
       });
     });
@@ -78,8 +83,8 @@ export class WsCloseProxy {
 
   /** Closes every open client socket with `code` (and drops its upstream socket). */
   closeClients(code: number, reason = ''): void {
-    const open = [...this.pairs];
-    this.pairs.clear();
+    const open = [...this.#pairs];
+    this.#pairs.clear();
     for (const { client, upstream } of open) {
       client.close(code, reason);
       upstream.terminate();
@@ -88,7 +93,7 @@ export class WsCloseProxy {
 
   async stop(): Promise<void> {
     this.closeClients(1001);
-    await new Promise<void>((resolve) => this.wss.close(() => resolve()));
-    await new Promise<void>((resolve) => this.http.close(() => resolve()));
+    await new Promise<void>((resolve) => this.#wss.close(() => resolve()));
+    await new Promise<void>((resolve) => this.#http.close(() => resolve()));
   }
 }

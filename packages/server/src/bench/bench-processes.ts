@@ -66,28 +66,28 @@ export async function runCommand(command: string, args: string[]): Promise<strin
 
 /** A worker forked from a compiled bench module, spoken to with IPC messages. */
 export class Worker<TJob> {
-  private readonly child: ChildProcess;
-  private readonly inbox: unknown[] = [];
-  private waiter: ((message: unknown) => void) | null = null;
-  private exitError: Error | null = null;
+  readonly #child: ChildProcess;
+  readonly #inbox: unknown[] = [];
+  #waiter: ((message: unknown) => void) | null = null;
+  #exitError: Error | null = null;
 
   constructor(modulePath: string, job: TJob) {
-    this.child = fork(modulePath, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    this.child.on('message', (message) => {
-      if (this.waiter) {
-        const waiter = this.waiter;
-        this.waiter = null;
+    this.#child = fork(modulePath, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    this.#child.on('message', (message) => {
+      if (this.#waiter) {
+        const waiter = this.#waiter;
+        this.#waiter = null;
         waiter(message);
-      } else this.inbox.push(message);
+      } else this.#inbox.push(message);
     });
-    this.child.once('exit', (code) => {
-      this.exitError = new Error(`worker ${modulePath} exited with ${code}`);
+    this.#child.once('exit', (code) => {
+      this.#exitError = new Error(`worker ${modulePath} exited with ${code}`);
     });
-    this.child.send(job as object);
+    this.#child.send(job as object);
   }
 
   send(message: string): void {
-    this.child.send(message);
+    this.#child.send(message);
   }
 
   /** The next message; rejects if it carries `error` or the worker is gone. */
@@ -97,18 +97,18 @@ export class Worker<TJob> {
         throw new Error(String((message as { error: unknown }).error));
       return message as T;
     };
-    if (this.inbox.length > 0) return Promise.resolve().then(() => check(this.inbox.shift()));
-    if (this.exitError) return Promise.reject(this.exitError);
+    if (this.#inbox.length > 0) return Promise.resolve().then(() => check(this.#inbox.shift()));
+    if (this.#exitError) return Promise.reject(this.#exitError);
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('worker timed out')), timeoutMs);
       const onExit = (): void => {
         clearTimeout(timer);
-        reject(this.exitError ?? new Error('worker exited'));
+        reject(this.#exitError ?? new Error('worker exited'));
       };
-      this.child.once('exit', onExit);
-      this.waiter = (message) => {
+      this.#child.once('exit', onExit);
+      this.#waiter = (message) => {
         clearTimeout(timer);
-        this.child.off('exit', onExit);
+        this.#child.off('exit', onExit);
         try {
           resolve(check(message));
         } catch (error) {
@@ -119,7 +119,7 @@ export class Worker<TJob> {
   }
 
   async stop(): Promise<void> {
-    await stopProcess(this.child);
+    await stopProcess(this.#child);
   }
 }
 

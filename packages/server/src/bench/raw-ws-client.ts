@@ -15,33 +15,31 @@ export interface RawWsHandlers {
 }
 
 export class RawWsClient {
-  private readonly socket: Socket;
-  private buffer: Buffer = Buffer.alloc(0);
-  private upgraded = false;
-  private closed = false;
+  readonly #socket: Socket;
+  #buffer: Buffer = Buffer.alloc(0);
+  #upgraded = false;
+  #closed = false;
+  readonly #handlers: RawWsHandlers;
 
   /** `localAddress`: connect from this address (another 127.x.y.z stands for another client). */
-  constructor(
-    url: string,
-    private readonly handlers: RawWsHandlers,
-    localAddress?: string,
-  ) {
+  constructor(url: string, handlers: RawWsHandlers, localAddress?: string) {
+    this.#handlers = handlers;
     const target = new URL(url);
-    this.socket = connect({
+    this.#socket = connect({
       host: target.hostname,
       port: Number(target.port),
       ...(localAddress === undefined ? {} : { localAddress }),
     });
-    this.socket.setNoDelay(true);
-    this.socket.on('connect', () => {
-      this.socket.write(
+    this.#socket.setNoDelay(true);
+    this.#socket.on('connect', () => {
+      this.#socket.write(
         `GET ${target.pathname} HTTP/1.1\r\nHost: ${target.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
           `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
       );
     });
-    this.socket.on('data', (chunk: Buffer) => this.onData(chunk));
-    this.socket.on('error', () => this.finish(1006));
-    this.socket.on('close', () => this.finish(1006));
+    this.#socket.on('data', (chunk: Buffer) => this.#onData(chunk));
+    this.#socket.on('error', () => this.#finish(1006));
+    this.#socket.on('close', () => this.#finish(1006));
   }
 
   sendText(text: string): void {
@@ -59,30 +57,30 @@ export class RawWsClient {
       header.writeBigUInt64BE(BigInt(length), 2);
     }
     for (let i = 0; i < length; i += 1) payload[i] = (payload[i] as number) ^ (mask[i & 3] as number);
-    this.socket.write(Buffer.concat([header, mask, payload]));
+    this.#socket.write(Buffer.concat([header, mask, payload]));
   }
 
   destroy(): void {
-    this.closed = true;
-    this.socket.destroy();
+    this.#closed = true;
+    this.#socket.destroy();
   }
 
-  private onData(chunk: Buffer): void {
-    this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk]);
-    if (!this.upgraded) {
-      const end = this.buffer.indexOf('\r\n\r\n');
+  #onData(chunk: Buffer): void {
+    this.#buffer = this.#buffer.length === 0 ? chunk : Buffer.concat([this.#buffer, chunk]);
+    if (!this.#upgraded) {
+      const end = this.#buffer.indexOf('\r\n\r\n');
       if (end < 0) return;
-      const status = this.buffer.toString('latin1', 9, 12);
+      const status = this.#buffer.toString('latin1', 9, 12);
       if (status !== '101') {
-        this.finish(1002);
+        this.#finish(1002);
         return;
       }
-      this.upgraded = true;
-      this.buffer = this.buffer.subarray(end + 4);
-      this.handlers.onOpen();
+      this.#upgraded = true;
+      this.#buffer = this.#buffer.subarray(end + 4);
+      this.#handlers.onOpen();
     }
     let offset = 0;
-    const buffer = this.buffer;
+    const buffer = this.#buffer;
     while (buffer.length - offset >= 2) {
       const opcode = (buffer[offset] as number) & 0x0f;
       let length = (buffer[offset + 1] as number) & 0x7f;
@@ -99,19 +97,19 @@ export class RawWsClient {
       if (buffer.length < start + length) break;
       const payload = buffer.subarray(start, start + length);
       offset = start + length;
-      if (opcode === 0x1) this.handlers.onText(payload);
+      if (opcode === 0x1) this.#handlers.onText(payload);
       else if (opcode === 0x8) {
-        this.finish(payload.length >= 2 ? payload.readUInt16BE(0) : 1005);
-        this.socket.end();
+        this.#finish(payload.length >= 2 ? payload.readUInt16BE(0) : 1005);
+        this.#socket.end();
         return;
       }
     }
-    this.buffer = offset === buffer.length ? Buffer.alloc(0) : buffer.subarray(offset);
+    this.#buffer = offset === buffer.length ? Buffer.alloc(0) : buffer.subarray(offset);
   }
 
-  private finish(code: number): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.handlers.onClose(code);
+  #finish(code: number): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#handlers.onClose(code);
   }
 }

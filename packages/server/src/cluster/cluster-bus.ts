@@ -147,7 +147,7 @@ async function joinCluster(
       void recheck();
       void outbox?.read();
     },
-    ...(options.listenerHealthCheckMs === undefined ? {} : { healthCheckMs: options.listenerHealthCheckMs }),
+    healthCheckMs: options.listenerHealthCheckMs,
   });
   try {
     outbox = await OutboxReader.start({

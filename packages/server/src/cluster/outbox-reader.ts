@@ -27,22 +27,21 @@ const MAX_HOLES_PER_GAP = 256;
  * them behind). That costs a re-read of the few entries after the oldest hole while one is open.
  */
 export class OutboxReader {
-  private cursor: number;
-  private readonly holes = new Map<number, number>();
-  private timer: NodeJS.Timeout | null = null;
-  private reading: Promise<void> | null = null;
-  private again = false;
-  private stopped = false;
-  private readonly now: () => number;
+  #cursor: number;
+  readonly #holes = new Map<number, number>();
+  #timer: NodeJS.Timeout | null = null;
+  #reading: Promise<void> | null = null;
+  #again = false;
+  #stopped = false;
+  readonly #now: () => number;
   /** When the last read that reached the end of the outbox started (ms), or null before the first. */
   lastCompleteReadStartedAt: number | null = null;
+  readonly #options: OutboxReaderOptions;
 
-  private constructor(
-    private readonly options: OutboxReaderOptions,
-    cursor: number,
-  ) {
-    this.cursor = cursor;
-    this.now = options.now ?? Date.now;
+  private constructor(options: OutboxReaderOptions, cursor: number) {
+    this.#options = options;
+    this.#cursor = cursor;
+    this.#now = options.now ?? Date.now;
   }
 
   /**
@@ -56,73 +55,73 @@ export class OutboxReader {
     const present = new Set((await options.feed.readOutboxAfter(floor, PAGE)).map((entry) => entry.id));
     const cursor = Math.max(head, ...present);
     const reader = new OutboxReader(options, cursor);
-    for (let id = floor + 1; id < cursor; id += 1) if (!present.has(id)) reader.holes.set(id, startedAt);
+    for (let id = floor + 1; id < cursor; id += 1) if (!present.has(id)) reader.#holes.set(id, startedAt);
     reader.lastCompleteReadStartedAt = startedAt;
-    reader.timer = setInterval(() => void reader.read(), options.pollMs);
-    reader.timer.unref();
+    reader.#timer = setInterval(() => void reader.read(), options.pollMs);
+    reader.#timer.unref();
     return reader;
   }
 
   /** A notification said the outbox moved, to `id` when given. */
   wake(id?: number): void {
-    if (id !== undefined && id <= this.cursor && !this.holes.has(id)) return;
+    if (id !== undefined && id <= this.#cursor && !this.#holes.has(id)) return;
     void this.read();
   }
 
   /** Reads what is new; a call while a read runs makes that read go round once more. Never rejects. */
   read(): Promise<void> {
-    if (this.stopped) return Promise.resolve();
-    if (this.reading !== null) {
-      this.again = true;
-      return this.reading;
+    if (this.#stopped) return Promise.resolve();
+    if (this.#reading !== null) {
+      this.#again = true;
+      return this.#reading;
     }
-    this.reading = (async () => {
+    this.#reading = (async () => {
       try {
         do {
-          this.again = false;
-          const startedAt = this.now();
-          await this.readToEnd();
+          this.#again = false;
+          const startedAt = this.#now();
+          await this.#readToEnd();
           this.lastCompleteReadStartedAt = startedAt;
-        } while (this.again && !this.stopped);
+        } while (this.#again && !this.#stopped);
       } catch (error) {
         // A read cut short by shutdown is no failure.
-        if (!this.stopped) this.options.onError(error);
+        if (!this.#stopped) this.#options.onError(error);
       } finally {
-        this.reading = null;
+        this.#reading = null;
       }
     })();
-    return this.reading;
+    return this.#reading;
   }
 
   stop(): void {
-    this.stopped = true;
-    if (this.timer !== null) clearInterval(this.timer);
-    this.timer = null;
+    this.#stopped = true;
+    if (this.#timer !== null) clearInterval(this.#timer);
+    this.#timer = null;
   }
 
-  private async readToEnd(): Promise<void> {
-    let from = this.holes.size > 0 ? Math.min(...this.holes.keys()) - 1 : this.cursor;
+  async #readToEnd(): Promise<void> {
+    let from = this.#holes.size > 0 ? Math.min(...this.#holes.keys()) - 1 : this.#cursor;
     for (;;) {
-      const page = await this.options.feed.readOutboxAfter(from, PAGE);
-      if (this.stopped) return;
-      for (const entry of page) this.take(entry);
+      const page = await this.#options.feed.readOutboxAfter(from, PAGE);
+      if (this.#stopped) return;
+      for (const entry of page) this.#take(entry);
       const last = page[page.length - 1];
       if (last === undefined || page.length < PAGE) break;
       from = last.id;
     }
-    const cutoff = this.now() - HOLE_WAIT_MS;
-    for (const [id, since] of this.holes) if (since < cutoff) this.holes.delete(id);
+    const cutoff = this.#now() - HOLE_WAIT_MS;
+    for (const [id, since] of this.#holes) if (since < cutoff) this.#holes.delete(id);
   }
 
-  private take(entry: OutboxEntry): void {
-    if (entry.id > this.cursor) {
-      const now = this.now();
-      for (let id = Math.max(this.cursor + 1, entry.id - MAX_HOLES_PER_GAP); id < entry.id; id += 1)
-        this.holes.set(id, now);
-      this.cursor = entry.id;
-    } else if (!this.holes.delete(entry.id)) {
+  #take(entry: OutboxEntry): void {
+    if (entry.id > this.#cursor) {
+      const now = this.#now();
+      for (let id = Math.max(this.#cursor + 1, entry.id - MAX_HOLES_PER_GAP); id < entry.id; id += 1)
+        this.#holes.set(id, now);
+      this.#cursor = entry.id;
+    } else if (!this.#holes.delete(entry.id)) {
       return; // delivered before
     }
-    this.options.deliver(entry);
+    this.#options.deliver(entry);
   }
 }

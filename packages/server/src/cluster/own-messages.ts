@@ -29,81 +29,84 @@ const MAX_REMEMBERED = 10_000;
  */
 export class OwnMessages {
   /** Published after an own commit, waiting for the outbox entry. */
-  private readonly published = new Remembered();
+  readonly #published = new Remembered();
   /** Published from the outbox, in case it is an own commit's whose `onCommit` comes next. */
-  private readonly fromOutbox = new Remembered();
-  private readonly pendingGrants = new Map<string, number>();
-  private sweptAt = Number.NEGATIVE_INFINITY;
+  readonly #fromOutbox = new Remembered();
+  readonly #pendingGrants = new Map<string, number>();
+  #sweptAt = Number.NEGATIVE_INFINITY;
+  readonly #now: () => number;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(now: () => number = Date.now) {
+    this.#now = now;
+  }
 
   /** A message of an own commit, right after COMMIT: whether to publish it (false: its outbox copy already was). */
   local(message: OutboxMessage): boolean {
-    this.sweep();
+    this.#sweep();
     const key = messageKey(message);
-    if (this.fromOutbox.take(key)) return false;
-    this.published.add(key, this.now());
+    if (this.#fromOutbox.take(key)) return false;
+    this.#published.add(key, this.#now());
     const grant = grantKeyOf(message);
-    if (grant !== null) this.pendingGrants.set(grant, (this.pendingGrants.get(grant) ?? 0) + 1);
+    if (grant !== null) this.#pendingGrants.set(grant, (this.#pendingGrants.get(grant) ?? 0) + 1);
     return true;
   }
 
   /** An entry read from the outbox: whether to publish it (false: an own message already published, or a stale grant change). */
   outbox(message: OutboxMessage): boolean {
-    this.sweep();
+    this.#sweep();
     const key = messageKey(message);
     const grant = grantKeyOf(message);
-    if (this.published.take(key)) {
-      if (grant !== null) this.releaseGrant(grant);
+    if (this.#published.take(key)) {
+      if (grant !== null) this.#releaseGrant(grant);
       return false;
     }
-    if (grant !== null && this.pendingGrants.has(grant)) return false;
-    this.fromOutbox.add(key, this.now());
+    if (grant !== null && this.#pendingGrants.has(grant)) return false;
+    this.#fromOutbox.add(key, this.#now());
     return true;
   }
 
-  private releaseGrant(grant: string): void {
-    const count = (this.pendingGrants.get(grant) ?? 1) - 1;
-    if (count <= 0) this.pendingGrants.delete(grant);
-    else this.pendingGrants.set(grant, count);
+  #releaseGrant(grant: string): void {
+    const count = (this.#pendingGrants.get(grant) ?? 1) - 1;
+    if (count <= 0) this.#pendingGrants.delete(grant);
+    else this.#pendingGrants.set(grant, count);
   }
 
   /** Forgets copies whose twin never came (say, an outbox that could not be read for minutes); at most once a second. */
-  private sweep(): void {
-    const now = this.now();
-    if (now - this.sweptAt < 1_000) return;
-    this.sweptAt = now;
+  #sweep(): void {
+    const now = this.#now();
+    if (now - this.#sweptAt < 1_000) return;
+    this.#sweptAt = now;
     const cutoff = now - REMEMBER_MS;
-    for (const key of this.published.expire(cutoff)) {
+    for (const key of this.#published.expire(cutoff)) {
       const grant = grantKeyOf(JSON.parse(key) as OutboxMessage);
-      if (grant !== null) this.releaseGrant(grant);
+      if (grant !== null) this.#releaseGrant(grant);
     }
-    this.fromOutbox.expire(cutoff);
-    if (this.published.size + this.fromOutbox.size > MAX_REMEMBERED) {
-      this.published.clear();
-      this.fromOutbox.clear();
-      this.pendingGrants.clear();
+    this.#fromOutbox.expire(cutoff);
+    if (this.#published.size + this.#fromOutbox.size > MAX_REMEMBERED) {
+      this.#published.clear();
+      this.#fromOutbox.clear();
+      this.#pendingGrants.clear();
     }
   }
 }
 
 /** Keys with the times they were added, oldest first; each addition is taken once. */
 class Remembered {
-  private readonly times = new Map<string, number[]>();
+  readonly #times = new Map<string, number[]>();
   size = 0;
 
   add(key: string, at: number): void {
-    const list = this.times.get(key);
-    if (list === undefined) this.times.set(key, [at]);
+    const list = this.#times.get(key);
+    if (list === undefined) this.#times.set(key, [at]);
     else list.push(at);
     this.size += 1;
   }
 
   take(key: string): boolean {
-    const list = this.times.get(key);
+    const list = this.#times.get(key);
     if (list === undefined) return false;
     list.shift();
-    if (list.length === 0) this.times.delete(key);
+    if (list.length === 0) this.#times.delete(key);
     this.size -= 1;
     return true;
   }
@@ -111,19 +114,19 @@ class Remembered {
   /** Drops additions older than `cutoff`; answers one key per addition dropped. */
   expire(cutoff: number): string[] {
     const dropped: string[] = [];
-    for (const [key, list] of this.times) {
+    for (const [key, list] of this.#times) {
       while (list.length > 0 && (list[0] as number) < cutoff) {
         list.shift();
         this.size -= 1;
         dropped.push(key);
       }
-      if (list.length === 0) this.times.delete(key);
+      if (list.length === 0) this.#times.delete(key);
     }
     return dropped;
   }
 
   clear(): void {
-    this.times.clear();
+    this.#times.clear();
     this.size = 0;
   }
 }

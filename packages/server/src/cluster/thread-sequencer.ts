@@ -60,27 +60,29 @@ const THREAD_HEADS_CHUNK = 1000;
  * forgotten when the last watch is released.
  */
 export class ThreadSequencers {
-  private readonly threads = new Map<string, ThreadState>();
-  private readonly retryMs: number;
-  private readonly maxRetryMs: number;
-  private readonly pageSize: number;
-  private readonly maxHeld: number;
-  private closed = false;
+  readonly #threads = new Map<string, ThreadState>();
+  readonly #retryMs: number;
+  readonly #maxRetryMs: number;
+  readonly #pageSize: number;
+  readonly #maxHeld: number;
+  #closed = false;
+  readonly #options: SequencerOptions;
 
-  constructor(private readonly options: SequencerOptions) {
-    this.retryMs = options.retryMs ?? 50;
-    this.maxRetryMs = options.maxRetryMs ?? 2_000;
-    this.pageSize = options.pageSize ?? 500;
-    this.maxHeld = options.maxHeldEvents ?? 10_000;
+  constructor(options: SequencerOptions) {
+    this.#options = options;
+    this.#retryMs = options.retryMs ?? 50;
+    this.#maxRetryMs = options.maxRetryMs ?? 2_000;
+    this.#pageSize = options.pageSize ?? 500;
+    this.#maxHeld = options.maxHeldEvents ?? 10_000;
   }
 
   /** The threads served now. */
   servedThreads(): string[] {
-    return [...this.threads.keys()];
+    return [...this.#threads.keys()];
   }
 
   watch(threadId: string): ThreadWatch {
-    let state = this.threads.get(threadId);
+    let state = this.#threads.get(threadId);
     if (state === undefined) {
       const fresh: ThreadState = {
         watchers: 0,
@@ -92,8 +94,8 @@ export class ThreadSequencers {
         retryTimer: null,
         ready: Promise.resolve(),
       };
-      this.threads.set(threadId, fresh);
-      fresh.ready = this.start(threadId, fresh);
+      this.#threads.set(threadId, fresh);
+      fresh.ready = this.#start(threadId, fresh);
       // Every watcher awaits `ready`; this only keeps a rejection nobody is left to see from being reported as unhandled.
       fresh.ready.catch(() => {});
       state = fresh;
@@ -107,17 +109,17 @@ export class ThreadSequencers {
         if (released) return;
         released = true;
         watched.watchers -= 1;
-        if (watched.watchers === 0 && this.threads.get(threadId) === watched) this.forget(threadId, watched);
+        if (watched.watchers === 0 && this.#threads.get(threadId) === watched) this.#forget(threadId, watched);
       },
     };
   }
 
   /** Events this instance committed (one thread, ascending, contiguous), called right after COMMIT. */
   offer(threadId: string, events: EventEnvelope[]): void {
-    const state = this.threads.get(threadId);
+    const state = this.#threads.get(threadId);
     if (state === undefined) {
       // Nobody here follows this thread: nothing to order against.
-      this.options.publish(threadId, events);
+      this.#options.publish(threadId, events);
       return;
     }
     const last = events[events.length - 1];
@@ -128,62 +130,62 @@ export class ThreadSequencers {
       const from = events.findIndex((event) => event.seq > published);
       if (from === -1) return;
       if ((events[from] as EventEnvelope).seq === published + 1) {
-        this.options.publish(threadId, from === 0 ? events : events.slice(from));
+        this.#options.publish(threadId, from === 0 ? events : events.slice(from));
         state.published = last.seq;
         return;
       }
     }
-    this.hold(state, events);
-    this.pump(threadId, state);
+    this.#hold(state, events);
+    this.#pump(threadId, state);
   }
 
   /** The head of a thread moved to `headSeq` (a notification, or a re-read of the heads). */
   hint(threadId: string, headSeq: number): void {
-    const state = this.threads.get(threadId);
+    const state = this.#threads.get(threadId);
     if (state === undefined || headSeq <= state.target) return;
     state.target = headSeq;
-    this.pump(threadId, state);
+    this.#pump(threadId, state);
   }
 
   /** Reads the heads of every served thread and catches up those behind (notifications may have been lost). */
   async recheck(): Promise<void> {
-    const ids = [...this.threads.entries()].filter(([, s]) => s.published !== null).map(([id]) => id);
+    const ids = [...this.#threads.entries()].filter(([, s]) => s.published !== null).map(([id]) => id);
     for (let i = 0; i < ids.length; i += THREAD_HEADS_CHUNK) {
-      const heads = await this.options.source.threadHeads(ids.slice(i, i + THREAD_HEADS_CHUNK));
+      const heads = await this.#options.source.threadHeads(ids.slice(i, i + THREAD_HEADS_CHUNK));
       for (const [threadId, headSeq] of heads) this.hint(threadId, headSeq);
     }
   }
 
   /** Stops reading; what is in flight is dropped. */
   close(): void {
-    this.closed = true;
-    for (const [threadId, state] of [...this.threads]) this.forget(threadId, state);
+    this.#closed = true;
+    for (const [threadId, state] of [...this.#threads]) this.#forget(threadId, state);
   }
 
-  private async start(threadId: string, state: ThreadState): Promise<void> {
+  async #start(threadId: string, state: ThreadState): Promise<void> {
     let heads: Map<string, number>;
     try {
-      heads = await this.options.source.threadHeads([threadId]);
+      heads = await this.#options.source.threadHeads([threadId]);
     } catch (error) {
       // The next watch of this thread starts afresh; the watchers waiting now are told.
-      if (this.threads.get(threadId) === state) this.forget(threadId, state);
+      if (this.#threads.get(threadId) === state) this.#forget(threadId, state);
       throw error;
     }
-    if (this.threads.get(threadId) !== state) return;
+    if (this.#threads.get(threadId) !== state) return;
     const head = heads.get(threadId) ?? 0;
     state.published = head;
     if (head > state.target) state.target = head;
-    this.pump(threadId, state);
+    this.#pump(threadId, state);
   }
 
-  private forget(threadId: string, state: ThreadState): void {
-    this.threads.delete(threadId);
+  #forget(threadId: string, state: ThreadState): void {
+    this.#threads.delete(threadId);
     if (state.retryTimer !== null) clearTimeout(state.retryTimer);
     state.retryTimer = null;
     state.held = [];
   }
 
-  private hold(state: ThreadState, events: readonly EventEnvelope[]): void {
+  #hold(state: ThreadState, events: readonly EventEnvelope[]): void {
     let above = state.held[state.held.length - 1]?.seq ?? state.published ?? 0;
     for (const event of events) {
       if (event.seq <= above) continue;
@@ -191,17 +193,17 @@ export class ThreadSequencers {
       above = event.seq;
     }
     // The held events are in the database: past the bound they are read back instead (`target` covers them).
-    if (state.held.length > this.maxHeld) state.held = [];
+    if (state.held.length > this.#maxHeld) state.held = [];
   }
 
   /** Publishes what is publishable, and starts a read when a gap remains. */
-  private pump(threadId: string, state: ThreadState): void {
-    if (state.published === null || state.reading || state.retryTimer !== null || this.closed) return;
-    this.publishHeld(threadId, state);
-    if (state.published < state.target || state.held.length > 0) void this.read(threadId, state);
+  #pump(threadId: string, state: ThreadState): void {
+    if (state.published === null || state.reading || state.retryTimer !== null || this.#closed) return;
+    this.#publishHeld(threadId, state);
+    if (state.published < state.target || state.held.length > 0) void this.#read(threadId, state);
   }
 
-  private publishHeld(threadId: string, state: ThreadState): void {
+  #publishHeld(threadId: string, state: ThreadState): void {
     let published = state.published as number;
     let from = 0;
     while (from < state.held.length && (state.held[from] as EventEnvelope).seq <= published) from += 1;
@@ -210,24 +212,24 @@ export class ThreadSequencers {
       published += 1;
       to += 1;
     }
-    if (to > from) this.options.publish(threadId, state.held.slice(from, to));
+    if (to > from) this.#options.publish(threadId, state.held.slice(from, to));
     state.published = published;
     if (to > 0) state.held = state.held.slice(to);
   }
 
-  private async read(threadId: string, state: ThreadState): Promise<void> {
+  async #read(threadId: string, state: ThreadState): Promise<void> {
     state.reading = true;
     try {
       for (;;) {
-        if (this.threads.get(threadId) !== state) return;
-        this.publishHeld(threadId, state);
+        if (this.#threads.get(threadId) !== state) return;
+        this.#publishHeld(threadId, state);
         const after = state.published as number;
         if (after >= state.target && state.held.length === 0) {
           state.failures = 0;
           return;
         }
-        const page = await this.options.source.readEventsAfter(threadId, after, this.pageSize);
-        if (this.threads.get(threadId) !== state) return;
+        const page = await this.#options.source.readEventsAfter(threadId, after, this.#pageSize);
+        if (this.#threads.get(threadId) !== state) return;
         if (page.headSeq > state.target) state.target = page.headSeq;
         // Another read path (none today) or an own commit may have moved the cursor meanwhile.
         const published = state.published as number;
@@ -243,17 +245,17 @@ export class ThreadSequencers {
           if (published > after) continue;
           throw new Error(`thread ${threadId}: head ${state.target} known, but nothing after seq ${after} was read`);
         }
-        this.options.publish(threadId, page.events.slice(from, to));
+        this.#options.publish(threadId, page.events.slice(from, to));
         state.published = next - 1;
       }
     } catch (error) {
-      if (this.threads.get(threadId) !== state) return;
+      if (this.#threads.get(threadId) !== state) return;
       state.failures += 1;
-      this.options.onReadError(error, threadId);
-      const wait = Math.min(this.maxRetryMs, this.retryMs * 2 ** (state.failures - 1));
+      this.#options.onReadError(error, threadId);
+      const wait = Math.min(this.#maxRetryMs, this.#retryMs * 2 ** (state.failures - 1));
       state.retryTimer = setTimeout(() => {
         state.retryTimer = null;
-        this.pump(threadId, state);
+        this.#pump(threadId, state);
       }, wait);
       state.retryTimer.unref();
     } finally {

@@ -1,3 +1,5 @@
+import { assertNever } from '@bubble/protocol';
+
 /**
  * The run rules of the protocol, as a pure decision over the state the store
  * loaded. A `runId` belongs to the first principal that uses it on a thread; a
@@ -35,9 +37,7 @@ export function decideRunEvent(
       return { ok: true, next: current };
     case 'run_finished':
       return { ok: true, next: { ...current, finished: true } };
-    default: {
-      const never: never = type;
-      throw new Error(`unexpected run event type ${String(never)}`);
-    }
+    default:
+      return assertNever(type, 'run event type');
   }
 }

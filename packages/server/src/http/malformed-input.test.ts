@@ -251,8 +251,8 @@ describe('malformed input', () => {
     const { method, path, rawBody, headers } = make();
     const res = await httpCall(w.server.url, method, path, {
       token: w.tokens.alice,
-      ...(rawBody !== undefined ? { rawBody } : {}),
-      ...(headers ? { headers } : {}),
+      rawBody,
+      headers,
     });
     expect(res.status).toBe(status);
     expect(res.body).toEqual({ error: { code: errorCode, message: expect.any(String), details: expect.any(Object) } });

@@ -11,7 +11,7 @@ afterEach(async () => {
 });
 
 const whoami = (token: string | undefined, localAddress?: string): Promise<TestResponse> =>
-  httpCall(w!.server.url, 'GET', '/v1/auth/whoami', { token, ...(localAddress ? { localAddress } : {}) });
+  httpCall(w!.server.url, 'GET', '/v1/auth/whoami', { token, localAddress });
 
 /** A 429 as the spec has it: `rate_limited`, `Retry-After` in whole seconds, the same figure in `details`. */
 function expectRateLimited(res: TestResponse, maxSeconds: number, message: RegExp): void {

@@ -15,16 +15,16 @@ export type RouteMatch<H> = { handler: H; params: Record<string, string> } | nul
  * segment (each segment is percent-decoded; a malformed escape is a 400).
  */
 export class Router<H> {
-  private readonly routes: Route<H>[] = [];
+  readonly #routes: Route<H>[] = [];
 
   add(method: HttpMethod, pattern: string, handler: H): this {
-    this.routes.push({ method, segments: pattern.split('/').slice(1), handler });
+    this.#routes.push({ method, segments: pattern.split('/').slice(1), handler });
     return this;
   }
 
   match(method: string, pathname: string): RouteMatch<H> {
     const parts = pathname.split('/').slice(1);
-    for (const route of this.routes) {
+    for (const route of this.#routes) {
       if (route.method !== method || route.segments.length !== parts.length) continue;
       const params = matchSegments(route.segments, parts);
       if (params !== null) return { handler: route.handler, params };

@@ -45,7 +45,7 @@ export function createOidcAuthenticator(
       const accepted = {
         tokenId: null,
         acceptedUntil: check.acceptedUntil,
-        ...(issuedAt === undefined ? {} : { issuedAt }),
+        issuedAt,
       };
       if (known !== null && (nameClaim === null || nameClaim === known.nameClaim))
         return { principal: known.principal, ...accepted };

@@ -18,15 +18,17 @@ class CuttableProxy {
   readonly #sockets = new Set<Socket>();
   #server: Server | null = null;
   port = 0;
+  readonly #host: string;
+  readonly #targetPort: number;
 
-  constructor(
-    private readonly host: string,
-    private readonly targetPort: number,
-  ) {}
+  constructor(host: string, targetPort: number) {
+    this.#host = host;
+    this.#targetPort = targetPort;
+  }
 
   async open(port = 0): Promise<void> {
     const server = createServer((incoming) => {
-      const upstream = connect(this.targetPort, this.host);
+      const upstream = connect(this.#targetPort, this.#host);
       for (const socket of [incoming, upstream]) {
         this.#sockets.add(socket);
         socket.on('close', () => this.#sockets.delete(socket));

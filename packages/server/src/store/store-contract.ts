@@ -39,7 +39,7 @@ export function describeStoreContract(name: string, harness: StoreContractHarnes
       now?: () => Date,
     ): Promise<{ store: BubbleStore; location: string }> => {
       const loc = location ?? (await harness.newLocation());
-      const store = await harness.open(loc, { onCommit: (m) => messages.push(...m), ...(now ? { now } : {}) });
+      const store = await harness.open(loc, { onCommit: (m) => messages.push(...m), now });
       const entry = { store, location: loc };
       open.push(entry);
       return entry;

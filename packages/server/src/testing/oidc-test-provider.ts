@@ -304,7 +304,7 @@ export async function startOidcTestProvider(options: OidcTestProviderOptions = {
 
 /** A cookie jar for one browser session: every cookie is sent to every path (the flow visits each once). */
 class CookieJar {
-  private readonly cookies = new Map<string, string>();
+  readonly #cookies = new Map<string, string>();
   take(response: Response): void {
     for (const line of response.headers.getSetCookie()) {
       const pair = line.split(';', 1)[0]!;
@@ -312,12 +312,12 @@ class CookieJar {
       if (eq <= 0) continue;
       const name = pair.slice(0, eq).trim();
       const value = pair.slice(eq + 1).trim();
-      if (value === '' || /max-age=0|expires=thu, 01 jan 1970/i.test(line)) this.cookies.delete(name);
-      else this.cookies.set(name, value);
+      if (value === '' || /max-age=0|expires=thu, 01 jan 1970/i.test(line)) this.#cookies.delete(name);
+      else this.#cookies.set(name, value);
     }
   }
   header(): string {
-    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+    return [...this.#cookies].map(([name, value]) => `${name}=${value}`).join('; ');
   }
 }
 

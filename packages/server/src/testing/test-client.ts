@@ -72,7 +72,7 @@ export function httpCall(
 /** A client bound to a base URL and (optionally) a token. */
 export function client(baseUrl: string, token?: string) {
   const call = (method: string, path: string, body?: unknown, extra: Omit<RequestOptions, 'token' | 'body'> = {}) =>
-    httpCall(baseUrl, method, path, { token, ...(body !== undefined ? { body } : {}), ...extra });
+    httpCall(baseUrl, method, path, { token, body, ...extra });
   return {
     get: (path: string) => call('GET', path),
     post: (path: string, body?: unknown) => call('POST', path, body),

@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import type { Grant, GrantChange, Principal } from '@bubble/protocol';
-import { CLOSE_CODES } from '@bubble/protocol';
+import { assertNever, CLOSE_CODES } from '@bubble/protocol';
 import WebSocket from 'ws';
 import { budgetKeyOf } from '../domain/rate-limit-keys.js';
 import { isTooManyFailures } from '../services/auth-attempts.js';
@@ -53,35 +53,37 @@ export class Connection {
   tokenId: string | null = null;
   /** When the JWT this socket authenticated with was issued (ms); null for a local token (or a JWT without `iat`). */
   jwtIssuedAt: number | null = null;
-  private phase: Phase = 'awaiting_auth';
-  private authTimer: NodeJS.Timeout | null;
+  #phase: Phase = 'awaiting_auth';
+  #authTimer: NodeJS.Timeout | null;
   /** Set only on sockets authenticated with a JWT: closes them when it expires. */
-  private expiryTimer: NodeJS.Timeout | null = null;
-  private early: string[] | null = null;
-  private revokedWhileAuthenticating: string[] | null = null;
-  private jwtsRevokedWhileAuthenticating: Array<{ principalId: string; issuedBefore: number }> | null = null;
-  private outbox: string[] = [];
-  private outboxBytes = 0;
-  private drainWaiters: Array<() => void> | null = null;
-  private subscriptions: Map<string, Subscription> | null = null;
+  #expiryTimer: NodeJS.Timeout | null = null;
+  #early: string[] | null = null;
+  #revokedWhileAuthenticating: string[] | null = null;
+  #jwtsRevokedWhileAuthenticating: Array<{ principalId: string; issuedBefore: number }> | null = null;
+  #outbox: string[] = [];
+  #outboxBytes = 0;
+  #drainWaiters: Array<() => void> | null = null;
+  #subscriptions: Map<string, Subscription> | null = null;
   /** The end of the chain of backlog pages: one page is read and written at a time per socket. */
-  private backlogTail: Promise<unknown> = Promise.resolve();
+  #backlogTail: Promise<unknown> = Promise.resolve();
   /** Bytes of live events this socket's subscriptions hold while they catch up (bounded like the queue). */
   heldBytes = 0;
   /** Frames refused in a row under the frame rate limit. */
-  private refusedInARow = 0;
+  #refusedInARow = 0;
+  readonly #socket: Socket;
 
   constructor(
     readonly ws: WebSocket,
-    private readonly socket: Socket,
+    socket: Socket,
     readonly context: ConnectionContext,
   ) {
-    ws.on('message', (data, isBinary) => this.onMessage(data, isBinary));
-    ws.on('close', () => this.dispose());
+    this.#socket = socket;
+    ws.on('message', (data, isBinary) => this.#onMessage(data, isBinary));
+    ws.on('close', () => this.#dispose());
     // ws closes the socket itself on protocol errors (1009 for an oversize
     // frame, 1002 for a bad one); the error only needs to be observed.
     ws.on('error', (error) => context.deps.logger.debug({ err: error }, 'websocket error'));
-    this.authTimer = setTimeout(
+    this.#authTimer = setTimeout(
       () => this.close(CLOSE_CODES.notAuthenticated, 'client.auth not received in time'),
       context.authTimeoutMs,
     );
@@ -92,7 +94,7 @@ export class Connection {
   }
 
   get isReady(): boolean {
-    return this.phase === 'ready';
+    return this.#phase === 'ready';
   }
 
   /**
@@ -101,12 +103,12 @@ export class Connection {
    * (error frames included) is closed with 4008 like any slow consumer.
    */
   sendControl(text: string): void {
-    if (this.phase === 'closed') return;
-    if (this.ws.bufferedAmount + this.outboxBytes + text.length > this.context.maxBufferedBytes) {
+    if (this.#phase === 'closed') return;
+    if (this.ws.bufferedAmount + this.#outboxBytes + text.length > this.context.maxBufferedBytes) {
       this.close(CLOSE_CODES.slowConsumer, 'slow consumer: read your answers, then resubscribe from your last seq');
       return;
     }
-    this.enqueue(text);
+    this.#enqueue(text);
   }
 
   /**
@@ -115,12 +117,12 @@ export class Connection {
    * `false` is returned; the client resumes from its last seq.
    */
   sendLive(text: string): boolean {
-    if (this.phase === 'closed') return false;
-    if (this.ws.bufferedAmount + this.outboxBytes + text.length > this.context.maxBufferedBytes) {
+    if (this.#phase === 'closed') return false;
+    if (this.ws.bufferedAmount + this.#outboxBytes + text.length > this.context.maxBufferedBytes) {
       this.close(CLOSE_CODES.slowConsumer, 'slow consumer: resubscribe from your last seq');
       return false;
     }
-    this.enqueue(text);
+    this.#enqueue(text);
     return true;
   }
 
@@ -130,7 +132,7 @@ export class Connection {
   }
 
   needsDrain(): boolean {
-    return this.phase !== 'closed' && this.ws.bufferedAmount + this.outboxBytes > this.context.maxBufferedBytes / 2;
+    return this.#phase !== 'closed' && this.ws.bufferedAmount + this.#outboxBytes > this.context.maxBufferedBytes / 2;
   }
 
   /** Resolves once the socket has written out its backlog (or closed). */
@@ -138,11 +140,11 @@ export class Connection {
     this.flush();
     if (!this.needsDrain()) return Promise.resolve();
     return new Promise((resolve) => {
-      if (this.drainWaiters === null) {
-        this.drainWaiters = [];
-        this.socket.once('drain', () => this.releaseDrainWaiters());
+      if (this.#drainWaiters === null) {
+        this.#drainWaiters = [];
+        this.#socket.once('drain', () => this.#releaseDrainWaiters());
       }
-      this.drainWaiters.push(resolve);
+      this.#drainWaiters.push(resolve);
     });
   }
 
@@ -152,36 +154,36 @@ export class Connection {
    * many subscriptions it opens.
    */
   backlogTurn<T>(step: () => Promise<T>): Promise<T> {
-    const run = this.backlogTail.then(step, step);
-    this.backlogTail = run.catch(() => undefined);
+    const run = this.#backlogTail.then(step, step);
+    this.#backlogTail = run.catch(() => undefined);
     return run;
   }
 
   /** Writes every queued frame in one corked burst. Called by the hub's flush. */
   flush(): void {
-    if (this.outbox.length === 0) return;
-    const frames = this.outbox;
-    this.outbox = [];
-    this.outboxBytes = 0;
+    if (this.#outbox.length === 0) return;
+    const frames = this.#outbox;
+    this.#outbox = [];
+    this.#outboxBytes = 0;
     if (this.ws.readyState !== WebSocket.OPEN) return;
-    this.socket.cork();
+    this.#socket.cork();
     try {
       for (const frame of frames) this.ws.send(frame);
     } finally {
-      this.socket.uncork();
+      this.#socket.uncork();
     }
   }
 
   close(code: number, reason: string): void {
-    if (this.phase === 'closed') return;
-    this.dispose();
+    if (this.#phase === 'closed') return;
+    this.#dispose();
     this.ws.close(code, reason);
   }
 
   /** Every grant change of this principal, from the hub. */
   onGrantChange(change: GrantChange, grant: Grant): void {
-    if (this.subscriptions === null) return;
-    for (const subscription of [...this.subscriptions.values()]) {
+    if (this.#subscriptions === null) return;
+    for (const subscription of [...this.#subscriptions.values()]) {
       if (subscription.kind === 'grants') subscription.onChange(change, grant);
       else if (change === 'revoked') this.track(subscription.recheck());
     }
@@ -189,12 +191,12 @@ export class Connection {
 
   /** Tokens revoked while `authenticate` was in flight: checked once it answers. */
   noteRevokedWhileAuthenticating(tokenIds: readonly string[]): void {
-    (this.revokedWhileAuthenticating ??= []).push(...tokenIds);
+    (this.#revokedWhileAuthenticating ??= []).push(...tokenIds);
   }
 
   /** A person's JWTs issued before `issuedBefore` (ms) revoked while `authenticate` was in flight: checked once it answers. */
   noteJwtsRevokedWhileAuthenticating(principalId: string, issuedBefore: number): void {
-    (this.jwtsRevokedWhileAuthenticating ??= []).push({ principalId, issuedBefore });
+    (this.#jwtsRevokedWhileAuthenticating ??= []).push({ principalId, issuedBefore });
   }
 
   /** Whether this socket's credential is a JWT of its principal issued before `issuedBefore` (ms). */
@@ -203,22 +205,22 @@ export class Connection {
   }
 
   forgetSubscription(subscription: Subscription): void {
-    if (this.subscriptions?.get(subscription.id) === subscription) this.subscriptions.delete(subscription.id);
+    if (this.#subscriptions?.get(subscription.id) === subscription) this.#subscriptions.delete(subscription.id);
   }
 
-  private enqueue(text: string): void {
-    if (this.outbox.length === 0) this.context.hub.scheduleFlush(this);
-    this.outbox.push(text);
-    this.outboxBytes += text.length;
+  #enqueue(text: string): void {
+    if (this.#outbox.length === 0) this.context.hub.scheduleFlush(this);
+    this.#outbox.push(text);
+    this.#outboxBytes += text.length;
     // A big burst goes to the socket now rather than at the end of the turn, so
     // the slow-consumer check measures what the client has not read, not the
     // size of one batch.
-    if (this.outboxBytes >= this.context.flushThresholdBytes) this.flush();
+    if (this.#outboxBytes >= this.context.flushThresholdBytes) this.flush();
   }
 
-  private onMessage(data: WebSocket.RawData, isBinary: boolean): void {
+  #onMessage(data: WebSocket.RawData, isBinary: boolean): void {
     try {
-      this.handleMessage(data, isBinary);
+      this.#handleMessage(data, isBinary);
     } catch (error) {
       // Nothing a client sends may take the server down.
       this.context.deps.logger.error({ err: error }, 'websocket frame handling failed');
@@ -226,50 +228,48 @@ export class Connection {
     }
   }
 
-  private handleMessage(data: WebSocket.RawData, isBinary: boolean): void {
-    if (this.phase === 'closed') return;
+  #handleMessage(data: WebSocket.RawData, isBinary: boolean): void {
+    if (this.#phase === 'closed') return;
     if (isBinary) {
-      if (this.phase !== 'ready') this.close(CLOSE_CODES.notAuthenticated, 'the first frame must be client.auth');
-      else if (this.admit(undefined))
+      if (this.#phase !== 'ready') this.close(CLOSE_CODES.notAuthenticated, 'the first frame must be client.auth');
+      else if (this.#admit(undefined))
         this.sendControl(errorFrame('invalid_request', 'frames must be JSON text, not binary'));
       return;
     }
     const text = rawDataToText(data);
-    switch (this.phase) {
+    switch (this.#phase) {
       case 'awaiting_auth':
-        this.authenticate(text);
+        this.#authenticate(text);
         return;
       case 'authenticating':
-        if ((this.early ??= []).length >= MAX_EARLY_FRAMES) {
+        if ((this.#early ??= []).length >= MAX_EARLY_FRAMES) {
           this.close(CLOSE_CODES.notAuthenticated, 'too many frames before server.ready');
           return;
         }
-        this.early.push(text);
+        this.#early.push(text);
         return;
       case 'ready':
-        this.handleFrame(text);
+        this.#handleFrame(text);
         return;
-      default: {
-        const unreachable: never = this.phase;
-        throw new Error(`unexpected phase ${String(unreachable)}`);
-      }
+      default:
+        assertNever(this.#phase, 'phase');
     }
   }
 
-  private authenticate(text: string): void {
+  #authenticate(text: string): void {
     const parsed = parseClientFrame(text);
     if (!parsed.ok || parsed.frame.type !== 'client.auth') {
       this.close(CLOSE_CODES.notAuthenticated, 'the first frame must be client.auth');
       return;
     }
-    this.clearAuthTimer();
-    this.phase = 'authenticating';
+    this.#clearAuthTimer();
+    this.#phase = 'authenticating';
     const { hub, deps } = this.context;
     hub.authenticating.add(this);
-    deps.authenticate(parsed.frame.token, this.socket.remoteAddress).then(
+    deps.authenticate(parsed.frame.token, this.#socket.remoteAddress).then(
       (result) => {
         hub.authenticating.delete(this);
-        if (this.phase === 'closed') return;
+        if (this.#phase === 'closed') return;
         if (result === null) {
           this.close(CLOSE_CODES.notAuthenticated, 'invalid token');
           return;
@@ -280,15 +280,15 @@ export class Connection {
         }
         if (isTooManyFailures(result)) {
           const seconds = result.retryAfterSeconds;
-          this.refuseAndClose(`too many failed authentications from this address; retry in ${seconds} s`, seconds);
+          this.#refuseAndClose(`too many failed authentications from this address; retry in ${seconds} s`, seconds);
           return;
         }
-        if (result.tokenId !== null && this.revokedWhileAuthenticating?.includes(result.tokenId)) {
+        if (result.tokenId !== null && this.#revokedWhileAuthenticating?.includes(result.tokenId)) {
           this.close(CLOSE_CODES.credentialRevoked, 'credential revoked');
           return;
         }
         const issuedAt = result.issuedAt ?? null;
-        const cutOff = this.jwtsRevokedWhileAuthenticating?.some(
+        const cutOff = this.#jwtsRevokedWhileAuthenticating?.some(
           (r) =>
             result.tokenId === null &&
             r.principalId === result.principal.principalId &&
@@ -298,12 +298,12 @@ export class Connection {
           this.close(CLOSE_CODES.credentialRevoked, 'credential revoked');
           return;
         }
-        this.revokedWhileAuthenticating = null;
-        this.jwtsRevokedWhileAuthenticating = null;
+        this.#revokedWhileAuthenticating = null;
+        this.#jwtsRevokedWhileAuthenticating = null;
         // The client.auth is a frame of this principal too: reconnecting in a loop draws from the same budget.
         const wait = deps.takeFrame?.(result.principal) ?? 0;
         if (wait > 0) {
-          this.refuseAndClose(`${tooManyFrames(result.principal)}; retry in ${wait} s`, wait);
+          this.#refuseAndClose(`${tooManyFrames(result.principal)}; retry in ${wait} s`, wait);
           return;
         }
         if (result.acceptedUntil !== undefined && result.acceptedUntil <= Date.now()) {
@@ -313,15 +313,15 @@ export class Connection {
         this.principal = result.principal;
         this.tokenId = result.tokenId;
         this.jwtIssuedAt = result.tokenId === null ? issuedAt : null;
-        this.phase = 'ready';
+        this.#phase = 'ready';
         hub.addConnection(this);
-        if (result.acceptedUntil !== undefined) this.closeAt(result.acceptedUntil);
+        if (result.acceptedUntil !== undefined) this.#closeAt(result.acceptedUntil);
         this.sendControl(serializeFrame({ type: 'server.ready', principal: result.principal }));
-        const early = this.early ?? [];
-        this.early = null;
+        const early = this.#early ?? [];
+        this.#early = null;
         for (const frame of early) {
-          if (this.phase !== 'ready') return;
-          this.handleFrameSafely(frame);
+          if (this.#phase !== 'ready') return;
+          this.#handleFrameSafely(frame);
         }
       },
       (error: unknown) => {
@@ -332,19 +332,19 @@ export class Connection {
     );
   }
 
-  private handleFrameSafely(text: string): void {
+  #handleFrameSafely(text: string): void {
     try {
-      this.handleFrame(text);
+      this.#handleFrame(text);
     } catch (error) {
       this.context.deps.logger.error({ err: error }, 'websocket frame handling failed');
       this.sendControl(errorFrame('internal', 'the frame could not be handled'));
     }
   }
 
-  private handleFrame(text: string): void {
+  #handleFrame(text: string): void {
     const parsed = parseClientFrame(text);
     // Parsed first so that a refusal names the frame's id (a client then knows which subscribe to send again).
-    if (!this.admit(parsed.ok ? ('id' in parsed.frame ? parsed.frame.id : undefined) : parsed.id)) return;
+    if (!this.#admit(parsed.ok ? ('id' in parsed.frame ? parsed.frame.id : undefined) : parsed.id)) return;
     if (!parsed.ok) {
       this.sendControl(errorFrame(parsed.error.code, parsed.error.message, parsed.id, parsed.error.details));
       return;
@@ -358,27 +358,26 @@ export class Connection {
         this.sendControl(PONG);
         return;
       case 'subscribe': {
-        if (!this.claimId(frame.id)) return;
+        if (!this.#claimId(frame.id)) return;
         const subscription = new ThreadSubscription(this, frame);
-        this.subscriptions?.set(frame.id, subscription);
+        this.#subscriptions?.set(frame.id, subscription);
         this.track(subscription.start());
         return;
       }
       case 'subscribe_grants': {
-        if (!this.claimId(frame.id)) return;
+        if (!this.#claimId(frame.id)) return;
         const subscription = new GrantsSubscription(this, frame.id);
-        this.subscriptions?.set(frame.id, subscription);
+        this.#subscriptions?.set(frame.id, subscription);
         this.track(subscription.start());
         return;
       }
       case 'unsubscribe':
         // Unknown ids are ignored: the server may have ended that subscription a moment ago.
-        this.subscriptions?.get(frame.id)?.end();
+        this.#subscriptions?.get(frame.id)?.end();
         return;
-      default: {
-        const unreachable: never = frame;
-        throw new Error(`unhandled frame ${JSON.stringify(unreachable)}`);
-      }
+      default:
+        // Frames come through parseClientFrame, so this is unreachable; onMessage turns the throw into an `internal` error frame.
+        assertNever(frame, 'frame');
     }
   }
 
@@ -389,14 +388,14 @@ export class Connection {
     );
   }
 
-  private claimId(id: string): boolean {
-    if (this.subscriptions?.has(id)) {
+  #claimId(id: string): boolean {
+    if (this.#subscriptions?.has(id)) {
       this.sendControl(
         errorFrame('conflict', `subscription id ${JSON.stringify(id)} is already in use on this socket`, id),
       );
       return false;
     }
-    if ((this.subscriptions?.size ?? 0) >= MAX_SUBSCRIPTIONS_PER_SOCKET) {
+    if ((this.#subscriptions?.size ?? 0) >= MAX_SUBSCRIPTIONS_PER_SOCKET) {
       this.sendControl(
         errorFrame(
           'invalid_request',
@@ -409,7 +408,7 @@ export class Connection {
       );
       return false;
     }
-    this.subscriptions ??= new Map();
+    this.#subscriptions ??= new Map();
     return true;
   }
 
@@ -418,15 +417,15 @@ export class Connection {
    * with a `rate_limited` error (its `id` and `details.retryAfterSeconds`), and
    * past MAX_REFUSED_FRAMES_IN_A_ROW the socket is closed with 4008.
    */
-  private admit(id: string | undefined): boolean {
+  #admit(id: string | undefined): boolean {
     const principal = this.principal;
     const wait = principal === null ? 0 : (this.context.deps.takeFrame?.(principal) ?? 0);
     if (wait === 0) {
-      this.refusedInARow = 0;
+      this.#refusedInARow = 0;
       return true;
     }
-    this.refusedInARow += 1;
-    if (this.refusedInARow > MAX_REFUSED_FRAMES_IN_A_ROW) {
+    this.#refusedInARow += 1;
+    if (this.#refusedInARow > MAX_REFUSED_FRAMES_IN_A_ROW) {
       // What is queued (the refusals among it) goes out before the close frame.
       this.flush();
       this.close(CLOSE_CODES.slowConsumer, 'rate limited: slow down, then reconnect and resume from your last seq');
@@ -439,7 +438,7 @@ export class Connection {
   }
 
   /** A `rate_limited` error frame, written out, then 4008. */
-  private refuseAndClose(message: string, retryAfterSeconds: number): void {
+  #refuseAndClose(message: string, retryAfterSeconds: number): void {
     this.sendControl(errorFrame('rate_limited', message, undefined, { retryAfterSeconds }));
     this.flush();
     this.close(CLOSE_CODES.slowConsumer, 'rate limited: retry later');
@@ -450,55 +449,55 @@ export class Connection {
    * then with 4001, as an unauthenticated one, so the client signs in again and resumes from its
    * last seq. The timer is re-armed for expiries beyond what one timer can wait (about 24 days).
    */
-  private closeAt(acceptedUntil: number): void {
+  #closeAt(acceptedUntil: number): void {
     const wait = acceptedUntil - Date.now();
     if (wait <= 0) {
       this.close(CLOSE_CODES.notAuthenticated, TOKEN_EXPIRED);
       return;
     }
-    this.expiryTimer = setTimeout(
+    this.#expiryTimer = setTimeout(
       () => {
-        this.expiryTimer = null;
-        if (this.phase !== 'closed') this.closeAt(acceptedUntil);
+        this.#expiryTimer = null;
+        if (this.#phase !== 'closed') this.#closeAt(acceptedUntil);
       },
       Math.min(wait, MAX_TIMER_MS),
     );
-    this.expiryTimer.unref();
+    this.#expiryTimer.unref();
   }
 
-  private clearAuthTimer(): void {
-    if (this.authTimer !== null) {
-      clearTimeout(this.authTimer);
-      this.authTimer = null;
+  #clearAuthTimer(): void {
+    if (this.#authTimer !== null) {
+      clearTimeout(this.#authTimer);
+      this.#authTimer = null;
     }
   }
 
-  private releaseDrainWaiters(): void {
-    const waiters = this.drainWaiters ?? [];
-    this.drainWaiters = null;
+  #releaseDrainWaiters(): void {
+    const waiters = this.#drainWaiters ?? [];
+    this.#drainWaiters = null;
     for (const resolve of waiters) resolve();
   }
 
   /** Forgets everything about this socket; idempotent. */
-  private dispose(): void {
-    if (this.phase === 'closed') return;
-    const wasReady = this.phase === 'ready';
-    this.phase = 'closed';
-    this.clearAuthTimer();
-    if (this.expiryTimer !== null) {
-      clearTimeout(this.expiryTimer);
-      this.expiryTimer = null;
+  #dispose(): void {
+    if (this.#phase === 'closed') return;
+    const wasReady = this.#phase === 'ready';
+    this.#phase = 'closed';
+    this.#clearAuthTimer();
+    if (this.#expiryTimer !== null) {
+      clearTimeout(this.#expiryTimer);
+      this.#expiryTimer = null;
     }
-    this.early = null;
-    this.outbox = [];
-    this.outboxBytes = 0;
+    this.#early = null;
+    this.#outbox = [];
+    this.#outboxBytes = 0;
     this.context.hub.authenticating.delete(this);
     if (wasReady) this.context.hub.removeConnection(this);
-    if (this.subscriptions !== null) {
-      for (const subscription of [...this.subscriptions.values()]) subscription.end();
-      this.subscriptions = null;
+    if (this.#subscriptions !== null) {
+      for (const subscription of [...this.#subscriptions.values()]) subscription.end();
+      this.#subscriptions = null;
     }
-    this.releaseDrainWaiters();
+    this.#releaseDrainWaiters();
   }
 }
 

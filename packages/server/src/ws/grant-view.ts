@@ -1,3 +1,4 @@
+import { assertNever } from '@bubble/protocol';
 import type { Grant, GrantChange } from '@bubble/protocol';
 
 interface ViewEntry {
@@ -16,16 +17,16 @@ interface ViewEntry {
  * format, so they compare as strings.
  */
 export class GrantView {
-  private readonly byThread = new Map<string, ViewEntry>();
+  readonly #byThread = new Map<string, ViewEntry>();
 
   /** Records a grant sent as part of the snapshot. */
   seed(grant: Grant): void {
-    this.byThread.set(grant.threadId, { grantedAt: grant.grantedAt, role: grant.role, live: true });
+    this.#byThread.set(grant.threadId, { grantedAt: grant.grantedAt, role: grant.role, live: true });
   }
 
   /** Whether this change is news to the client; if so, the view takes it in. */
   accept(change: GrantChange, grant: Grant): boolean {
-    const known = this.byThread.get(grant.threadId);
+    const known = this.#byThread.get(grant.threadId);
     switch (change) {
       case 'added': {
         if (
@@ -35,18 +36,16 @@ export class GrantView {
           return false;
         }
         if (known && !known.live && known.grantedAt > grant.grantedAt) return false;
-        this.byThread.set(grant.threadId, { grantedAt: grant.grantedAt, role: grant.role, live: true });
+        this.#byThread.set(grant.threadId, { grantedAt: grant.grantedAt, role: grant.role, live: true });
         return true;
       }
       case 'revoked': {
         if (!known?.live || known.grantedAt > grant.grantedAt) return false;
-        this.byThread.set(grant.threadId, { grantedAt: grant.grantedAt, role: grant.role, live: false });
+        this.#byThread.set(grant.threadId, { grantedAt: grant.grantedAt, role: grant.role, live: false });
         return true;
       }
-      default: {
-        const unreachable: never = change;
-        throw new Error(`unknown grant change ${String(unreachable)}`);
-      }
+      default:
+        return assertNever(change, 'grant change');
     }
   }
 }

@@ -11,58 +11,61 @@ import type { Connection } from './connection.js';
  */
 export class GrantsSubscription {
   readonly kind = 'grants';
-  private readonly view = new GrantView();
-  private held: Array<{ change: GrantChange; grant: Grant }> | null = [];
-  private isEnded = false;
+  readonly #view = new GrantView();
+  #held: Array<{ change: GrantChange; grant: Grant }> | null = [];
+  #isEnded = false;
+  readonly #connection: Connection;
 
   constructor(
-    private readonly connection: Connection,
+    connection: Connection,
     readonly id: string,
-  ) {}
+  ) {
+    this.#connection = connection;
+  }
 
   get ended(): boolean {
-    return this.isEnded;
+    return this.#isEnded;
   }
 
   async start(): Promise<void> {
     let grants: Grant[];
     try {
-      grants = await this.connection.context.deps.listLiveGrants(this.connection.principalId);
+      grants = await this.#connection.context.deps.listLiveGrants(this.#connection.principalId);
     } catch (error) {
-      this.connection.context.deps.logger.error({ err: error, subscriptionId: this.id }, 'grants subscription failed');
+      this.#connection.context.deps.logger.error({ err: error, subscriptionId: this.id }, 'grants subscription failed');
       this.end();
-      this.connection.sendControl(errorFrame('internal', 'listing grants failed; subscribe again', this.id));
+      this.#connection.sendControl(errorFrame('internal', 'listing grants failed; subscribe again', this.id));
       return;
     }
-    if (this.isEnded) return;
+    if (this.#isEnded) return;
     for (const grant of grants) {
-      this.view.seed(grant);
-      this.send('added', grant);
+      this.#view.seed(grant);
+      this.#send('added', grant);
     }
-    this.connection.sendControl(serializeFrame({ type: 'grants_synced', id: this.id }));
-    const held = this.held ?? [];
-    this.held = null;
+    this.#connection.sendControl(serializeFrame({ type: 'grants_synced', id: this.id }));
+    const held = this.#held ?? [];
+    this.#held = null;
     for (const { change, grant } of held) this.onChange(change, grant);
   }
 
   /** A change of one of this principal's grants, from the bus. */
   onChange(change: GrantChange, grant: Grant): void {
-    if (this.isEnded) return;
-    if (this.held !== null) {
-      this.held.push({ change, grant });
+    if (this.#isEnded) return;
+    if (this.#held !== null) {
+      this.#held.push({ change, grant });
       return;
     }
-    if (this.view.accept(change, grant)) this.send(change, grant);
+    if (this.#view.accept(change, grant)) this.#send(change, grant);
   }
 
   end(): void {
-    if (this.isEnded) return;
-    this.isEnded = true;
-    this.held = null;
-    this.connection.forgetSubscription(this);
+    if (this.#isEnded) return;
+    this.#isEnded = true;
+    this.#held = null;
+    this.#connection.forgetSubscription(this);
   }
 
-  private send(change: GrantChange, grant: Grant): void {
-    this.connection.sendLive(serializeFrame({ type: 'grant', id: this.id, change, grant }));
+  #send(change: GrantChange, grant: Grant): void {
+    this.#connection.sendLive(serializeFrame({ type: 'grant', id: this.id, change, grant }));
   }
 }

@@ -34,78 +34,77 @@ export class ThreadSubscription {
   readonly kind = 'thread';
   readonly id: string;
   readonly threadId: string;
-  private readonly prefix: string;
-  private lastSeq: number;
-  private mode: Mode = 'checking';
-  private confirmed = false;
+  readonly #prefix: string;
+  #lastSeq: number;
+  #mode: Mode = 'checking';
+  #confirmed = false;
   /** Access re-checks in flight; while any is, live events are held, not sent. */
-  private holds = 0;
-  private pending: Array<{ seq: number; json: string }> = [];
-  private pendingBytes = 0;
-  private overflowed = false;
-  private watch: ThreadWatch | null = null;
+  #holds = 0;
+  #pending: Array<{ seq: number; json: string }> = [];
+  #pendingBytes = 0;
+  #overflowed = false;
+  #watch: ThreadWatch | null = null;
   /** The presence mark taken when this subscription joined the hub: it is told only later changes. */
   presenceFrom = Number.POSITIVE_INFINITY;
   /** Presence changes held until `subscribed` is sent, or while access is re-checked: the last word per principal. */
-  private heldPresence: Map<string, boolean> | null = null;
+  #heldPresence: Map<string, boolean> | null = null;
+  readonly #connection: Connection;
 
-  constructor(
-    private readonly connection: Connection,
-    frame: SubscribeFrame,
-  ) {
+  constructor(connection: Connection, frame: SubscribeFrame) {
+    this.#connection = connection;
     this.id = frame.id;
     this.threadId = frame.threadId;
-    this.lastSeq = frame.afterSeq;
-    this.prefix = eventFramePrefix(frame.id);
+    this.#lastSeq = frame.afterSeq;
+    this.#prefix = eventFramePrefix(frame.id);
   }
 
   get ended(): boolean {
-    return this.mode === 'ended';
+    return this.#mode === 'ended';
   }
 
   async start(): Promise<void> {
-    const { deps } = this.connection.context;
+    const { deps } = this.#connection.context;
     let access: ReadAccess;
     try {
-      access = await deps.readAccess(this.connection.principalId, this.threadId);
+      access = await deps.readAccess(this.#connection.principalId, this.threadId);
     } catch (error) {
-      this.fail(error);
+      this.#fail(error);
       return;
     }
     if (this.ended) return;
     if (access !== 'read') {
-      this.connection.forgetSubscription(this);
-      this.mode = 'ended';
+      this.#connection.forgetSubscription(this);
+      this.#mode = 'ended';
       // The same answers as HTTP: 404's code for no such thread, 403's for no read access.
       const message =
         access === 'not_found'
           ? `thread ${this.threadId} not found`
-          : `${this.connection.principalId} may not read thread ${this.threadId}`;
-      this.connection.sendControl(errorFrame(access, message, this.id, { threadId: this.threadId }));
+          : `${this.#connection.principalId} may not read thread ${this.threadId}`;
+      this.#connection.sendControl(errorFrame(access, message, this.id, { threadId: this.threadId }));
       return;
     }
-    this.connection.context.hub.addThreadSubscription(this);
-    this.mode = 'catching_up';
+    this.#connection.context.hub.addThreadSubscription(this);
+    this.#mode = 'catching_up';
     // On a database shared by several instances, events of this thread are published here only
     // once the bus knows the thread is served and has read its head: the backlog is read after that.
-    this.watch = deps.bus.watchThread(this.threadId);
+    this.#watch = deps.bus.watchThread(this.threadId);
     try {
-      await this.watch.ready;
+      await this.#watch.ready;
     } catch (error) {
-      this.fail(error);
+      this.#fail(error);
       return;
     }
-    await this.catchUp();
+    await this.#catchUp();
   }
 
   /** Called by the hub for every committed batch of this thread, in seq order. */
   onLiveEvents(events: readonly EventEnvelope[], jsons: readonly string[]): void {
-    if (this.mode === 'live' && this.holds === 0) {
-      this.deliverLive(events, jsons, 0);
+    if (this.#mode === 'live' && this.#holds === 0) {
+      this.#deliverLive(events, jsons, 0);
       return;
     }
-    if (this.mode === 'ended' || this.mode === 'checking') return;
-    this.hold(events, jsons, 0);
+    if (this.#mode === 'ended' || this.#mode === 'checking') return;
+    this.#hold(events, jsons, 0);
   }
 
   /**
@@ -115,109 +114,110 @@ export class ThreadSubscription {
    * it is online (its own first socket's news would only race with its own subscribe).
    */
   onPresence(principalId: string, online: boolean): void {
-    if (this.ended || principalId === this.connection.principalId) return;
-    if (!this.confirmed || this.holds > 0) {
-      (this.heldPresence ??= new Map()).set(principalId, online);
+    if (this.ended || principalId === this.#connection.principalId) return;
+    if (!this.#confirmed || this.#holds > 0) {
+      (this.#heldPresence ??= new Map()).set(principalId, online);
       return;
     }
-    this.sendPresence(principalId, online);
+    this.#sendPresence(principalId, online);
   }
 
-  private sendPresence(principalId: string, online: boolean): void {
-    this.connection.sendControl(serializeFrame({ type: 'presence', id: this.id, principalId, online }));
+  #sendPresence(principalId: string, online: boolean): void {
+    this.#connection.sendControl(serializeFrame({ type: 'presence', id: this.id, principalId, online }));
   }
 
-  private releasePresence(): void {
-    const held = this.heldPresence;
-    if (held === null || !this.confirmed || this.holds > 0) return;
-    this.heldPresence = null;
+  #releasePresence(): void {
+    const held = this.#heldPresence;
+    if (held === null || !this.#confirmed || this.#holds > 0) return;
+    this.#heldPresence = null;
     for (const [principalId, online] of held) {
       if (this.ended) return;
-      this.sendPresence(principalId, online);
+      this.#sendPresence(principalId, online);
     }
   }
 
   /** Access may have been lost (a grant of this principal was revoked): check again, holding live events meanwhile. */
   async recheck(): Promise<void> {
     if (this.ended) return;
-    this.holds += 1;
-    if (this.mode === 'live') {
-      this.mode = 'buffering';
-      this.dropPending();
+    this.#holds += 1;
+    if (this.#mode === 'live') {
+      this.#mode = 'buffering';
+      this.#dropPending();
     }
     let readable: boolean;
     try {
-      readable = (await this.connection.context.deps.readAccess(this.connection.principalId, this.threadId)) === 'read';
+      readable =
+        (await this.#connection.context.deps.readAccess(this.#connection.principalId, this.threadId)) === 'read';
     } catch (error) {
-      this.fail(error);
+      this.#fail(error);
       return;
     }
-    this.holds -= 1;
+    this.#holds -= 1;
     if (this.ended) return;
     if (!readable) {
       this.end(SUBSCRIPTION_END_REASONS.grantRevoked);
       return;
     }
-    this.releasePresence();
-    if (this.holds === 0 && this.mode === 'buffering') await this.catchUp();
+    this.#releasePresence();
+    if (this.#holds === 0 && this.#mode === 'buffering') await this.#catchUp();
   }
 
   /** Ends the subscription; with a reason, tells the client. */
   end(reason?: string): void {
     if (this.ended) return;
-    this.mode = 'ended';
-    this.dropPending();
-    this.heldPresence = null;
-    this.watch?.release();
-    this.connection.context.hub.removeThreadSubscription(this);
-    this.connection.forgetSubscription(this);
+    this.#mode = 'ended';
+    this.#dropPending();
+    this.#heldPresence = null;
+    this.#watch?.release();
+    this.#connection.context.hub.removeThreadSubscription(this);
+    this.#connection.forgetSubscription(this);
     if (reason !== undefined) {
-      this.connection.sendControl(serializeFrame({ type: 'subscription_ended', id: this.id, reason }));
+      this.#connection.sendControl(serializeFrame({ type: 'subscription_ended', id: this.id, reason }));
     }
   }
 
-  private deliverLive(events: readonly EventEnvelope[], jsons: readonly string[], from: number): void {
+  #deliverLive(events: readonly EventEnvelope[], jsons: readonly string[], from: number): void {
     for (let i = from; i < events.length; i += 1) {
       const seq = (events[i] as EventEnvelope).seq;
-      if (seq <= this.lastSeq) continue;
-      if (seq !== this.lastSeq + 1) {
+      if (seq <= this.#lastSeq) continue;
+      if (seq !== this.#lastSeq + 1) {
         // A gap: never skip ahead. Hold the rest and fill the gap from the store.
-        this.hold(events, jsons, i);
-        this.connection.track(this.catchUp());
+        this.#hold(events, jsons, i);
+        this.#connection.track(this.#catchUp());
         return;
       }
-      if (!this.connection.sendLive(this.prefix + (jsons[i] as string) + EVENT_FRAME_SUFFIX)) return;
-      this.lastSeq = seq;
+      if (!this.#connection.sendLive(this.#prefix + (jsons[i] as string) + EVENT_FRAME_SUFFIX)) return;
+      this.#lastSeq = seq;
     }
   }
 
-  private hold(events: readonly EventEnvelope[], jsons: readonly string[], from: number): void {
-    if (this.mode === 'live') this.mode = 'catching_up';
+  #hold(events: readonly EventEnvelope[], jsons: readonly string[], from: number): void {
+    if (this.#mode === 'live') this.#mode = 'catching_up';
     for (let i = from; i < events.length; i += 1) {
       const seq = (events[i] as EventEnvelope).seq;
-      if (seq <= this.lastSeq) continue;
+      if (seq <= this.#lastSeq) continue;
       const json = jsons[i] as string;
       // Held events of all the socket's subscriptions share one bound; past it this one's are read from the store instead.
       if (
-        this.pending.length >= MAX_PENDING_EVENTS ||
-        this.connection.heldBytes + json.length > this.connection.context.maxBufferedBytes
+        this.#pending.length >= MAX_PENDING_EVENTS ||
+        this.#connection.heldBytes + json.length > this.#connection.context.maxBufferedBytes
       ) {
-        this.dropPending();
-        this.overflowed = true;
+        this.#dropPending();
+        this.#overflowed = true;
       }
-      this.pending.push({ seq, json });
-      this.pendingBytes += json.length;
-      this.connection.heldBytes += json.length;
+      this.#pending.push({ seq, json });
+      this.#pendingBytes += json.length;
+      this.#connection.heldBytes += json.length;
     }
   }
 
-  private dropPending(): void {
-    this.connection.heldBytes -= this.pendingBytes;
-    this.pending = [];
-    this.pendingBytes = 0;
+  #dropPending(): void {
+    this.#connection.heldBytes -= this.#pendingBytes;
+    this.#pending = [];
+    this.#pendingBytes = 0;
   }
 
-  private running = false;
+  #running = false;
 
   /**
    * Reads the store from `lastSeq` until caught up, then joins the live
@@ -225,50 +225,50 @@ export class ThreadSubscription {
    * `finally` clears `running` in the same turn as the loop's last decision,
    * so a re-check that finishes right after can start the next loop.
    */
-  private async catchUp(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
+  async #catchUp(): Promise<void> {
+    if (this.#running) return;
+    this.#running = true;
     try {
-      this.mode = 'catching_up';
+      this.#mode = 'catching_up';
       for (;;) {
         if (this.ended) return;
-        if (this.holds > 0) {
-          this.mode = 'buffering';
+        if (this.#holds > 0) {
+          this.#mode = 'buffering';
           return;
         }
-        const outcome = await this.connection.backlogTurn(() => this.sendPage());
+        const outcome = await this.#connection.backlogTurn(() => this.#sendPage());
         if (outcome === 'stop') return;
         if (outcome === 'more') continue;
 
         // Caught up with the store as of that read: join the live stream through what was held.
-        const held = this.pending;
-        this.dropPending();
-        if (this.overflowed) {
-          this.overflowed = false;
+        const held = this.#pending;
+        this.#dropPending();
+        if (this.#overflowed) {
+          this.#overflowed = false;
           continue;
         }
         let gap = false;
         for (const item of held) {
-          if (item.seq <= this.lastSeq) continue;
-          if (item.seq !== this.lastSeq + 1) {
+          if (item.seq <= this.#lastSeq) continue;
+          if (item.seq !== this.#lastSeq + 1) {
             gap = true;
             break;
           }
-          if (!this.connection.sendLive(this.prefix + item.json + EVENT_FRAME_SUFFIX)) return;
-          this.lastSeq = item.seq;
+          if (!this.#connection.sendLive(this.#prefix + item.json + EVENT_FRAME_SUFFIX)) return;
+          this.#lastSeq = item.seq;
         }
         if (gap) continue;
-        if (this.holds > 0) {
-          this.mode = 'buffering';
+        if (this.#holds > 0) {
+          this.#mode = 'buffering';
           return;
         }
-        this.mode = 'live';
+        this.#mode = 'live';
         return;
       }
     } catch (error) {
-      this.fail(error);
+      this.#fail(error);
     } finally {
-      this.running = false;
+      this.#running = false;
     }
   }
 
@@ -276,48 +276,48 @@ export class ThreadSubscription {
    * One backlog page: read from `lastSeq`, written out at the socket's pace.
    * Runs in the socket's backlog turn, so one page is in hand per socket.
    */
-  private async sendPage(): Promise<'stop' | 'more' | 'caught_up'> {
+  async #sendPage(): Promise<'stop' | 'more' | 'caught_up'> {
     if (this.ended) return 'stop';
-    if (this.holds > 0) {
-      this.mode = 'buffering';
+    if (this.#holds > 0) {
+      this.#mode = 'buffering';
       return 'stop';
     }
-    const page = await this.connection.context.deps.readEvents(this.threadId, this.lastSeq, BACKLOG_PAGE_EVENTS);
+    const page = await this.#connection.context.deps.readEvents(this.threadId, this.#lastSeq, BACKLOG_PAGE_EVENTS);
     if (this.ended) return 'stop';
-    if (this.holds > 0) {
-      this.mode = 'buffering';
+    if (this.#holds > 0) {
+      this.#mode = 'buffering';
       return 'stop';
     }
-    if (!this.confirmed) {
-      this.confirmed = true;
-      this.connection.sendControl(serializeFrame({ type: 'subscribed', id: this.id, headSeq: page.headSeq }));
-      this.releasePresence();
+    if (!this.#confirmed) {
+      this.#confirmed = true;
+      this.#connection.sendControl(serializeFrame({ type: 'subscribed', id: this.id, headSeq: page.headSeq }));
+      this.#releasePresence();
     }
     for (const event of page.events) {
-      if (event.seq <= this.lastSeq) continue;
-      if (event.seq !== this.lastSeq + 1) break; // the store never has gaps; if it ever did, re-read
-      this.connection.sendPaced(this.prefix + JSON.stringify(event) + EVENT_FRAME_SUFFIX);
-      this.lastSeq = event.seq;
-      if (this.connection.needsDrain()) {
-        await this.connection.drained();
+      if (event.seq <= this.#lastSeq) continue;
+      if (event.seq !== this.#lastSeq + 1) break; // the store never has gaps; if it ever did, re-read
+      this.#connection.sendPaced(this.#prefix + JSON.stringify(event) + EVENT_FRAME_SUFFIX);
+      this.#lastSeq = event.seq;
+      if (this.#connection.needsDrain()) {
+        await this.#connection.drained();
         if (this.ended) return 'stop';
-        if (this.holds > 0) {
-          this.mode = 'buffering';
+        if (this.#holds > 0) {
+          this.#mode = 'buffering';
           return 'stop';
         }
       }
     }
-    return page.events.length > 0 && this.lastSeq < page.headSeq ? 'more' : 'caught_up';
+    return page.events.length > 0 && this.#lastSeq < page.headSeq ? 'more' : 'caught_up';
   }
 
-  private fail(error: unknown): void {
+  #fail(error: unknown): void {
     if (this.ended) return;
-    this.connection.context.deps.logger.error(
+    this.#connection.context.deps.logger.error(
       { err: error, threadId: this.threadId, subscriptionId: this.id },
       'thread subscription failed',
     );
     this.end();
-    this.connection.sendControl(
+    this.#connection.sendControl(
       errorFrame('internal', 'the subscription failed; subscribe again from your last seq', this.id),
     );
   }

@@ -19,7 +19,7 @@ async function start(clockToleranceSeconds?: number): Promise<void> {
       issuer: idp.issuer,
       audience: idp.audience,
       clientId: idp.clientId,
-      ...(clockToleranceSeconds === undefined ? {} : { clockToleranceSeconds }),
+      clockToleranceSeconds,
     },
   });
 }

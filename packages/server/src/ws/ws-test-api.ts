@@ -5,15 +5,19 @@
 import type { EventEnvelope, Grant, Principal, Thread, Token } from '@bubble/protocol';
 
 export class TestApi {
+  readonly #baseUrl: string;
+
   constructor(
-    private readonly baseUrl: string,
+    baseUrl: string,
     readonly token: string,
-  ) {}
+  ) {
+    this.#baseUrl = baseUrl;
+  }
 
   async call<T>(method: string, path: string, body?: unknown, expectStatus?: number): Promise<T> {
     const headers: Record<string, string> = { authorization: `Bearer ${this.token}` };
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const response = await fetch(`${this.baseUrl}${path}`, {
+    const response = await fetch(`${this.#baseUrl}${path}`, {
       method,
       headers,
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),

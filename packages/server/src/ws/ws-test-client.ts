@@ -14,15 +14,15 @@ export interface CloseInfo {
 }
 
 export class TestSocket {
-  private readonly queue: Frame[] = [];
-  private waiter: { predicate: (frame: Frame) => boolean; resolve: (frame: Frame) => void } | null = null;
+  readonly #queue: Frame[] = [];
+  #waiter: { predicate: (frame: Frame) => boolean; resolve: (frame: Frame) => void } | null = null;
   readonly closed: Promise<CloseInfo>;
 
   private constructor(readonly ws: WebSocket) {
     ws.on('message', (data: Buffer, isBinary: boolean) => {
       const frame = JSON.parse(isBinary ? '{"type":"<binary>"}' : data.toString('utf8')) as Frame;
-      this.queue.push(frame);
-      this.deliver();
+      this.#queue.push(frame);
+      this.#deliver();
     });
     this.closed = new Promise((resolve) => {
       ws.on('close', (code, reason) => resolve({ code, reason: reason.toString('utf8') }));
@@ -54,18 +54,18 @@ export class TestSocket {
 
   /** The next frame (in arrival order), optionally skipping frames that do not match. */
   next(predicate: (frame: Frame) => boolean = () => true, timeoutMs = 10_000): Promise<Frame> {
-    const index = this.queue.findIndex(predicate);
+    const index = this.#queue.findIndex(predicate);
     if (index >= 0) {
-      const [frame] = this.queue.splice(0, index + 1).slice(-1);
+      const [frame] = this.#queue.splice(0, index + 1).slice(-1);
       return Promise.resolve(frame as Frame);
     }
-    this.queue.length = 0;
+    this.#queue.length = 0;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
-        this.waiter = null;
+        this.#waiter = null;
         reject(new Error(`no matching frame within ${timeoutMs} ms`));
       }, timeoutMs);
-      this.waiter = {
+      this.#waiter = {
         predicate,
         resolve: (frame) => {
           clearTimeout(timer);
@@ -95,24 +95,24 @@ export class TestSocket {
 
   /** Frames received and not yet taken. */
   pending(): readonly Frame[] {
-    return this.queue;
+    return this.#queue;
   }
 
   close(): void {
     this.ws.close();
   }
 
-  private deliver(): void {
-    if (this.waiter === null) return;
-    const index = this.queue.findIndex(this.waiter.predicate);
+  #deliver(): void {
+    if (this.#waiter === null) return;
+    const index = this.#queue.findIndex(this.#waiter.predicate);
     if (index < 0) {
       // Frames that do not match are skipped, exactly as `next` documents.
-      this.queue.length = 0;
+      this.#queue.length = 0;
       return;
     }
-    const [frame] = this.queue.splice(0, index + 1).slice(-1);
-    const { resolve } = this.waiter;
-    this.waiter = null;
+    const [frame] = this.#queue.splice(0, index + 1).slice(-1);
+    const { resolve } = this.#waiter;
+    this.#waiter = null;
     resolve(frame as Frame);
   }
 }

@@ -56,12 +56,12 @@ const FACTS_SQL = `
  * overlay `WriteTx.noteGrant` keeps).
  */
 export class AppendFactsCache {
-  private readonly pairs = new Set<string>();
-  private readonly granted = new Set<string>();
-  private readonly askedEvents = new Set<string>();
-  private readonly events = new Map<string, EventEnvelope>();
-  private readonly askedRuns = new Set<string>();
-  private readonly runs = new Map<string, RunState>();
+  readonly #pairs = new Set<string>();
+  readonly #granted = new Set<string>();
+  readonly #askedEvents = new Set<string>();
+  readonly #events = new Map<string, EventEnvelope>();
+  readonly #askedRuns = new Set<string>();
+  readonly #runs = new Map<string, RunState>();
 
   static async load(client: pg.PoolClient, requests: readonly AppendKeys[]): Promise<AppendFactsCache> {
     const cache = new AppendFactsCache();
@@ -69,32 +69,32 @@ export class AppendFactsCache {
     const events: string[][] = [[], [], []];
     const runs: string[][] = [[], []];
     for (const r of requests) {
-      if (!cache.pairs.has(key(r.threadId, r.principalId))) {
-        cache.pairs.add(key(r.threadId, r.principalId));
+      if (!cache.#pairs.has(key(r.threadId, r.principalId))) {
+        cache.#pairs.add(key(r.threadId, r.principalId));
         grants[0]!.push(r.threadId);
         grants[1]!.push(r.principalId);
       }
       for (const c of r.clientEventIds) {
-        if (cache.askedEvents.has(key(r.threadId, r.principalId, c))) continue;
-        cache.askedEvents.add(key(r.threadId, r.principalId, c));
+        if (cache.#askedEvents.has(key(r.threadId, r.principalId, c))) continue;
+        cache.#askedEvents.add(key(r.threadId, r.principalId, c));
         events[0]!.push(r.threadId);
         events[1]!.push(r.principalId);
         events[2]!.push(c);
       }
       for (const id of r.runIds) {
-        if (cache.askedRuns.has(key(r.threadId, id))) continue;
-        cache.askedRuns.add(key(r.threadId, id));
+        if (cache.#askedRuns.has(key(r.threadId, id))) continue;
+        cache.#askedRuns.add(key(r.threadId, id));
         runs[0]!.push(r.threadId);
         runs[1]!.push(id);
       }
     }
     const { rows } = await client.query<FactRow>(FACTS_SQL, [...grants, ...events, ...runs]);
     for (const row of rows) {
-      if (row.kind === 'g') cache.granted.add(key(row.thread_id, row.principal_id));
+      if (row.kind === 'g') cache.#granted.add(key(row.thread_id, row.principal_id));
       else if (row.kind === 'e') {
-        cache.events.set(key(row.thread_id, row.principal_id, row.fact.client_event_id!), toEnvelope(row.fact));
+        cache.#events.set(key(row.thread_id, row.principal_id, row.fact.client_event_id!), toEnvelope(row.fact));
       } else {
-        cache.runs.set(key(row.thread_id, row.fact.run_id), {
+        cache.#runs.set(key(row.thread_id, row.fact.run_id), {
           ownerPrincipalId: row.fact.principal_id,
           started: row.fact.started,
           finished: row.fact.finished,
@@ -107,19 +107,19 @@ export class AppendFactsCache {
   /** The facts of these keys, if this cache read all of them. */
   factsOf(keys: AppendKeys): AppendFacts | undefined {
     const { threadId, principalId } = keys;
-    if (!this.pairs.has(key(threadId, principalId))) return undefined;
-    if (!keys.clientEventIds.every((c) => this.askedEvents.has(key(threadId, principalId, c)))) return undefined;
-    if (!keys.runIds.every((id) => this.askedRuns.has(key(threadId, id)))) return undefined;
+    if (!this.#pairs.has(key(threadId, principalId))) return undefined;
+    if (!keys.clientEventIds.every((c) => this.#askedEvents.has(key(threadId, principalId, c)))) return undefined;
+    if (!keys.runIds.every((id) => this.#askedRuns.has(key(threadId, id)))) return undefined;
     const replays = new Map<string, EventEnvelope>();
     for (const c of keys.clientEventIds) {
-      const event = this.events.get(key(threadId, principalId, c));
+      const event = this.#events.get(key(threadId, principalId, c));
       if (event) replays.set(c, event);
     }
     const runs = new Map<string, RunState>();
     for (const id of keys.runIds) {
-      const run = this.runs.get(key(threadId, id));
+      const run = this.#runs.get(key(threadId, id));
       if (run) runs.set(id, run);
     }
-    return { granted: this.granted.has(key(threadId, principalId)), replays, runs };
+    return { granted: this.#granted.has(key(threadId, principalId)), replays, runs };
   }
 }

@@ -51,51 +51,54 @@ const MAX_HINT_BYTES = 7_500;
  * own transaction (no savepoints: PostgreSQL slows sharply past 64 subtransactions).
  */
 export class PostgresGroupCommit {
-  private queue: Pending[] = [];
-  private running = false;
-  private idle: Array<() => void> = [];
+  #queue: Pending[] = [];
+  #running = false;
+  #idle: Array<() => void> = [];
+  readonly #pool: pg.Pool;
+  readonly #now: () => Date;
+  readonly #onCommit: (messages: LiveBusMessage[]) => void;
 
-  constructor(
-    private readonly pool: pg.Pool,
-    private readonly now: () => Date,
-    private readonly onCommit: (messages: LiveBusMessage[]) => void,
-  ) {}
+  constructor(pool: pg.Pool, now: () => Date, onCommit: (messages: LiveBusMessage[]) => void) {
+    this.#pool = pool;
+    this.#now = now;
+    this.#onCommit = onCommit;
+  }
 
   enqueue<T>(job: WriteJob<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ job: job as WriteJob<unknown>, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.running) {
-        this.running = true;
-        setImmediate(() => void this.drain());
+      this.#queue.push({ job: job as WriteJob<unknown>, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.#running) {
+        this.#running = true;
+        setImmediate(() => void this.#drain());
       }
     });
   }
 
   /** Resolves once nothing is queued or committing. */
   drained(): Promise<void> {
-    if (!this.running && this.queue.length === 0) return Promise.resolve();
-    return new Promise((resolve) => this.idle.push(resolve));
+    if (!this.#running && this.#queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
   }
 
-  private async drain(): Promise<void> {
-    while (this.queue.length > 0) {
-      const batch = this.queue;
-      this.queue = [];
-      await this.commitGroup(batch);
+  async #drain(): Promise<void> {
+    while (this.#queue.length > 0) {
+      const batch = this.#queue;
+      this.#queue = [];
+      await this.#commitGroup(batch);
     }
-    this.running = false;
-    for (const waiter of this.idle.splice(0)) waiter();
+    this.#running = false;
+    for (const waiter of this.#idle.splice(0)) waiter();
   }
 
   /**
    * Commits a group; on failure, each of its jobs alone. A lone job that lost its connection before
    * COMMIT, or lost a race with another instance's transaction, runs once more.
    */
-  private async commitGroup(batch: Pending[], retry = true): Promise<void> {
-    const attempt = await this.attempt(batch);
+  async #commitGroup(batch: Pending[], retry = true): Promise<void> {
+    const attempt = await this.#attempt(batch);
     if (attempt.ok) {
       try {
-        if (attempt.messages.length > 0) this.onCommit(attempt.messages);
+        if (attempt.messages.length > 0) this.#onCommit(attempt.messages);
       } catch {
         // A listener's failure must not undo or block a committed write.
       }
@@ -113,24 +116,24 @@ export class PostgresGroupCommit {
       return;
     }
     if (batch.length > 1) {
-      for (const pending of batch) await this.commitGroup([pending]);
+      for (const pending of batch) await this.#commitGroup([pending]);
       return;
     }
     if (retry && (isConnectionLost(attempt.error) || isRaceLost(attempt.error))) {
-      await this.commitGroup(batch, false);
+      await this.#commitGroup(batch, false);
       return;
     }
     batch[0]!.reject(toStoreError(attempt.error));
   }
 
-  private async attempt(
+  async #attempt(
     batch: Pending[],
   ): Promise<
     { ok: true; outcomes: Outcome[]; messages: LiveBusMessage[] } | { ok: false; error: unknown; committing: boolean }
   > {
     let client: pg.PoolClient;
     try {
-      client = await connectOrUnavailable(this.pool);
+      client = await connectOrUnavailable(this.#pool);
     } catch (error) {
       return { ok: false, error, committing: false };
     }
@@ -142,10 +145,10 @@ export class PostgresGroupCommit {
     let broken: unknown;
     try {
       await client.query('BEGIN');
-      await this.lockThreads(client, group, batch);
+      await this.#lockThreads(client, group, batch);
       const outcomes: Outcome[] = [];
       for (const pending of batch) {
-        const tx = new JobTx(client, group, this.now().toISOString());
+        const tx = new JobTx(client, group, this.#now().toISOString());
         try {
           outcomes.push({ ok: true, value: await pending.job.run(tx) });
         } catch (error) {
@@ -154,7 +157,7 @@ export class PostgresGroupCommit {
           outcomes.push({ ok: false, error });
         }
       }
-      await this.flush(client, group);
+      await this.#flush(client, group);
       committing = true;
       await client.query('COMMIT');
       return { ok: true, outcomes, messages: group.messages };
@@ -174,7 +177,7 @@ export class PostgresGroupCommit {
   }
 
   /** Locks, in one statement and in thread id order, every thread the group's jobs declared. */
-  private async lockThreads(client: pg.PoolClient, group: GroupState, batch: Pending[]): Promise<void> {
+  async #lockThreads(client: pg.PoolClient, group: GroupState, batch: Pending[]): Promise<void> {
     const ids = new Set<string>();
     const reader = {
       read: async <R>(sql: string, params: readonly unknown[] = []) =>
@@ -201,7 +204,7 @@ export class PostgresGroupCommit {
    * heads, runs, no log entry) is one statement: its writes as data-modifying CTEs, the notification as
    * its SELECT. Log entries and outbox messages follow under the log lock, then the notification.
    */
-  private async flush(client: pg.PoolClient, group: GroupState): Promise<void> {
+  async #flush(client: pg.PoolClient, group: GroupState): Promise<void> {
     const params: unknown[] = [];
     const param = (value: unknown): string => {
       params.push(value);
@@ -257,7 +260,7 @@ export class PostgresGroupCommit {
       const { rows } = await client.query<{ id: number }>(
         `INSERT INTO outbox (message, created_at)
          SELECT m, $2 FROM unnest($1::json[]) WITH ORDINALITY AS r(m, n) ORDER BY n RETURNING id`,
-        [outgoing.map((m) => JSON.stringify(m)), this.now().toISOString()],
+        [outgoing.map((m) => JSON.stringify(m)), this.#now().toISOString()],
       );
       outbox = Math.max(...rows.map((row) => row.id));
     }

@@ -1,3 +1,4 @@
+import { assertNever } from '@bubble/protocol';
 import { notFound } from '../../errors/bubble-error.js';
 import { decideInviteAcceptance, isInviteOpen } from '../../domain/invite-rules.js';
 import { hashesEqual } from '../../domain/tokens.js';
@@ -71,10 +72,8 @@ export function inviteMethods({ db, write, now }: PostgresStoreContext): InviteM
               await tx.write(SQL.useInvite, [row.invite_id]);
               return result;
             }
-            default: {
-              const never: never = decision;
-              throw new Error(`unhandled invite decision ${JSON.stringify(never)}`);
-            }
+            default:
+              return assertNever(decision, 'invite decision');
           }
         },
       }),

@@ -88,61 +88,65 @@ const key = (...parts: string[]): string => parts.join('\u0000');
 /** The `WriteTx` of one job: its staged changes can be undone until the job returns. */
 export class JobTx implements WriteTx {
   wrote = false;
-  private readonly undo: Array<() => void> = [];
-  private readonly marks: { events: number; revocations: number; messages: number };
+  readonly #undo: Array<() => void> = [];
+  readonly #marks: { events: number; revocations: number; messages: number };
+  readonly #client: pg.PoolClient;
+  readonly #group: GroupState;
 
   constructor(
-    private readonly client: pg.PoolClient,
-    private readonly group: GroupState,
+    client: pg.PoolClient,
+    group: GroupState,
     readonly nowIso: string,
   ) {
-    this.marks = {
+    this.#client = client;
+    this.#group = group;
+    this.#marks = {
       events: group.events.length,
       revocations: group.revocations.length,
       messages: group.messages.length,
     };
   }
 
-  private async send<R>(sql: string, params: readonly unknown[]): Promise<pg.QueryResult & { rows: R[] }> {
+  async #send<R>(sql: string, params: readonly unknown[]): Promise<pg.QueryResult & { rows: R[] }> {
     try {
-      return (await this.client.query(sql, params as unknown[])) as pg.QueryResult & { rows: R[] };
+      return (await this.#client.query(sql, params as unknown[])) as pg.QueryResult & { rows: R[] };
     } catch (error) {
-      this.group.failed = true;
+      this.#group.failed = true;
       throw error;
     }
   }
 
   async read<R>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
-    return (await this.send<R>(sql, params)).rows;
+    return (await this.#send<R>(sql, params)).rows;
   }
 
   async write<R>(sql: string, params: readonly unknown[] = []): Promise<{ rows: R[]; rowCount: number }> {
     this.wrote = true;
-    const result = await this.send<R>(sql, params);
+    const result = await this.#send<R>(sql, params);
     return { rows: result.rows, rowCount: result.rowCount ?? 0 };
   }
 
   async head(threadId: string): Promise<number | null> {
-    const known = this.group.heads.get(threadId);
+    const known = this.#group.heads.get(threadId);
     if (known !== undefined) return known;
     const rows = await this.read<{ head_seq: number }>('SELECT head_seq FROM threads WHERE thread_id = $1 FOR UPDATE', [
       threadId,
     ]);
     const head = rows[0]?.head_seq ?? null;
-    this.group.heads.set(threadId, head);
+    this.#group.heads.set(threadId, head);
     return head;
   }
 
   knownHead(threadId: string): number | undefined {
-    return this.group.heads.get(threadId) ?? undefined;
+    return this.#group.heads.get(threadId) ?? undefined;
   }
 
   insertedThread(threadId: string): void {
-    this.setHead(threadId, 0);
+    this.#setHead(threadId, 0);
   }
 
   appendEvent(input: StagedEventInput): EventEnvelope {
-    const head = this.group.heads.get(input.threadId);
+    const head = this.#group.heads.get(input.threadId);
     if (head === undefined || head === null)
       throw new Error(`thread ${input.threadId} was not locked before appending`);
     const envelope: EventEnvelope = {
@@ -155,18 +159,18 @@ export class JobTx implements WriteTx {
       clientEventId: input.clientEventId,
       createdAt: this.nowIso,
     };
-    this.setHead(input.threadId, head + 1);
-    this.group.events.push({ envelope, dataJson: input.dataJson ?? JSON.stringify(input.data) });
+    this.#setHead(input.threadId, head + 1);
+    this.#group.events.push({ envelope, dataJson: input.dataJson ?? JSON.stringify(input.data) });
     if (input.clientEventId !== null) {
       const k = key(input.threadId, input.principalId, input.clientEventId);
-      this.group.byClientId.set(k, envelope);
-      this.undo.push(() => this.group.byClientId.delete(k));
+      this.#group.byClientId.set(k, envelope);
+      this.#undo.push(() => this.#group.byClientId.delete(k));
     }
     return envelope;
   }
 
   async appendFacts(keys: AppendKeys): Promise<AppendFacts> {
-    let facts = this.group.facts?.factsOf(keys);
+    let facts = this.#group.facts?.factsOf(keys);
     if (facts === undefined) {
       const [row] = await this.read<{
         granted: boolean;
@@ -184,53 +188,53 @@ export class JobTx implements WriteTx {
         ),
       };
     }
-    const changed = this.group.grants.get(key(keys.threadId, keys.principalId));
+    const changed = this.#group.grants.get(key(keys.threadId, keys.principalId));
     return changed === undefined ? facts : { ...facts, granted: changed };
   }
 
   noteGrant(threadId: string, principalId: string, live: boolean): void {
     const k = key(threadId, principalId);
-    const before = this.group.grants.get(k);
-    this.group.grants.set(k, live);
-    this.undo.push(() => (before === undefined ? this.group.grants.delete(k) : this.group.grants.set(k, before)));
+    const before = this.#group.grants.get(k);
+    this.#group.grants.set(k, live);
+    this.#undo.push(() => (before === undefined ? this.#group.grants.delete(k) : this.#group.grants.set(k, before)));
   }
 
   stagedEvent(threadId: string, principalId: string, clientEventId: string): EventEnvelope | undefined {
-    return this.group.byClientId.get(key(threadId, principalId, clientEventId));
+    return this.#group.byClientId.get(key(threadId, principalId, clientEventId));
   }
 
   stagedRun(threadId: string, runId: string): RunState | undefined {
-    return this.group.runs.get(key(threadId, runId))?.state;
+    return this.#group.runs.get(key(threadId, runId))?.state;
   }
 
   stageRun(threadId: string, runId: string, state: RunState): void {
     const k = key(threadId, runId);
-    const before = this.group.runs.get(k);
-    this.group.runs.set(k, { threadId, runId, state });
-    this.undo.push(() => (before === undefined ? this.group.runs.delete(k) : this.group.runs.set(k, before)));
+    const before = this.#group.runs.get(k);
+    this.#group.runs.set(k, { threadId, runId, state });
+    this.#undo.push(() => (before === undefined ? this.#group.runs.delete(k) : this.#group.runs.set(k, before)));
   }
 
   logRevocation(principalId: string, tokenId: string | null): void {
-    this.group.revocations.push({ principalId, tokenId, revokedAt: this.nowIso });
+    this.#group.revocations.push({ principalId, tokenId, revokedAt: this.nowIso });
   }
 
   emit(message: LiveBusMessage): void {
-    this.group.messages.push(message);
+    this.#group.messages.push(message);
   }
 
   /** Takes back what this job staged (it failed before writing). */
   rollBack(): void {
-    for (const step of this.undo.reverse()) step();
-    this.group.events.length = this.marks.events;
-    this.group.revocations.length = this.marks.revocations;
-    this.group.messages.length = this.marks.messages;
+    for (const step of this.#undo.reverse()) step();
+    this.#group.events.length = this.#marks.events;
+    this.#group.revocations.length = this.#marks.revocations;
+    this.#group.messages.length = this.#marks.messages;
   }
 
-  private setHead(threadId: string, head: number): void {
-    const before = this.group.heads.get(threadId);
-    this.group.heads.set(threadId, head);
-    this.undo.push(() =>
-      before === undefined ? this.group.heads.delete(threadId) : this.group.heads.set(threadId, before),
+  #setHead(threadId: string, head: number): void {
+    const before = this.#group.heads.get(threadId);
+    this.#group.heads.set(threadId, head);
+    this.#undo.push(() =>
+      before === undefined ? this.#group.heads.delete(threadId) : this.#group.heads.set(threadId, before),
     );
   }
 }

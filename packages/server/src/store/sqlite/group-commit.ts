@@ -30,75 +30,76 @@ interface Pending {
  * COMMIT, in job order, before any promise settles.
  */
 export class GroupCommit {
-  private queue: Pending[] = [];
-  private scheduled = false;
-  private idle: Array<() => void> = [];
-  private readonly begin: Statement;
-  private readonly commit: Statement;
-  private readonly rollback: Statement;
-  private readonly savepoint: Statement;
-  private readonly release: Statement;
-  private readonly rollbackTo: Statement;
+  #queue: Pending[] = [];
+  #scheduled = false;
+  #idle: Array<() => void> = [];
+  readonly #begin: Statement;
+  readonly #commit: Statement;
+  readonly #rollback: Statement;
+  readonly #savepoint: Statement;
+  readonly #release: Statement;
+  readonly #rollbackTo: Statement;
+  readonly #db: Database;
+  readonly #onCommit: (messages: LiveBusMessage[]) => void;
 
-  constructor(
-    private readonly db: Database,
-    private readonly onCommit: (messages: LiveBusMessage[]) => void,
-  ) {
-    this.begin = db.prepare('BEGIN IMMEDIATE');
-    this.commit = db.prepare('COMMIT');
-    this.rollback = db.prepare('ROLLBACK');
-    this.savepoint = db.prepare('SAVEPOINT job');
-    this.release = db.prepare('RELEASE job');
-    this.rollbackTo = db.prepare('ROLLBACK TO job');
+  constructor(db: Database, onCommit: (messages: LiveBusMessage[]) => void) {
+    this.#db = db;
+    this.#onCommit = onCommit;
+    this.#begin = db.prepare('BEGIN IMMEDIATE');
+    this.#commit = db.prepare('COMMIT');
+    this.#rollback = db.prepare('ROLLBACK');
+    this.#savepoint = db.prepare('SAVEPOINT job');
+    this.#release = db.prepare('RELEASE job');
+    this.#rollbackTo = db.prepare('ROLLBACK TO job');
   }
 
   enqueue<T>(run: WriteJob<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ run, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
+      this.#queue.push({ run, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        setImmediate(() => this.#flush());
       }
     });
   }
 
   /** Resolves once nothing is queued. */
   drained(): Promise<void> {
-    if (this.queue.length === 0 && !this.scheduled) return Promise.resolve();
-    return new Promise((resolve) => this.idle.push(resolve));
+    if (this.#queue.length === 0 && !this.#scheduled) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
   }
 
-  private flush(): void {
-    this.scheduled = false;
-    const batch = this.queue;
-    this.queue = [];
+  #flush(): void {
+    this.#scheduled = false;
+    const batch = this.#queue;
+    this.#queue = [];
     try {
-      this.commitGroup(batch);
+      this.#commitGroup(batch);
     } catch (error) {
       // Only reached when the database itself fails (BEGIN, COMMIT, a savepoint
       // statement): nothing of this group is committed, every job is refused.
       try {
-        if (this.db.inTransaction) this.rollback.run();
+        if (this.#db.inTransaction) this.#rollback.run();
       } catch {
         // The transaction is already gone; nothing more to undo.
       }
       for (const job of batch) job.reject(error);
     }
-    this.notifyIdle();
+    this.#notifyIdle();
   }
 
-  private commitGroup(batch: Pending[]): void {
-    this.begin.run();
+  #commitGroup(batch: Pending[]): void {
+    this.#begin.run();
     // Most groups have no failing job: run them without a savepoint each. When one throws,
     // undo the whole attempt and run the group again with every job in its own savepoint.
-    let ran = this.runJobs(batch, false);
+    let ran = this.#runJobs(batch, false);
     if (ran === null) {
-      if (this.db.inTransaction) this.rollback.run();
-      this.begin.run();
-      ran = this.runJobs(batch, true)!;
+      if (this.#db.inTransaction) this.#rollback.run();
+      this.#begin.run();
+      ran = this.#runJobs(batch, true)!;
     }
-    this.commit.run();
-    if (ran.messages.length > 0) this.onCommit(ran.messages);
+    this.#commit.run();
+    if (ran.messages.length > 0) this.#onCommit(ran.messages);
     batch.forEach((job, i) => {
       const outcome = ran.outcomes[i];
       if (outcome?.ok) job.resolve(outcome.value);
@@ -107,31 +108,31 @@ export class GroupCommit {
   }
 
   /** Runs every job of the group; without `isolated`, answers null at the first job that throws. */
-  private runJobs(batch: Pending[], isolated: boolean): GroupRun | null {
+  #runJobs(batch: Pending[], isolated: boolean): GroupRun | null {
     const outcomes: Outcome[] = [];
     const messages: LiveBusMessage[] = [];
     for (const job of batch) {
       const jobMessages: LiveBusMessage[] = [];
-      if (isolated) this.savepoint.run();
+      if (isolated) this.#savepoint.run();
       try {
         const value = job.run((m) => jobMessages.push(m));
-        if (isolated) this.release.run();
+        if (isolated) this.#release.run();
         outcomes.push({ ok: true, value });
         messages.push(...jobMessages);
       } catch (error) {
         if (!isolated) return null;
-        this.rollbackTo.run();
-        this.release.run();
+        this.#rollbackTo.run();
+        this.#release.run();
         outcomes.push({ ok: false, error });
       }
     }
     return { outcomes, messages };
   }
 
-  private notifyIdle(): void {
-    if (this.queue.length > 0 || this.scheduled) return;
-    const waiters = this.idle;
-    this.idle = [];
+  #notifyIdle(): void {
+    if (this.#queue.length > 0 || this.#scheduled) return;
+    const waiters = this.#idle;
+    this.#idle = [];
     for (const w of waiters) w();
   }
 }
