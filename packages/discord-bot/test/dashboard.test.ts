@@ -23,11 +23,15 @@ class FakeSource implements DashboardSource {
   /** Makes the next abort find nothing, as when the run ends just before the click lands. */
   finishedBeforeAbort = false;
 
-  constructor(private list: DashboardRun[]) {}
+  #list: DashboardRun[];
+
+  constructor(list: DashboardRun[]) {
+    this.#list = list;
+  }
 
   runs(): DashboardRun[] {
     let position = 0;
-    return this.list.map((run) => (run.state === 'queued' ? { ...run, position: ++position } : run));
+    return this.#list.map((run) => (run.state === 'queued' ? { ...run, position: ++position } : run));
   }
 
   abort(id: string): boolean {
@@ -41,9 +45,9 @@ class FakeSource implements DashboardSource {
 
   /** A run ending by itself, as when Claude finishes. */
   finish(id: string): boolean {
-    const before = this.list.length;
-    this.list = this.list.filter((run) => run.id !== id);
-    return this.list.length < before;
+    const before = this.#list.length;
+    this.#list = this.#list.filter((run) => run.id !== id);
+    return this.#list.length < before;
   }
 }
 

@@ -262,33 +262,36 @@ class Double implements DiscordDouble {
   readonly rest: RecordedRest[] = [];
   readonly identifies: Array<{ token: string; intents: number }> = [];
   apiUrl = '';
-  private origin = '';
-  private readonly server: Server;
-  private readonly wss = new WebSocketServer({ noServer: true });
-  private readonly guilds: Array<{ id: string; name: string; ownerId: string }> = [];
-  private readonly channels = new Map<string, StoredChannel>();
-  private readonly store = new Map<string, StoredMessage>();
-  private readonly files = new Map<string, DoubleAttachment>();
-  private readonly typings = new Map<string, number[]>();
-  private readonly commandLists = new Map<string, Json[]>();
-  private readonly interactions = new Map<string, StoredInteraction>();
-  private readonly users = new Map<string, DoubleUser>();
-  private readonly sessions = new Map<string, Session>();
-  private readonly rules: Rule[] = [];
-  private readonly waiters = new Set<() => void>();
-  private closed = false;
-  private readonly startedAt = Date.now();
-  private readonly routes: Array<{ method: string; pattern: RegExp; auth: boolean; handle: (ctx: Ctx) => Reply }>;
+  #origin = '';
+  readonly #server: Server;
+  readonly #wss = new WebSocketServer({ noServer: true });
+  readonly #guilds: Array<{ id: string; name: string; ownerId: string }> = [];
+  readonly #channels = new Map<string, StoredChannel>();
+  readonly #store = new Map<string, StoredMessage>();
+  readonly #files = new Map<string, DoubleAttachment>();
+  readonly #typings = new Map<string, number[]>();
+  readonly #commandLists = new Map<string, Json[]>();
+  readonly #interactions = new Map<string, StoredInteraction>();
+  readonly #users = new Map<string, DoubleUser>();
+  readonly #sessions = new Map<string, Session>();
+  readonly #rules: Rule[] = [];
+  readonly #waiters = new Set<() => void>();
+  #closed = false;
+  readonly #startedAt = Date.now();
+  readonly #routes: Array<{ method: string; pattern: RegExp; auth: boolean; handle: (ctx: Ctx) => Reply }>;
 
-  constructor(private readonly options: DiscordDoubleOptions) {
+  readonly #options: DiscordDoubleOptions;
+
+  constructor(options: DiscordDoubleOptions) {
+    this.#options = options;
     this.bot = options.bot ?? { id: options.applicationId, username: 'Bubble', bot: true };
-    this.users.set(this.bot.id, this.bot);
+    this.#users.set(this.bot.id, this.bot);
     for (const guild of options.guilds ?? [
       { id: '456', name: 'Bubble test guild', channels: [{ id: '1000', name: 'general' }] },
     ]) {
-      this.guilds.push({ id: guild.id, name: guild.name, ownerId: snowflake() });
+      this.#guilds.push({ id: guild.id, name: guild.name, ownerId: snowflake() });
       for (const c of guild.channels)
-        this.addChannel({
+        this.#addChannel({
           id: c.id,
           type: 0,
           name: c.name,
@@ -298,48 +301,48 @@ class Double implements DiscordDouble {
           fromMessageId: undefined,
         });
     }
-    this.routes = this.buildRoutes();
-    this.server = createServer((req, res) => void this.onRequest(req, res));
-    this.server.on('upgrade', (req, socket, head) => {
+    this.#routes = this.#buildRoutes();
+    this.#server = createServer((req, res) => void this.#onRequest(req, res));
+    this.#server.on('upgrade', (req, socket, head) => {
       if (new URL(req.url ?? '/', 'http://x').pathname !== '/gateway') return void socket.destroy();
-      this.wss.handleUpgrade(req, socket, head, (ws) => this.onGateway(ws));
+      this.#wss.handleUpgrade(req, socket, head, (ws) => this.#onGateway(ws));
     });
   }
 
   async listen(): Promise<void> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.origin = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    this.apiUrl = `${this.origin}/api`;
+    await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve));
+    this.#origin = `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
+    this.apiUrl = `${this.#origin}/api`;
   }
 
   // ---- queries -------------------------------------------------------------------------------------------------
 
   get connected(): boolean {
-    return [...this.sessions.values()].some((s) => s.ready && s.socket?.readyState === WebSocket.OPEN);
+    return [...this.#sessions.values()].some((s) => s.ready && s.socket?.readyState === WebSocket.OPEN);
   }
   channel(id: string): DoubleChannel | undefined {
-    return this.channels.get(id);
+    return this.#channels.get(id);
   }
   threads(): DoubleChannel[] {
-    return [...this.channels.values()].filter((c) => c.type === 11 || c.type === 12);
+    return [...this.#channels.values()].filter((c) => c.type === 11 || c.type === 12);
   }
   messages(channelId: string): DoubleMessage[] {
-    return [...this.store.values()].filter((m) => m.channelId === channelId && m.deletedAt === undefined);
+    return [...this.#store.values()].filter((m) => m.channelId === channelId && m.deletedAt === undefined);
   }
   message(messageId: string): DoubleMessage | undefined {
-    return this.store.get(messageId);
+    return this.#store.get(messageId);
   }
   typing(channelId: string): number[] {
-    return this.typings.get(channelId) ?? [];
+    return this.#typings.get(channelId) ?? [];
   }
   reactions(messageId: string): string[] {
-    return this.store.get(messageId)?.botReactions ?? [];
+    return this.#store.get(messageId)?.botReactions ?? [];
   }
   commands(guildId: string | null): unknown[] {
-    return this.commandLists.get(guildId ?? '') ?? [];
+    return this.#commandLists.get(guildId ?? '') ?? [];
   }
   interaction(id: string): InteractionRecord | undefined {
-    return this.interactions.get(id)?.record;
+    return this.#interactions.get(id)?.record;
   }
 
   waitUntilReady(options: { timeoutMs?: number } = {}): Promise<void> {
@@ -357,10 +360,10 @@ class Double implements DiscordDouble {
       const finish = (): void => {
         clearTimeout(timer);
         clearInterval(poll);
-        this.waiters.delete(evaluate);
+        this.#waiters.delete(evaluate);
       };
       const evaluate = (): void => {
-        if (this.closed) {
+        if (this.#closed) {
           finish();
           reject(new Error(`the double was closed while waiting for ${options.label ?? 'a condition'}`));
           return;
@@ -382,27 +385,27 @@ class Double implements DiscordDouble {
       }, timeoutMs);
       // State changes trigger evaluation; the poll catches conditions that depend on things outside the double.
       const poll = setInterval(evaluate, 20);
-      this.waiters.add(evaluate);
+      this.#waiters.add(evaluate);
       evaluate();
     });
   }
 
-  private changed(): void {
-    for (const evaluate of [...this.waiters]) evaluate();
+  #changed(): void {
+    for (const evaluate of [...this.#waiters]) evaluate();
   }
 
   // ---- test-driven events --------------------------------------------------------------------------------------
 
   deleteThread(threadId: string): void {
-    const thread = this.requireChannel(threadId);
+    const thread = this.#requireChannel(threadId);
     if (thread.type !== 11 && thread.type !== 12) throw new Error(`${threadId} is not a thread`);
-    this.channels.delete(threadId);
-    this.dispatch(
+    this.#channels.delete(threadId);
+    this.#dispatch(
       'THREAD_DELETE',
       { id: thread.id, guild_id: thread.guildId, parent_id: thread.parentId, type: thread.type },
       Intents.Guilds,
     );
-    this.changed();
+    this.#changed();
   }
 
   postMessage(input: {
@@ -412,22 +415,22 @@ class Double implements DiscordDouble {
     mentions?: DoubleUser[];
     attachments?: DoubleAttachment[];
   }): DoubleMessage {
-    const channel = this.requireChannel(input.channelId);
-    this.users.set(input.author.id, input.author);
-    const message = this.newMessage(channel, input.author, { content: input.content, mentions: input.mentions ?? [] });
-    message.attachments = (input.attachments ?? []).map((a) => this.saveFile(a));
-    this.dispatchMessage('MESSAGE_CREATE', message);
-    this.changed();
+    const channel = this.#requireChannel(input.channelId);
+    this.#users.set(input.author.id, input.author);
+    const message = this.#newMessage(channel, input.author, { content: input.content, mentions: input.mentions ?? [] });
+    message.attachments = (input.attachments ?? []).map((a) => this.#saveFile(a));
+    this.#dispatchMessage('MESSAGE_CREATE', message);
+    this.#changed();
     return message;
   }
 
   addUserReaction(input: { messageId: string; user: DoubleUser; emoji: string }): void {
-    const message = this.store.get(input.messageId);
+    const message = this.#store.get(input.messageId);
     if (!message) throw new Error(`no message ${input.messageId}`);
-    this.users.set(input.user.id, input.user);
-    this.dispatch(
+    this.#users.set(input.user.id, input.user);
+    this.#dispatch(
       'MESSAGE_REACTION_ADD',
-      this.reactionEvent(message, input.user, input.emoji),
+      this.#reactionEvent(message, input.user, input.emoji),
       Intents.GuildMessageReactions,
     );
   }
@@ -438,8 +441,8 @@ class Double implements DiscordDouble {
     name: string;
     options?: Record<string, string | number | boolean>;
   }): InteractionRecord {
-    const channel = this.requireChannel(input.channelId);
-    const command = this.findCommand(channel.guildId, input.name);
+    const channel = this.#requireChannel(input.channelId);
+    const command = this.#findCommand(channel.guildId, input.name);
     const options = Object.entries(input.options ?? {}).map(([name, value]) => ({
       name,
       value,
@@ -452,7 +455,7 @@ class Double implements DiscordDouble {
       options,
       ...(command?.guild_id ? { guild_id: command.guild_id } : {}),
     };
-    return this.createInteraction(channel, input.user, 2, data, { commandName: input.name });
+    return this.#createInteraction(channel, input.user, 2, data, { commandName: input.name });
   }
 
   submitModal(input: {
@@ -461,20 +464,20 @@ class Double implements DiscordDouble {
     customId: string;
     fields: Record<string, string>;
   }): InteractionRecord {
-    const channel = this.requireChannel(input.channelId);
+    const channel = this.#requireChannel(input.channelId);
     const components = Object.entries(input.fields).map(([customId, value]) => ({
       type: 1,
       components: [{ type: 4, custom_id: customId, value }],
     }));
-    return this.createInteraction(channel, input.user, 5, { custom_id: input.customId, components }, {});
+    return this.#createInteraction(channel, input.user, 5, { custom_id: input.customId, components }, {});
   }
 
   clickButton(input: { channelId: string; user: DoubleUser; messageId: string; customId: string }): InteractionRecord {
-    const channel = this.requireChannel(input.channelId);
-    const message = this.store.get(input.messageId);
+    const channel = this.#requireChannel(input.channelId);
+    const message = this.#store.get(input.messageId);
     if (!message || message.channelId !== channel.id)
       throw new Error(`no message ${input.messageId} in channel ${channel.id}`);
-    return this.createInteraction(
+    return this.#createInteraction(
       channel,
       input.user,
       3,
@@ -485,7 +488,7 @@ class Double implements DiscordDouble {
 
   rateLimitNext(match: { method: string; path: RegExp }, options: { retryAfterMs: number; count?: number }): void {
     const seconds = options.retryAfterMs / 1000;
-    this.rules.push({
+    this.#rules.push({
       method: match.method.toUpperCase(),
       path: match.path,
       remaining: options.count ?? 1,
@@ -511,11 +514,11 @@ class Double implements DiscordDouble {
     options: { status: number; code: number; message: string; count?: number },
   ): void {
     const reply = (): Reply => ({ status: options.status, body: { code: options.code, message: options.message } });
-    this.rules.push({ method: match.method.toUpperCase(), path: match.path, remaining: options.count ?? 1, reply });
+    this.#rules.push({ method: match.method.toUpperCase(), path: match.path, remaining: options.count ?? 1, reply });
   }
 
   dropGateway(code = 4000): void {
-    for (const session of this.sessions.values()) {
+    for (const session of this.#sessions.values()) {
       const socket = session.socket;
       if (!socket) continue;
       // Detached at once, so events from now on wait in the session's log for the client's RESUME.
@@ -528,21 +531,21 @@ class Double implements DiscordDouble {
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    this.changed();
-    for (const client of this.wss.clients) client.terminate();
-    this.wss.close();
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.#closed = true;
+    this.#changed();
+    for (const client of this.#wss.clients) client.terminate();
+    this.#wss.close();
+    this.#server.closeAllConnections();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }
 
   // ---- gateway -------------------------------------------------------------------------------------------------
 
-  private onGateway(socket: WebSocket): void {
+  #onGateway(socket: WebSocket): void {
     const send = (payload: Json): void => {
       if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(payload));
     };
-    send({ op: 10, d: { heartbeat_interval: this.options.heartbeatIntervalMs ?? 41_250 }, s: null, t: null });
+    send({ op: 10, d: { heartbeat_interval: this.#options.heartbeatIntervalMs ?? 41_250 }, s: null, t: null });
     socket.on('message', (raw) => {
       let packet: Json;
       try {
@@ -550,34 +553,34 @@ class Double implements DiscordDouble {
       } catch {
         return void socket.close(4002, 'Error while decoding payload.');
       }
-      this.options.logger?.debug({ op: packet.op }, 'discord double: gateway in');
-      this.onGatewayPacket(socket, send, packet);
-      this.changed();
+      this.#options.logger?.debug({ op: packet.op }, 'discord double: gateway in');
+      this.#onGatewayPacket(socket, send, packet);
+      this.#changed();
     });
     socket.on('close', () => {
-      for (const session of this.sessions.values())
+      for (const session of this.#sessions.values())
         if (session.socket === socket) {
           session.socket = undefined;
           session.ready = false;
         }
-      this.changed();
+      this.#changed();
     });
   }
 
-  private onGatewayPacket(socket: WebSocket, send: (payload: Json) => void, packet: Json): void {
+  #onGatewayPacket(socket: WebSocket, send: (payload: Json) => void, packet: Json): void {
     const d = (packet.d ?? {}) as Json;
     switch (packet.op) {
       case 1:
         send({ op: 11, d: null, s: null, t: null });
         return;
       case 2:
-        this.identify(socket, d);
+        this.#identify(socket, d);
         return;
       case 6:
-        this.resume(socket, send, d);
+        this.#resume(socket, send, d);
         return;
       case 8:
-        this.requestMembers(socket, d);
+        this.#requestMembers(socket, d);
         return;
       case 3:
       case 4:
@@ -587,23 +590,23 @@ class Double implements DiscordDouble {
     }
   }
 
-  private identify(socket: WebSocket, d: Json): void {
+  #identify(socket: WebSocket, d: Json): void {
     if (typeof d.token !== 'string' || d.token === '') return void socket.close(4004, 'Authentication failed.');
     const intents = Number(d.intents ?? 0);
     this.identifies.push({ token: d.token, intents });
     // A fresh login supersedes sessions nobody is connected to (a restarted bot never resumes its predecessor's).
-    for (const [id, s] of this.sessions) if (!s.socket) this.sessions.delete(id);
+    for (const [id, s] of this.#sessions) if (!s.socket) this.#sessions.delete(id);
     const session: Session = { id: randomBytes(16).toString('hex'), socket, ready: false, seq: 0, log: [], intents };
-    this.sessions.set(session.id, session);
-    this.sendTo(session, 'READY', {
+    this.#sessions.set(session.id, session);
+    this.#sendTo(session, 'READY', {
       v: 10,
       user: { ...apiUser(this.bot), verified: true, mfa_enabled: false, email: null, flags: 0 },
-      guilds: this.guilds.map((g) => ({ id: g.id, unavailable: true })),
+      guilds: this.#guilds.map((g) => ({ id: g.id, unavailable: true })),
       session_id: session.id,
       session_type: 'normal',
-      resume_gateway_url: `${this.origin.replace('http', 'ws')}/gateway`,
+      resume_gateway_url: `${this.#origin.replace('http', 'ws')}/gateway`,
       shard: [0, 1],
-      application: { id: this.options.applicationId, flags: 0 },
+      application: { id: this.#options.applicationId, flags: 0 },
       private_channels: [],
       relationships: [],
       presences: [],
@@ -611,12 +614,12 @@ class Double implements DiscordDouble {
       user_settings: {},
       _trace: ['discord-double'],
     });
-    for (const guild of this.guilds) this.sendTo(session, 'GUILD_CREATE', this.guildCreate(guild.id));
+    for (const guild of this.#guilds) this.#sendTo(session, 'GUILD_CREATE', this.#guildCreate(guild.id));
     session.ready = true;
   }
 
-  private resume(socket: WebSocket, send: (payload: Json) => void, d: Json): void {
-    const session = this.sessions.get(String(d.session_id));
+  #resume(socket: WebSocket, send: (payload: Json) => void, d: Json): void {
+    const session = this.#sessions.get(String(d.session_id));
     if (!session || session.socket) {
       send({ op: 9, d: false, s: null, t: null });
       return;
@@ -624,23 +627,23 @@ class Double implements DiscordDouble {
     session.socket = socket;
     for (const packet of session.log) if (Number(packet.s) > Number(d.seq ?? 0)) send(packet);
     session.ready = true;
-    this.sendTo(session, 'RESUMED', {});
+    this.#sendTo(session, 'RESUMED', {});
   }
 
-  private requestMembers(socket: WebSocket, d: Json): void {
-    const session = [...this.sessions.values()].find((s) => s.socket === socket);
+  #requestMembers(socket: WebSocket, d: Json): void {
+    const session = [...this.#sessions.values()].find((s) => s.socket === socket);
     const ids = Array.isArray(d.user_ids)
       ? d.user_ids.map(String)
       : typeof d.user_ids === 'string'
         ? [d.user_ids]
         : undefined;
     const query = typeof d.query === 'string' ? d.query.toLowerCase() : '';
-    const users = [...this.users.values()].filter((u) =>
+    const users = [...this.#users.values()].filter((u) =>
       ids ? ids.includes(u.id) : u.username.toLowerCase().startsWith(query),
     );
-    const members = users.map((u) => this.apiMember(u, true));
+    const members = users.map((u) => this.#apiMember(u, true));
     if (session)
-      this.sendTo(session, 'GUILD_MEMBERS_CHUNK', {
+      this.#sendTo(session, 'GUILD_MEMBERS_CHUNK', {
         guild_id: d.guild_id,
         members,
         chunk_index: 0,
@@ -650,7 +653,7 @@ class Double implements DiscordDouble {
       });
   }
 
-  private sendTo(session: Session, t: string, d: unknown): void {
+  #sendTo(session: Session, t: string, d: unknown): void {
     session.seq += 1;
     const packet = { op: 0, t, s: session.seq, d };
     // Kept so a resuming client gets what it missed; bounded because nobody resumes after hours.
@@ -662,20 +665,20 @@ class Double implements DiscordDouble {
     ) {
       session.socket.send(JSON.stringify(packet));
     }
-    this.options.logger?.debug({ t, s: session.seq }, 'discord double: dispatch');
+    this.#options.logger?.debug({ t, s: session.seq }, 'discord double: dispatch');
   }
 
   /** Sends an event to every session whose intents ask for it (intent 0: always); `shape` cuts an event per session. */
-  private dispatch(t: string, d: unknown, intent: number, shape?: (session: Session) => unknown): void {
-    for (const session of this.sessions.values()) {
-      if (intent === 0 || (session.intents & intent) !== 0) this.sendTo(session, t, shape ? shape(session) : d);
+  #dispatch(t: string, d: unknown, intent: number, shape?: (session: Session) => unknown): void {
+    for (const session of this.#sessions.values()) {
+      if (intent === 0 || (session.intents & intent) !== 0) this.#sendTo(session, t, shape ? shape(session) : d);
     }
   }
 
-  private dispatchMessage(t: 'MESSAGE_CREATE' | 'MESSAGE_UPDATE', message: StoredMessage): void {
+  #dispatchMessage(t: 'MESSAGE_CREATE' | 'MESSAGE_UPDATE', message: StoredMessage): void {
     if (message.flags & Flags.Ephemeral) return; // only the clicking user sees an ephemeral message; no event for the bot
-    this.dispatch(t, undefined, Intents.GuildMessages, (session) => {
-      const payload = this.gatewayMessage(message);
+    this.#dispatch(t, undefined, Intents.GuildMessages, (session) => {
+      const payload = this.#gatewayMessage(message);
       // Without MESSAGE_CONTENT a bot sees content only of its own messages and of those mentioning it (Discord's rule).
       const readable =
         (session.intents & Intents.MessageContent) !== 0 ||
@@ -687,18 +690,18 @@ class Double implements DiscordDouble {
 
   // ---- HTTP ----------------------------------------------------------------------------------------------------
 
-  private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async #onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const at = Date.now();
-    const url = new URL(req.url ?? '/', this.origin);
+    const url = new URL(req.url ?? '/', this.#origin);
     const method = req.method ?? 'GET';
-    if (method === 'GET' && url.pathname.startsWith('/attachments/')) return this.serveFile(url.pathname, res);
+    if (method === 'GET' && url.pathname.startsWith('/attachments/')) return this.#serveFile(url.pathname, res);
     const path = url.pathname.startsWith('/api/v10/') ? url.pathname.slice('/api/v10'.length) : url.pathname;
     let body: unknown;
     let reply: Reply;
     try {
       const parsed = await parseBody(await readAll(req), req.headers['content-type']);
       body = parsed.body;
-      reply = this.route(method, path, url, req.headers.authorization, {
+      reply = this.#route(method, path, url, req.headers.authorization, {
         params: [],
         query: url.searchParams,
         body: (parsed.body ?? {}) as Json,
@@ -708,25 +711,25 @@ class Double implements DiscordDouble {
       reply = error instanceof ApiError ? error.reply() : { status: 500, body: { code: 0, message: String(error) } };
     }
     this.rest.push({ method, path, query: url.search.slice(1), body, status: reply.status, at });
-    this.options.logger?.debug({ method, path, status: reply.status }, 'discord double: rest');
+    this.#options.logger?.debug({ method, path, status: reply.status }, 'discord double: rest');
     const payload = reply.body === undefined ? '' : JSON.stringify(reply.body);
     res.writeHead(reply.status, { ...(payload ? { 'content-type': 'application/json' } : {}), ...reply.headers });
     res.end(payload, () => {
       // Gateway events follow the REST answer, as they usually do on Discord.
       reply.after?.();
-      this.changed();
+      this.#changed();
     });
   }
 
-  private route(method: string, path: string, url: URL, authorization: string | undefined, ctx: Ctx): Reply {
-    const found = this.routes
+  #route(method: string, path: string, url: URL, authorization: string | undefined, ctx: Ctx): Reply {
+    const found = this.#routes
       .map((r) => ({ r, m: method === r.method ? r.pattern.exec(path) : null }))
       .find((x) => x.m);
     const needsAuth = found ? found.r.auth : !/^\/(webhooks|interactions)\//.test(path);
     if (!url.pathname.startsWith('/api/v10/')) return { status: 404, body: { code: 0, message: '404: Not Found' } };
     if (needsAuth && !/^Bot \S+/.test(authorization ?? ''))
       return { status: 401, body: { code: 0, message: '401: Unauthorized' } };
-    const rule = this.rules.find((r) => r.remaining > 0 && r.method === method && r.path.test(path));
+    const rule = this.#rules.find((r) => r.remaining > 0 && r.method === method && r.path.test(path));
     if (rule) {
       rule.remaining -= 1;
       return rule.reply();
@@ -735,8 +738,8 @@ class Double implements DiscordDouble {
     return found.r.handle({ ...ctx, params: found.m.slice(1).map((p) => decodeURIComponent(p)) });
   }
 
-  private serveFile(pathname: string, res: ServerResponse): void {
-    const file = this.files.get(pathname.split('/')[2] ?? '');
+  #serveFile(pathname: string, res: ServerResponse): void {
+    const file = this.#files.get(pathname.split('/')[2] ?? '');
     if (!file) {
       res.writeHead(404).end();
       return;
@@ -744,94 +747,94 @@ class Double implements DiscordDouble {
     res.writeHead(200, { 'content-type': file.contentType, 'content-length': String(file.data.length) }).end(file.data);
   }
 
-  private buildRoutes(): Array<{ method: string; pattern: RegExp; auth: boolean; handle: (ctx: Ctx) => Reply }> {
+  #buildRoutes(): Array<{ method: string; pattern: RegExp; auth: boolean; handle: (ctx: Ctx) => Reply }> {
     const ok = (body: unknown, after?: () => void): Reply => ({ status: 200, body, ...(after ? { after } : {}) });
     const none = (after?: () => void): Reply => ({ status: 204, ...(after ? { after } : {}) });
     const table: Array<[string, string, (ctx: Ctx) => Reply]> = [
-      ['GET', '/gateway', () => ok({ url: this.gatewayUrl() })],
+      ['GET', '/gateway', () => ok({ url: this.#gatewayUrl() })],
       [
         'GET',
         '/gateway/bot',
         () =>
           ok({
-            url: this.gatewayUrl(),
+            url: this.#gatewayUrl(),
             shards: 1,
             session_start_limit: { total: 1000, remaining: 999, reset_after: 14_400_000, max_concurrency: 1 },
           }),
       ],
       ['GET', '/users/@me', () => ok(apiUser(this.bot))],
-      ['GET', '/users/:user', ({ params: [id] }) => ok(apiUser(this.users.get(id!) ?? raise(fail.unknownUser())))],
-      ['GET', '/applications/@me', () => ok(this.apiApplication())],
-      ['GET', '/guilds/:guild', ({ params: [id] }) => ok(this.apiGuild(id!))],
+      ['GET', '/users/:user', ({ params: [id] }) => ok(apiUser(this.#users.get(id!) ?? raise(fail.unknownUser())))],
+      ['GET', '/applications/@me', () => ok(this.#apiApplication())],
+      ['GET', '/guilds/:guild', ({ params: [id] }) => ok(this.#apiGuild(id!))],
       [
         'GET',
         '/guilds/:guild/channels',
-        ({ params: [id] }) => ok(this.guildChannels(id!).map((c) => this.apiChannel(c))),
+        ({ params: [id] }) => ok(this.#guildChannels(id!).map((c) => this.#apiChannel(c))),
       ],
       [
         'GET',
         '/guilds/:guild/members/:user',
-        ({ params: [, id] }) => ok(this.apiMember(this.users.get(id!) ?? raise(fail.unknownMember()), true)),
+        ({ params: [, id] }) => ok(this.#apiMember(this.#users.get(id!) ?? raise(fail.unknownMember()), true)),
       ],
-      ['GET', '/channels/:channel', ({ params: [id] }) => ok(this.apiChannel(this.requireChannelApi(id!)))],
-      ['PATCH', '/channels/:channel', (ctx) => this.editChannel(ctx)],
-      ['GET', '/channels/:channel/messages', (ctx) => ok(this.listMessages(ctx))],
-      ['POST', '/channels/:channel/messages', (ctx) => this.createChannelMessage(ctx)],
+      ['GET', '/channels/:channel', ({ params: [id] }) => ok(this.#apiChannel(this.#requireChannelApi(id!)))],
+      ['PATCH', '/channels/:channel', (ctx) => this.#editChannel(ctx)],
+      ['GET', '/channels/:channel/messages', (ctx) => ok(this.#listMessages(ctx))],
+      ['POST', '/channels/:channel/messages', (ctx) => this.#createChannelMessage(ctx)],
       [
         'GET',
         '/channels/:channel/messages/:message',
-        ({ params: [c, m] }) => ok(this.apiMessage(this.requireMessage(c!, m!))),
+        ({ params: [c, m] }) => ok(this.#apiMessage(this.#requireMessage(c!, m!))),
       ],
-      ['PATCH', '/channels/:channel/messages/:message', (ctx) => this.editChannelMessage(ctx)],
+      ['PATCH', '/channels/:channel/messages/:message', (ctx) => this.#editChannelMessage(ctx)],
       [
         'DELETE',
         '/channels/:channel/messages/:message',
-        ({ params: [c, m] }) => none(this.deleteMessage(this.requireMessage(c!, m!))),
+        ({ params: [c, m] }) => none(this.#deleteMessage(this.#requireMessage(c!, m!))),
       ],
       [
         'POST',
         '/channels/:channel/typing',
         ({ params: [c] }) =>
-          none(void this.typings.set(c!, [...this.typing(this.requireChannelApi(c!).id), Date.now()])),
+          none(void this.#typings.set(c!, [...this.typing(this.#requireChannelApi(c!).id), Date.now()])),
       ],
-      ['PUT', '/channels/:channel/messages/:message/reactions/:emoji/@me', (ctx) => none(this.react(ctx, true))],
-      ['DELETE', '/channels/:channel/messages/:message/reactions/:emoji/@me', (ctx) => none(this.react(ctx, false))],
-      ['POST', '/channels/:channel/messages/:message/threads', (ctx) => this.createThread(ctx)],
-      ['POST', '/channels/:channel/threads', (ctx) => this.createThread(ctx)],
-      ['PUT', '/channels/:channel/thread-members/@me', ({ params: [c] }) => none(void this.requireChannelApi(c!))],
-      ['DELETE', '/channels/:channel/thread-members/@me', ({ params: [c] }) => none(void this.requireChannelApi(c!))],
-      ['GET', '/applications/:app/commands', ({ params: [a] }) => ok(this.commandList(a!, ''))],
-      ['PUT', '/applications/:app/commands', ({ params: [a], body }) => ok(this.putCommands(a!, '', body))],
-      ['POST', '/applications/:app/commands', ({ params: [a], body }) => ok(this.postCommand(a!, '', body))],
+      ['PUT', '/channels/:channel/messages/:message/reactions/:emoji/@me', (ctx) => none(this.#react(ctx, true))],
+      ['DELETE', '/channels/:channel/messages/:message/reactions/:emoji/@me', (ctx) => none(this.#react(ctx, false))],
+      ['POST', '/channels/:channel/messages/:message/threads', (ctx) => this.#createThread(ctx)],
+      ['POST', '/channels/:channel/threads', (ctx) => this.#createThread(ctx)],
+      ['PUT', '/channels/:channel/thread-members/@me', ({ params: [c] }) => none(void this.#requireChannelApi(c!))],
+      ['DELETE', '/channels/:channel/thread-members/@me', ({ params: [c] }) => none(void this.#requireChannelApi(c!))],
+      ['GET', '/applications/:app/commands', ({ params: [a] }) => ok(this.#commandList(a!, ''))],
+      ['PUT', '/applications/:app/commands', ({ params: [a], body }) => ok(this.#putCommands(a!, '', body))],
+      ['POST', '/applications/:app/commands', ({ params: [a], body }) => ok(this.#postCommand(a!, '', body))],
       [
         'DELETE',
         '/applications/:app/commands/:command',
-        ({ params: [a, id] }) => none(this.deleteCommand(a!, '', id!)),
+        ({ params: [a, id] }) => none(this.#deleteCommand(a!, '', id!)),
       ],
-      ['GET', '/applications/:app/guilds/:guild/commands', ({ params: [a, g] }) => ok(this.commandList(a!, g!))],
+      ['GET', '/applications/:app/guilds/:guild/commands', ({ params: [a, g] }) => ok(this.#commandList(a!, g!))],
       [
         'PUT',
         '/applications/:app/guilds/:guild/commands',
-        ({ params: [a, g], body }) => ok(this.putCommands(a!, g!, body)),
+        ({ params: [a, g], body }) => ok(this.#putCommands(a!, g!, body)),
       ],
       [
         'POST',
         '/applications/:app/guilds/:guild/commands',
-        ({ params: [a, g], body }) => ok(this.postCommand(a!, g!, body)),
+        ({ params: [a, g], body }) => ok(this.#postCommand(a!, g!, body)),
       ],
       [
         'DELETE',
         '/applications/:app/guilds/:guild/commands/:command',
-        ({ params: [a, g, id] }) => none(this.deleteCommand(a!, g!, id!)),
+        ({ params: [a, g, id] }) => none(this.#deleteCommand(a!, g!, id!)),
       ],
-      ['POST', '/interactions/:interaction/:token/callback', (ctx) => this.callback(ctx)],
-      ['POST', '/webhooks/:app/:token', (ctx) => this.followup(ctx)],
-      ['GET', '/webhooks/:app/:token/messages/:message', (ctx) => ok(this.apiMessage(this.webhookMessage(ctx)))],
-      ['PATCH', '/webhooks/:app/:token/messages/:message', (ctx) => this.editWebhookMessage(ctx)],
+      ['POST', '/interactions/:interaction/:token/callback', (ctx) => this.#callback(ctx)],
+      ['POST', '/webhooks/:app/:token', (ctx) => this.#followup(ctx)],
+      ['GET', '/webhooks/:app/:token/messages/:message', (ctx) => ok(this.#apiMessage(this.#webhookMessage(ctx)))],
+      ['PATCH', '/webhooks/:app/:token/messages/:message', (ctx) => this.#editWebhookMessage(ctx)],
       [
         'DELETE',
         '/webhooks/:app/:token/messages/:message',
-        (ctx) => none(this.deleteMessage(this.webhookMessage(ctx))),
+        (ctx) => none(this.#deleteMessage(this.#webhookMessage(ctx))),
       ],
     ];
     return table.map(([method, template, handle]) => ({
@@ -844,11 +847,11 @@ class Double implements DiscordDouble {
 
   // ---- channels and messages -----------------------------------------------------------------------------------
 
-  private gatewayUrl(): string {
-    return `${this.origin.replace('http', 'ws')}/gateway`;
+  #gatewayUrl(): string {
+    return `${this.#origin.replace('http', 'ws')}/gateway`;
   }
 
-  private addChannel(channel: DoubleChannel, extra: Partial<StoredChannel> = {}): StoredChannel {
+  #addChannel(channel: DoubleChannel, extra: Partial<StoredChannel> = {}): StoredChannel {
     const stored: StoredChannel = {
       ...channel,
       archived: false,
@@ -857,23 +860,23 @@ class Double implements DiscordDouble {
       createdAt: Date.now(),
       ...extra,
     };
-    this.channels.set(stored.id, stored);
+    this.#channels.set(stored.id, stored);
     return stored;
   }
 
-  private requireChannel(id: string): StoredChannel {
-    const channel = this.channels.get(id);
+  #requireChannel(id: string): StoredChannel {
+    const channel = this.#channels.get(id);
     if (!channel) throw new Error(`the double has no channel ${id}`);
     return channel;
   }
 
-  private requireChannelApi(id: string): StoredChannel {
-    return this.channels.get(id) ?? raise(fail.unknownChannel());
+  #requireChannelApi(id: string): StoredChannel {
+    return this.#channels.get(id) ?? raise(fail.unknownChannel());
   }
 
-  private requireMessage(channelId: string, messageId: string): StoredMessage {
-    this.requireChannelApi(channelId);
-    const message = this.store.get(messageId);
+  #requireMessage(channelId: string, messageId: string): StoredMessage {
+    this.#requireChannelApi(channelId);
+    const message = this.#store.get(messageId);
     // Ephemeral messages cannot be fetched through the channel, only through the interaction's webhook.
     if (
       !message ||
@@ -885,12 +888,12 @@ class Double implements DiscordDouble {
     return message;
   }
 
-  private guildChannels(guildId: string): StoredChannel[] {
-    if (!this.guilds.some((g) => g.id === guildId)) throw fail.unknownGuild();
-    return [...this.channels.values()].filter((c) => c.guildId === guildId);
+  #guildChannels(guildId: string): StoredChannel[] {
+    if (!this.#guilds.some((g) => g.id === guildId)) throw fail.unknownGuild();
+    return [...this.#channels.values()].filter((c) => c.guildId === guildId);
   }
 
-  private newMessage(channel: StoredChannel, author: DoubleUser, init: Partial<StoredMessage>): StoredMessage {
+  #newMessage(channel: StoredChannel, author: DoubleUser, init: Partial<StoredMessage>): StoredMessage {
     const id = snowflake();
     const message: StoredMessage = {
       id,
@@ -912,12 +915,12 @@ class Double implements DiscordDouble {
       ...init,
     };
     message.edits = init.edits ?? [message.content];
-    this.store.set(id, message);
+    this.#store.set(id, message);
     return message;
   }
 
   /** Checks a message body as Discord does (2,000 characters, not empty) and turns it into message fields. */
-  private messageFields(body: Json, uploads: Upload[], prefix = ''): Partial<StoredMessage> {
+  #messageFields(body: Json, uploads: Upload[], prefix = ''): Partial<StoredMessage> {
     const fields: Partial<StoredMessage> = {};
     if ('content' in body) fields.content = body.content == null ? '' : String(body.content);
     if ((fields.content ?? '').length > 2000)
@@ -929,34 +932,34 @@ class Double implements DiscordDouble {
       fields.embeds = body.embeds;
     }
     if (typeof body.flags === 'number') fields.flags = body.flags;
-    if (uploads.length > 0) fields.attachments = uploads.map((u) => this.saveFile(u));
+    if (uploads.length > 0) fields.attachments = uploads.map((u) => this.#saveFile(u));
     return fields;
   }
 
-  private saveFile(file: DoubleAttachment): DoubleMessage['attachments'][number] {
+  #saveFile(file: DoubleAttachment): DoubleMessage['attachments'][number] {
     const id = snowflake();
-    this.files.set(id, file);
+    this.#files.set(id, file);
     return {
       id,
       filename: file.filename,
       contentType: file.contentType,
-      url: `${this.origin}/attachments/${id}/${encodeURIComponent(file.filename)}`,
+      url: `${this.#origin}/attachments/${id}/${encodeURIComponent(file.filename)}`,
     };
   }
 
-  private createChannelMessage({ params: [channelId], body, uploads }: Ctx): Reply {
-    const channel = this.requireChannelApi(channelId!);
+  #createChannelMessage({ params: [channelId], body, uploads }: Ctx): Reply {
+    const channel = this.#requireChannelApi(channelId!);
     if (channel.type !== 0 && channel.archived && channel.locked) throw new ApiError(403, 50083, 'Thread is archived');
-    const fields = this.messageFields(body, uploads);
+    const fields = this.#messageFields(body, uploads);
     if (!fields.content && !fields.embeds?.length && !fields.attachments?.length && !fields.components?.length)
       throw fail.emptyMessage();
     fields.flags = (fields.flags ?? 0) & ~(Flags.Ephemeral | Flags.Loading); // only interaction responses can be ephemeral
     const reference = body.message_reference as Json | undefined;
-    const referenced = reference?.message_id ? this.store.get(String(reference.message_id)) : undefined;
+    const referenced = reference?.message_id ? this.#store.get(String(reference.message_id)) : undefined;
     if (reference?.message_id && !referenced && reference.fail_if_not_exists !== false) {
       throw fail.form('message_reference', 'MESSAGE_REFERENCE_UNKNOWN_MESSAGE', 'Unknown message');
     }
-    const message = this.newMessage(channel, this.bot, {
+    const message = this.#newMessage(channel, this.bot, {
       ...fields,
       type: referenced ? 19 : 0,
       messageReference: referenced ? { messageId: referenced.id } : undefined,
@@ -964,24 +967,24 @@ class Double implements DiscordDouble {
     if (channel.archived) channel.archived = false; // posting in an archived (unlocked) thread unarchives it
     return {
       status: 200,
-      body: this.apiMessage(message),
-      after: () => this.dispatchMessage('MESSAGE_CREATE', message),
+      body: this.#apiMessage(message),
+      after: () => this.#dispatchMessage('MESSAGE_CREATE', message),
     };
   }
 
-  private editChannelMessage({ params: [channelId, messageId], body, uploads }: Ctx): Reply {
-    const message = this.requireMessage(channelId!, messageId!);
+  #editChannelMessage({ params: [channelId, messageId], body, uploads }: Ctx): Reply {
+    const message = this.#requireMessage(channelId!, messageId!);
     if (message.author.id !== this.bot.id) throw fail.notAuthor();
-    this.applyEdit(message, body, uploads);
+    this.#applyEdit(message, body, uploads);
     return {
       status: 200,
-      body: this.apiMessage(message),
-      after: () => this.dispatchMessage('MESSAGE_UPDATE', message),
+      body: this.#apiMessage(message),
+      after: () => this.#dispatchMessage('MESSAGE_UPDATE', message),
     };
   }
 
-  private applyEdit(message: StoredMessage, body: Json, uploads: Upload[], prefix = ''): void {
-    const { attachments: added = [], flags, ...fields } = this.messageFields(body, uploads, prefix);
+  #applyEdit(message: StoredMessage, body: Json, uploads: Upload[], prefix = ''): void {
+    const { attachments: added = [], flags, ...fields } = this.#messageFields(body, uploads, prefix);
     if (Array.isArray(body.attachments)) {
       const kept = new Set(body.attachments.map((a) => String((a as Json).id)));
       message.attachments = message.attachments.filter((a) => kept.has(a.id));
@@ -996,29 +999,29 @@ class Double implements DiscordDouble {
     message.editedAt = Date.now();
   }
 
-  private deleteMessage(message: StoredMessage): () => void {
+  #deleteMessage(message: StoredMessage): () => void {
     message.deletedAt = Date.now();
     return () =>
-      this.dispatch(
+      this.#dispatch(
         'MESSAGE_DELETE',
         { id: message.id, channel_id: message.channelId, guild_id: message.guildId },
         Intents.GuildMessages,
       );
   }
 
-  private listMessages({ params: [channelId], query }: Ctx): Json[] {
-    this.requireChannelApi(channelId!);
+  #listMessages({ params: [channelId], query }: Ctx): Json[] {
+    this.#requireChannelApi(channelId!);
     const limit = Math.min(100, Number(query.get('limit') ?? 50));
     const [before, after] = [query.get('before'), query.get('after')].map((v) => (v ? BigInt(v) : undefined));
     const all = this.messages(channelId!).filter(
       (m) => !(m.flags & Flags.Ephemeral) && (!before || BigInt(m.id) < before) && (!after || BigInt(m.id) > after),
     );
     const picked = after ? all.slice(0, limit) : all.slice(-limit);
-    return picked.reverse().map((m) => this.apiMessage(m as StoredMessage)); // newest first, as Discord answers
+    return picked.reverse().map((m) => this.#apiMessage(m as StoredMessage)); // newest first, as Discord answers
   }
 
-  private react({ params: [channelId, messageId, emoji] }: Ctx, add: boolean): () => void {
-    const message = this.requireMessage(channelId!, messageId!);
+  #react({ params: [channelId, messageId, emoji] }: Ctx, add: boolean): () => void {
+    const message = this.#requireMessage(channelId!, messageId!);
     const isCustom = /^[\w~]+:\d+$/.test(emoji!);
     if (!isCustom && !/\p{Extended_Pictographic}|\p{Regional_Indicator}|\u20e3/u.test(emoji!))
       throw fail.unknownEmoji();
@@ -1030,22 +1033,22 @@ class Double implements DiscordDouble {
       : message.botReactions.filter((e) => e !== emoji);
     if (had === add) return () => undefined;
     return () =>
-      this.dispatch(
+      this.#dispatch(
         add ? 'MESSAGE_REACTION_ADD' : 'MESSAGE_REACTION_REMOVE',
-        this.reactionEvent(message, this.bot, emoji!),
+        this.#reactionEvent(message, this.bot, emoji!),
         Intents.GuildMessageReactions,
       );
   }
 
-  private createThread({ params: [channelId, messageId], body }: Ctx): Reply {
-    const parent = this.requireChannelApi(channelId!);
+  #createThread({ params: [channelId, messageId], body }: Ctx): Reply {
+    const parent = this.#requireChannelApi(channelId!);
     if (parent.type !== 0) throw fail.wrongChannelType();
     const name = typeof body.name === 'string' ? body.name : '';
     if (name.length < 1 || name.length > 100)
       throw fail.form('name', 'BASE_TYPE_BAD_LENGTH', 'Must be between 1 and 100 in length.');
     let id = snowflake();
     if (messageId) {
-      const starter = this.requireMessage(parent.id, messageId);
+      const starter = this.#requireMessage(parent.id, messageId);
       if (starter.threadId) throw fail.threadExists();
       // On Discord a thread started from a message has the message's id.
       id = starter.id;
@@ -1053,20 +1056,20 @@ class Double implements DiscordDouble {
       starter.flags |= Flags.HasThread;
     }
     const type = messageId ? 11 : Number(body.type ?? 12);
-    const thread = this.addChannel(
+    const thread = this.#addChannel(
       { id, type, name, guildId: parent.guildId, parentId: parent.id, ownerId: this.bot.id, fromMessageId: messageId },
       { autoArchiveDuration: Number(body.auto_archive_duration ?? 1440) },
     );
-    const data = { ...this.apiChannel(thread), member: this.threadMember(thread) };
+    const data = { ...this.#apiChannel(thread), member: this.#threadMember(thread) };
     return {
       status: 201,
       body: data,
-      after: () => this.dispatch('THREAD_CREATE', { ...data, newly_created: true }, Intents.Guilds),
+      after: () => this.#dispatch('THREAD_CREATE', { ...data, newly_created: true }, Intents.Guilds),
     };
   }
 
-  private editChannel({ params: [channelId], body }: Ctx): Reply {
-    const channel = this.requireChannelApi(channelId!);
+  #editChannel({ params: [channelId], body }: Ctx): Reply {
+    const channel = this.#requireChannelApi(channelId!);
     if (typeof body.name === 'string') {
       if (body.name.length < 1 || body.name.length > 100)
         throw fail.form('name', 'BASE_TYPE_BAD_LENGTH', 'Must be between 1 and 100 in length.');
@@ -1075,28 +1078,28 @@ class Double implements DiscordDouble {
     if (typeof body.archived === 'boolean') channel.archived = body.archived;
     if (typeof body.locked === 'boolean') channel.locked = body.locked;
     if (typeof body.auto_archive_duration === 'number') channel.autoArchiveDuration = body.auto_archive_duration;
-    const data = this.apiChannel(channel);
+    const data = this.#apiChannel(channel);
     return {
       status: 200,
       body: data,
-      after: () => this.dispatch(channel.type === 0 ? 'CHANNEL_UPDATE' : 'THREAD_UPDATE', data, Intents.Guilds),
+      after: () => this.#dispatch(channel.type === 0 ? 'CHANNEL_UPDATE' : 'THREAD_UPDATE', data, Intents.Guilds),
     };
   }
 
   // ---- application commands ------------------------------------------------------------------------------------
 
-  private checkApplication(appId: string, guildId: string): void {
-    if (appId !== this.options.applicationId) throw new ApiError(403, 50001, 'Missing Access');
-    if (guildId && !this.guilds.some((g) => g.id === guildId)) throw fail.unknownGuild();
+  #checkApplication(appId: string, guildId: string): void {
+    if (appId !== this.#options.applicationId) throw new ApiError(403, 50001, 'Missing Access');
+    if (guildId && !this.#guilds.some((g) => g.id === guildId)) throw fail.unknownGuild();
   }
 
-  private commandList(appId: string, guildId: string): Json[] {
-    this.checkApplication(appId, guildId);
-    return this.commandLists.get(guildId) ?? [];
+  #commandList(appId: string, guildId: string): Json[] {
+    this.#checkApplication(appId, guildId);
+    return this.#commandLists.get(guildId) ?? [];
   }
 
   /** Gives a command Discord's fields; a command with the same name and type keeps its id, as on Discord. */
-  private toCommand(guildId: string, body: Json, index: number): Json {
+  #toCommand(guildId: string, body: Json, index: number): Json {
     const type = Number(body.type ?? 1);
     const name = String(body.name ?? '');
     if (type === 1 && !/^[-_\p{Ll}\p{Lo}\p{N}]{1,32}$/u.test(name))
@@ -1104,7 +1107,7 @@ class Double implements DiscordDouble {
     const description = String(body.description ?? '');
     if (type === 1 && (description.length < 1 || description.length > 100))
       throw fail.form(`${index}.description`, 'BASE_TYPE_BAD_LENGTH', 'Must be between 1 and 100 in length.');
-    const previous = (this.commandLists.get(guildId) ?? []).find((c) => c.name === name && c.type === type);
+    const previous = (this.#commandLists.get(guildId) ?? []).find((c) => c.name === name && c.type === type);
     return {
       default_member_permissions: null,
       nsfw: false,
@@ -1118,56 +1121,56 @@ class Double implements DiscordDouble {
       name,
       description,
       id: previous?.id ?? snowflake(),
-      application_id: this.options.applicationId,
+      application_id: this.#options.applicationId,
       version: snowflake(),
       ...(guildId ? { guild_id: guildId } : {}),
     };
   }
 
-  private putCommands(appId: string, guildId: string, body: unknown): Json[] {
-    this.checkApplication(appId, guildId);
+  #putCommands(appId: string, guildId: string, body: unknown): Json[] {
+    this.#checkApplication(appId, guildId);
     if (!Array.isArray(body)) throw fail.form('_root', 'ARRAY_TYPE_CONVERT', 'Must be an array.');
-    const list = body.map((c, i) => this.toCommand(guildId, c as Json, i));
-    this.commandLists.set(guildId, list);
+    const list = body.map((c, i) => this.#toCommand(guildId, c as Json, i));
+    this.#commandLists.set(guildId, list);
     return list;
   }
 
-  private postCommand(appId: string, guildId: string, body: Json): Json {
-    this.checkApplication(appId, guildId);
-    const command = this.toCommand(guildId, body, 0);
-    this.commandLists.set(guildId, [
-      ...(this.commandLists.get(guildId) ?? []).filter((c) => c.id !== command.id),
+  #postCommand(appId: string, guildId: string, body: Json): Json {
+    this.#checkApplication(appId, guildId);
+    const command = this.#toCommand(guildId, body, 0);
+    this.#commandLists.set(guildId, [
+      ...(this.#commandLists.get(guildId) ?? []).filter((c) => c.id !== command.id),
       command,
     ]);
     return command;
   }
 
-  private deleteCommand(appId: string, guildId: string, id: string): undefined {
-    const list = this.commandList(appId, guildId);
+  #deleteCommand(appId: string, guildId: string, id: string): undefined {
+    const list = this.#commandList(appId, guildId);
     if (!list.some((c) => c.id === id)) throw fail.unknownCommand();
-    this.commandLists.set(
+    this.#commandLists.set(
       guildId,
       list.filter((c) => c.id !== id),
     );
     return undefined;
   }
 
-  private findCommand(guildId: string, name: string): Json | undefined {
-    return [...(this.commandLists.get(guildId) ?? []), ...(this.commandLists.get('') ?? [])].find(
+  #findCommand(guildId: string, name: string): Json | undefined {
+    return [...(this.#commandLists.get(guildId) ?? []), ...(this.#commandLists.get('') ?? [])].find(
       (c) => c.name === name && c.type === 1,
     );
   }
 
   // ---- interactions --------------------------------------------------------------------------------------------
 
-  private createInteraction(
+  #createInteraction(
     channel: StoredChannel,
     user: DoubleUser,
     type: number,
     data: Json,
     extra: Partial<StoredInteraction>,
   ): InteractionRecord {
-    this.users.set(user.id, user);
+    this.#users.set(user.id, user);
     const id = snowflake();
     const record: InteractionRecord = {
       id,
@@ -1180,13 +1183,13 @@ class Double implements DiscordDouble {
       followups: [],
       acknowledgedAt: undefined,
     };
-    this.interactions.set(id, { record, user, guildId: channel.guildId, createdAt: Date.now(), ...extra });
-    const component = extra.componentMessageId ? this.store.get(extra.componentMessageId) : undefined;
-    this.dispatch(
+    this.#interactions.set(id, { record, user, guildId: channel.guildId, createdAt: Date.now(), ...extra });
+    const component = extra.componentMessageId ? this.#store.get(extra.componentMessageId) : undefined;
+    this.#dispatch(
       'INTERACTION_CREATE',
       {
         id,
-        application_id: this.options.applicationId,
+        application_id: this.#options.applicationId,
         type,
         data,
         token: record.token,
@@ -1194,8 +1197,8 @@ class Double implements DiscordDouble {
         guild_id: channel.guildId,
         guild: { id: channel.guildId, locale: 'en-US', features: [] },
         channel_id: channel.id,
-        channel: { ...this.apiChannel(channel), permissions: PERMISSIONS },
-        member: { ...this.apiMember(user, true), permissions: user.permissions ?? MEMBER_PERMISSIONS },
+        channel: { ...this.#apiChannel(channel), permissions: PERMISSIONS },
+        member: { ...this.#apiMember(user, true), permissions: user.permissions ?? MEMBER_PERMISSIONS },
         app_permissions: PERMISSIONS,
         locale: 'en-US',
         guild_locale: 'en-US',
@@ -1203,22 +1206,22 @@ class Double implements DiscordDouble {
         authorizing_integration_owners: { 0: channel.guildId },
         context: 0,
         attachment_size_limit: 10_485_760,
-        ...(component ? { message: this.apiMessage(component) } : {}),
+        ...(component ? { message: this.#apiMessage(component) } : {}),
       },
       0,
     );
-    this.changed();
+    this.#changed();
     return record;
   }
 
-  private callback({ params: [id, token], query, body, uploads }: Ctx): Reply {
-    const interaction = this.interactions.get(id!);
+  #callback({ params: [id, token], query, body, uploads }: Ctx): Reply {
+    const interaction = this.#interactions.get(id!);
     if (!interaction || interaction.record.token !== token) throw fail.unknownInteraction();
     if (interaction.record.acknowledgedAt !== undefined) throw fail.alreadyAcknowledged();
-    if (Date.now() - interaction.createdAt > (this.options.ackWindowMs ?? 3000)) throw fail.unknownInteraction();
+    if (Date.now() - interaction.createdAt > (this.#options.ackWindowMs ?? 3000)) throw fail.unknownInteraction();
     const type = Number(body.type);
     const data = (body.data ?? {}) as Json;
-    const { message, after } = this.respond(interaction, type, data, uploads);
+    const { message, after } = this.#respond(interaction, type, data, uploads);
     const at = Date.now();
     interaction.record.callbacks.push({ type, data: body.data, at });
     interaction.record.acknowledgedAt = at;
@@ -1234,38 +1237,38 @@ class Double implements DiscordDouble {
           response_message_loading: type === 5,
           response_message_ephemeral: Boolean((message?.flags ?? 0) & Flags.Ephemeral),
         },
-        resource: { type, ...(message && type !== 6 ? { message: this.apiMessage(message) } : {}) },
+        resource: { type, ...(message && type !== 6 ? { message: this.#apiMessage(message) } : {}) },
       },
     };
   }
 
   /** Applies one callback type; returns the message it concerns and the events to send after the answer. */
-  private respond(
+  #respond(
     interaction: StoredInteraction,
     type: number,
     data: Json,
     uploads: Upload[],
   ): { message?: StoredMessage; after?: () => void } {
     const { record } = interaction;
-    const component = interaction.componentMessageId ? this.store.get(interaction.componentMessageId) : undefined;
-    const channel = this.requireChannelApi(record.channelId);
+    const component = interaction.componentMessageId ? this.#store.get(interaction.componentMessageId) : undefined;
+    const channel = this.#requireChannelApi(record.channelId);
     switch (type) {
       case 4: {
-        const fields = this.messageFields(data, uploads, 'data.');
+        const fields = this.#messageFields(data, uploads, 'data.');
         if (!fields.content && !fields.embeds?.length && !fields.attachments?.length && !fields.components?.length)
           throw fail.emptyMessage();
-        const message = this.interactionMessage(interaction, channel, fields);
+        const message = this.#interactionMessage(interaction, channel, fields);
         record.original = message;
-        return { message, after: () => this.dispatchMessage('MESSAGE_CREATE', message) };
+        return { message, after: () => this.#dispatchMessage('MESSAGE_CREATE', message) };
       }
       case 5: {
         // Discord shows "thinking…" at once: a loading message, without content until @original is edited.
-        const message = this.interactionMessage(interaction, channel, {
+        const message = this.#interactionMessage(interaction, channel, {
           flags: Flags.Loading | (Number(data.flags ?? 0) & Flags.Ephemeral),
           edits: [],
         });
         interaction.loading = message;
-        return { message, after: () => this.dispatchMessage('MESSAGE_CREATE', message) };
+        return { message, after: () => this.#dispatchMessage('MESSAGE_CREATE', message) };
       }
       case 6:
       case 7: {
@@ -1273,8 +1276,8 @@ class Double implements DiscordDouble {
           throw fail.form('type', 'INTERACTION_RESPONSE_TYPE_INVALID', 'This interaction has no message to update');
         record.original = component;
         if (type === 6) return { message: component };
-        this.applyEdit(component, data, uploads, 'data.');
-        return { message: component, after: () => this.dispatchMessage('MESSAGE_UPDATE', component) };
+        this.#applyEdit(component, data, uploads, 'data.');
+        return { message: component, after: () => this.#dispatchMessage('MESSAGE_UPDATE', component) };
       }
       case 9: {
         if (record.type === 5)
@@ -1288,55 +1291,59 @@ class Double implements DiscordDouble {
     }
   }
 
-  private interactionMessage(
+  #interactionMessage(
     interaction: StoredInteraction,
     channel: StoredChannel,
     fields: Partial<StoredMessage>,
   ): StoredMessage {
-    return this.newMessage(channel, this.bot, {
+    return this.#newMessage(channel, this.bot, {
       ...fields,
       type: interaction.commandName ? 20 : 0,
-      webhookId: this.options.applicationId,
+      webhookId: this.#options.applicationId,
       interaction,
     });
   }
 
-  private interactionFor({ params: [appId, token] }: Ctx): StoredInteraction {
-    const interaction = [...this.interactions.values()].find((i) => i.record.token === token);
-    if (appId !== this.options.applicationId || !interaction) throw fail.unknownWebhook();
+  #interactionFor({ params: [appId, token] }: Ctx): StoredInteraction {
+    const interaction = [...this.#interactions.values()].find((i) => i.record.token === token);
+    if (appId !== this.#options.applicationId || !interaction) throw fail.unknownWebhook();
     return interaction;
   }
 
-  private followup(ctx: Ctx): Reply {
-    const interaction = this.interactionFor(ctx);
+  #followup(ctx: Ctx): Reply {
+    const interaction = this.#interactionFor(ctx);
     if (interaction.record.acknowledgedAt === undefined) throw fail.unknownWebhook();
     const loading = interaction.loading;
     if (loading && loading.flags & Flags.Loading) {
       // As on Discord, the first follow-up after a deferral fills in the "thinking…" message instead of adding one.
-      this.applyEdit(loading, ctx.body, ctx.uploads);
+      this.#applyEdit(loading, ctx.body, ctx.uploads);
       interaction.record.original = loading;
       interaction.record.followups.push(loading);
       return {
         status: 200,
-        body: this.apiMessage(loading),
-        after: () => this.dispatchMessage('MESSAGE_UPDATE', loading),
+        body: this.#apiMessage(loading),
+        after: () => this.#dispatchMessage('MESSAGE_UPDATE', loading),
       };
     }
-    const fields = this.messageFields(ctx.body, ctx.uploads);
+    const fields = this.#messageFields(ctx.body, ctx.uploads);
     if (!fields.content && !fields.embeds?.length && !fields.attachments?.length && !fields.components?.length)
       throw fail.emptyMessage();
-    const message = this.interactionMessage(interaction, this.requireChannelApi(interaction.record.channelId), fields);
+    const message = this.#interactionMessage(
+      interaction,
+      this.#requireChannelApi(interaction.record.channelId),
+      fields,
+    );
     interaction.record.followups.push(message);
     return {
       status: 200,
-      body: this.apiMessage(message),
-      after: () => this.dispatchMessage('MESSAGE_CREATE', message),
+      body: this.#apiMessage(message),
+      after: () => this.#dispatchMessage('MESSAGE_CREATE', message),
     };
   }
 
   /** @original is the reply (or the "thinking…" message, or for a component, its message); other ids must be this interaction's. */
-  private webhookMessage(ctx: Ctx): StoredMessage {
-    const interaction = this.interactionFor(ctx);
+  #webhookMessage(ctx: Ctx): StoredMessage {
+    const interaction = this.#interactionFor(ctx);
     const { record } = interaction;
     const wanted = ctx.params[2];
     const original = (record.original ?? interaction.loading) as StoredMessage | undefined;
@@ -1348,24 +1355,24 @@ class Double implements DiscordDouble {
     return message;
   }
 
-  private editWebhookMessage(ctx: Ctx): Reply {
-    const interaction = this.interactionFor(ctx);
-    const message = this.webhookMessage(ctx);
+  #editWebhookMessage(ctx: Ctx): Reply {
+    const interaction = this.#interactionFor(ctx);
+    const message = this.#webhookMessage(ctx);
     const wasLoading = (message.flags & Flags.Loading) !== 0;
-    this.applyEdit(message, ctx.body, ctx.uploads);
+    this.#applyEdit(message, ctx.body, ctx.uploads);
     if (wasLoading) interaction.record.original = message;
     return {
       status: 200,
-      body: this.apiMessage(message),
-      after: () => this.dispatchMessage('MESSAGE_UPDATE', message),
+      body: this.#apiMessage(message),
+      after: () => this.#dispatchMessage('MESSAGE_UPDATE', message),
     };
   }
 
   // ---- payloads ------------------------------------------------------------------------------------------------
 
-  private apiApplication(): Json {
+  #apiApplication(): Json {
     return {
-      id: this.options.applicationId,
+      id: this.#options.applicationId,
       name: this.bot.username,
       icon: null,
       description: '',
@@ -1373,20 +1380,20 @@ class Double implements DiscordDouble {
       bot_require_code_grant: false,
       flags: 0,
       bot: apiUser(this.bot),
-      owner: apiUser({ id: this.guilds[0]?.ownerId ?? snowflake(), username: 'owner' }),
+      owner: apiUser({ id: this.#guilds[0]?.ownerId ?? snowflake(), username: 'owner' }),
       verify_key: '0'.repeat(64),
       team: null,
     };
   }
 
-  private apiMember(user: DoubleUser, withUser: boolean): Json {
+  #apiMember(user: DoubleUser, withUser: boolean): Json {
     return {
       ...(withUser ? { user: apiUser(user) } : {}),
       nick: null,
       avatar: null,
       banner: null,
       roles: [],
-      joined_at: iso(this.startedAt),
+      joined_at: iso(this.#startedAt),
       premium_since: null,
       deaf: false,
       mute: false,
@@ -1396,7 +1403,7 @@ class Double implements DiscordDouble {
     };
   }
 
-  private apiChannel(c: StoredChannel): Json {
+  #apiChannel(c: StoredChannel): Json {
     const base = {
       id: c.id,
       type: c.type,
@@ -1404,7 +1411,7 @@ class Double implements DiscordDouble {
       name: c.name,
       flags: 0,
       rate_limit_per_user: 0,
-      last_message_id: this.lastMessageId(c.id),
+      last_message_id: this.#lastMessageId(c.id),
     };
     if (c.type === 0) {
       return {
@@ -1437,17 +1444,17 @@ class Double implements DiscordDouble {
     };
   }
 
-  private threadMember(thread: StoredChannel): Json {
+  #threadMember(thread: StoredChannel): Json {
     return { id: thread.id, user_id: this.bot.id, join_timestamp: iso(thread.createdAt), flags: 1 };
   }
 
-  private lastMessageId(channelId: string): string | null {
+  #lastMessageId(channelId: string): string | null {
     return this.messages(channelId).at(-1)?.id ?? null;
   }
 
-  private apiMessage(m: StoredMessage, depth = 0): Json {
-    const thread = m.threadId ? this.channels.get(m.threadId) : undefined;
-    const referenced = m.messageReference ? this.store.get(m.messageReference.messageId) : undefined;
+  #apiMessage(m: StoredMessage, depth = 0): Json {
+    const thread = m.threadId ? this.#channels.get(m.threadId) : undefined;
+    const referenced = m.messageReference ? this.#store.get(m.messageReference.messageId) : undefined;
     const ix = m.interaction;
     return {
       id: m.id,
@@ -1461,7 +1468,7 @@ class Double implements DiscordDouble {
       mention_everyone: false,
       mentions: m.mentions.map(apiUser),
       mention_roles: [],
-      attachments: m.attachments.map((a) => this.apiAttachment(a)),
+      attachments: m.attachments.map((a) => this.#apiAttachment(a)),
       embeds: m.embeds,
       components: m.components,
       pinned: false,
@@ -1490,10 +1497,10 @@ class Double implements DiscordDouble {
           }
         : {}),
       ...(m.messageReference && depth === 0
-        ? { referenced_message: referenced ? this.apiMessage(referenced, 1) : null }
+        ? { referenced_message: referenced ? this.#apiMessage(referenced, 1) : null }
         : {}),
-      ...(thread ? { thread: this.apiChannel(thread) } : {}),
-      ...(m.webhookId ? { webhook_id: m.webhookId, application_id: this.options.applicationId } : {}),
+      ...(thread ? { thread: this.#apiChannel(thread) } : {}),
+      ...(m.webhookId ? { webhook_id: m.webhookId, application_id: this.#options.applicationId } : {}),
       ...(ix
         ? {
             interaction_metadata: {
@@ -1507,11 +1514,11 @@ class Double implements DiscordDouble {
     };
   }
 
-  private apiAttachment(a: DoubleMessage['attachments'][number]): Json {
+  #apiAttachment(a: DoubleMessage['attachments'][number]): Json {
     return {
       id: a.id,
       filename: a.filename,
-      size: this.files.get(a.id)?.data.length ?? 0,
+      size: this.#files.get(a.id)?.data.length ?? 0,
       url: a.url,
       proxy_url: a.url,
       content_type: a.contentType,
@@ -1519,17 +1526,17 @@ class Double implements DiscordDouble {
   }
 
   /** The gateway form of a message: with the author's member and each mentioned user's member, as Discord sends it. */
-  private gatewayMessage(m: StoredMessage): Json {
-    const api = this.apiMessage(m);
+  #gatewayMessage(m: StoredMessage): Json {
+    const api = this.#apiMessage(m);
     if (!m.guildId) return api;
     return {
       ...api,
-      member: this.apiMember(m.author, false),
-      mentions: m.mentions.map((u) => ({ ...apiUser(u), member: this.apiMember(u, false) })),
+      member: this.#apiMember(m.author, false),
+      mentions: m.mentions.map((u) => ({ ...apiUser(u), member: this.#apiMember(u, false) })),
     };
   }
 
-  private reactionEvent(m: StoredMessage, user: DoubleUser, emoji: string): Json {
+  #reactionEvent(m: StoredMessage, user: DoubleUser, emoji: string): Json {
     return {
       user_id: user.id,
       channel_id: m.channelId,
@@ -1539,12 +1546,12 @@ class Double implements DiscordDouble {
       burst: false,
       type: 0,
       message_author_id: m.author.id,
-      ...(m.guildId ? { member: this.apiMember(user, true) } : {}),
+      ...(m.guildId ? { member: this.#apiMember(user, true) } : {}),
     };
   }
 
-  private apiGuild(id: string): Json {
-    const guild = this.guilds.find((g) => g.id === id) ?? raise(fail.unknownGuild());
+  #apiGuild(id: string): Json {
+    const guild = this.#guilds.find((g) => g.id === id) ?? raise(fail.unknownGuild());
     const everyone = {
       id: guild.id,
       name: '@everyone',
@@ -1600,20 +1607,20 @@ class Double implements DiscordDouble {
   }
 
   /** GUILD_CREATE: the guild with its text channels, the threads still open (so a restarted bot knows them), and members. */
-  private guildCreate(id: string): Json {
-    const channels = this.guildChannels(id);
-    const members = [...this.users.values()].map((u) => this.apiMember(u, true));
+  #guildCreate(id: string): Json {
+    const channels = this.#guildChannels(id);
+    const members = [...this.#users.values()].map((u) => this.#apiMember(u, true));
     return {
-      ...this.apiGuild(id),
-      joined_at: iso(this.startedAt),
+      ...this.#apiGuild(id),
+      joined_at: iso(this.#startedAt),
       large: false,
       unavailable: false,
       member_count: members.length + 1,
       members,
-      channels: channels.filter((c) => c.type === 0).map((c) => this.apiChannel(c)),
+      channels: channels.filter((c) => c.type === 0).map((c) => this.#apiChannel(c)),
       threads: channels
         .filter((c) => c.type !== 0 && !c.archived)
-        .map((c) => ({ ...this.apiChannel(c), member: this.threadMember(c) })),
+        .map((c) => ({ ...this.#apiChannel(c), member: this.#threadMember(c) })),
       presences: [],
       voice_states: [],
       stage_instances: [],
