@@ -414,7 +414,7 @@ export async function runScubaBench(): Promise<void> {
   const section = [
     '## claude-scuba',
     '',
-    `Written by \`npm run bench:scuba\` (packages/claude-scuba/src/bench/scuba-bench.ts) on ${new Date().toISOString()}, ${cpus().length} CPUs, Node ${process.version}.`,
+    `Written by \`npm run bench:scuba\` (packages/claude-scuba/bench/scuba-bench.ts) on ${new Date().toISOString()}, ${cpus().length} CPUs, Node ${process.version}.`,
     'The bot is the real `claude-scuba` process with the real CLI; the raw SDK baseline runs the same query options in the bench process,',
     "its samples interleaved with the bot's (one raw, then one bot) so both see the same load;",
     'both talk to the same model double on loopback in the same run. Bot latency is measured by a WebSocket subscriber from the HTTP append',
