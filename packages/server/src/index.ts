@@ -11,6 +11,7 @@ export type { PostgresStore, PostgresStoreOptions } from './store/postgres/postg
 export type { ClusterFeed, ClusterHint, OutboxEntry } from './store/cluster-feed.js';
 export { BubbleError, toErrorResponse } from './errors/bubble-error.js';
 export { createHumanPrincipal } from './services/principal-service.js';
+export { mintPrincipalToken } from './cli/principal-commands.js';
 export { authenticateToken } from './services/auth-service.js';
 export { stopWithParent } from './cli/stop-with-parent.js';
 export { OIDC_DEFAULTS } from './oidc/oidc-options.js';
