@@ -1,4 +1,5 @@
 import { assertNever } from '@bubble/protocol';
+import { conflict, forbidden } from '../errors/bubble-error.js';
 
 /**
  * The run rules of the protocol, as a pure decision over the state the store
@@ -40,4 +41,37 @@ export function decideRunEvent(
     default:
       return assertNever(type, 'run event type');
   }
+}
+
+/** A run as one append batch has left it: its state, and whether the batch changed what is stored. */
+export interface RunStep {
+  state: RunState;
+  changed: boolean;
+}
+
+/**
+ * The next step of one run for the `index`-th event of a batch, both stores' one path: the
+ * decision, thrown as the answer (403 or 409, naming the event) when the rules refuse it.
+ * `previous` is the run's step earlier in the same batch, `state` what the batch starts from.
+ */
+export function stepRun(
+  type: 'run_started' | 'message_part' | 'run_finished',
+  runId: string,
+  principalId: string,
+  state: RunState | null,
+  previous: RunStep | undefined,
+  index: number,
+): RunStep {
+  const decision = decideRunEvent(type, runId, principalId, state);
+  if (!decision.ok) {
+    throw decision.code === 'forbidden'
+      ? forbidden(decision.message, { index, runId })
+      : conflict(decision.message, { index, runId });
+  }
+  const changed =
+    (previous?.changed ?? false) ||
+    state === null ||
+    state.started !== decision.next.started ||
+    state.finished !== decision.next.finished;
+  return { state: decision.next, changed };
 }

@@ -1,6 +1,6 @@
 import type { EventEnvelope } from '@bubble/protocol';
 import { conflict, forbidden, notFound } from '../../errors/bubble-error.js';
-import { decideRunEvent, RUN_BOUND_TYPES, type RunState } from '../../domain/run-rules.js';
+import { RUN_BOUND_TYPES, type RunState, stepRun } from '../../domain/run-rules.js';
 import { isSameEvent } from '../../domain/same-event.js';
 import type { AppendInput, AppendResult, BubbleStore } from '../store.js';
 import { toEnvelope, type EventRow } from '../sqlite/sqlite-rows.js';
@@ -58,23 +58,10 @@ async function appendJob(tx: WriteTx, input: AppendInput): Promise<AppendResult>
       const runId = event.data.runId as string;
       const entry = runs.get(runId);
       const state = entry?.state ?? tx.stagedRun(threadId, runId) ?? storedRuns.get(runId) ?? null;
-      const decision = decideRunEvent(
-        event.type as 'run_started' | 'message_part' | 'run_finished',
+      runs.set(
         runId,
-        principalId,
-        state,
+        stepRun(event.type as 'run_started' | 'message_part' | 'run_finished', runId, principalId, state, entry, index),
       );
-      if (!decision.ok) {
-        throw decision.code === 'forbidden'
-          ? forbidden(decision.message, { index, runId })
-          : conflict(decision.message, { index, runId });
-      }
-      const changed =
-        (entry?.changed ?? false) ||
-        state === null ||
-        state.started !== decision.next.started ||
-        state.finished !== decision.next.finished;
-      runs.set(runId, { state: decision.next, changed });
     }
     const envelope = tx.appendEvent({
       threadId,

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import type { EventEnvelope, Grant } from '@bubble/protocol';
 import { conflict, forbidden, notFound } from '../../errors/bubble-error.js';
-import { decideRunEvent, RUN_BOUND_TYPES, type RunState } from '../../domain/run-rules.js';
+import { RUN_BOUND_TYPES, type RunState, stepRun } from '../../domain/run-rules.js';
 import { isSameEvent } from '../../domain/same-event.js';
 import { newEventId } from '../../domain/ids.js';
 import type { LiveBusMessage } from '../../live/live-bus.js';
@@ -162,23 +162,17 @@ export async function openSqliteStore(path: string, options: StoreOpenOptions = 
             : undefined;
         }
         const state = entry?.state ?? null;
-        const decision = decideRunEvent(
-          event.type as 'run_started' | 'message_part' | 'run_finished',
+        runs.set(
           runId,
-          principalId,
-          state,
+          stepRun(
+            event.type as 'run_started' | 'message_part' | 'run_finished',
+            runId,
+            principalId,
+            state,
+            entry,
+            index,
+          ),
         );
-        if (!decision.ok) {
-          throw decision.code === 'forbidden'
-            ? forbidden(decision.message, { index, runId })
-            : conflict(decision.message, { index, runId });
-        }
-        const changed =
-          (entry?.changed ?? false) ||
-          state === null ||
-          state.started !== decision.next.started ||
-          state.finished !== decision.next.finished;
-        runs.set(runId, { state: decision.next, changed });
       }
       head += 1;
       const id = newEventId();
