@@ -278,22 +278,8 @@ export function parseCli(argv: string[]): CliParse {
     if (values.host !== undefined || values.port !== undefined || values['rate-limit'] !== undefined) {
       return { ok: false, errors: ['--host, --port and --rate-limit belong to "serve"'] };
     }
-    const serveOnly = [
-      'web-root',
-      'rate-limit-burst',
-      'frame-rate-limit',
-      'frame-rate-limit-burst',
-      'failed-auth-limit',
-      'failed-auth-limit-burst',
-      'max-connections',
-      'max-connections-per-address',
-      'oidc-issuer',
-      'oidc-audience',
-      'oidc-client-id',
-      'config',
-      'pg-pool-size',
-      'pg-statement-timeout-ms',
-    ] as const;
+    // --host, --port and --rate-limit were answered together above.
+    const serveOnly = SERVE_ONLY_FLAGS.filter((flag) => flag !== 'host' && flag !== 'port' && flag !== 'rate-limit');
     const misplaced = serveOnly.filter((flag) => values[flag] !== undefined);
     if (misplaced.length > 0 || misplacedFile.length > 0) {
       return { ok: false, errors: [...misplaced.map((flag) => `--${flag} belongs to "serve"`), ...misplacedFile] };
