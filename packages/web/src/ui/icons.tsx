@@ -1,19 +1,9 @@
 import type { ComponentChildren } from 'preact';
+import type { ToolKind } from '../model/tool-display';
 
-/** Icon names: what a tool call is about, and where it stands. */
+/** Icon names: what a tool call is about (`ToolKind`), and where it stands. */
 export type IconName =
-  | 'command'
-  | 'read'
-  | 'edit'
-  | 'search'
-  | 'web'
-  | 'helper'
-  | 'artifact'
-  | 'thread'
-  | 'people'
-  | 'plan'
-  | 'question'
-  | 'tool'
+  | ToolKind
   | 'check'
   | 'cross'
   | 'clock'
