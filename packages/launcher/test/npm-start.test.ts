@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -8,6 +8,7 @@ import type { EventEnvelope } from '@bubble/protocol';
 import { BubbleClient } from '@bubble/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBrowser, type TestBrowser } from './support/browser.js';
+import { scubaProcesses } from './support/launcher-process.js';
 
 /**
  * `npm start`'s binary as a user runs it (no credentials, so the model
@@ -65,23 +66,6 @@ async function start(port: number, dataDir: string, via: 'node' | 'npm' = 'node'
   const links = out.split('\n').filter((line) => line.includes('http://') && line.includes('#token='));
   expect(links).toHaveLength(1);
   return { child, stdout: () => out, link: /(http:\/\/\S+#token=\S+)/.exec(links[0]!)![1]!, exited };
-}
-
-/** Processes whose command line names this data folder's bot config (claude-scuba). */
-function scubaProcesses(dataDir: string): number[] {
-  const needle = join(dataDir, 'launcher', 'scuba.json');
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      // `--config <file>` exactly: the CLI child names the file too (its sandbox settings deny reading it).
-      const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-      if (args.some((arg, i) => arg === needle && args[i - 1] === '--config')) pids.push(Number(entry));
-    } catch {
-      // gone already
-    }
-  }
-  return pids;
 }
 
 let dir: string;
