@@ -223,12 +223,25 @@ describe('a long thread', () => {
     // Scrolled to the top: the first message shown stays exactly where it was once older ones are put above it.
     const firstShown = page.locator('article.run').first();
     const id = await firstShown.getAttribute('data-run-id');
-    const anchor = page.locator(`article[data-run-id="${id}"]`);
-    await log(page).evaluate((el) => el.scrollTo({ top: 0 }));
-    const before = (await anchor.boundingBox())!.y;
+    // Both positions are read as a frame would paint them: `before` in the same task as the scroll,
+    // `after` past two animation frames, never between a page's commit and the layout pass that
+    // puts the reader back (which happen before one paint, so no one sees that moment).
+    const before = await log(page).evaluate((el, runId) => {
+      el.scrollTo({ top: 0 });
+      return el.querySelector(`article[data-run-id="${runId}"]`)!.getBoundingClientRect().top;
+    }, id);
     await expect.poll(() => page.locator('article.run').count(), { timeout: 10_000 }).toBeGreaterThan(shown);
-    await page.waitForTimeout(100);
-    const after = (await anchor.boundingBox())!.y;
+    const after = await log(page).evaluate(
+      (el, runId) =>
+        new Promise<number>((resolve) =>
+          requestAnimationFrame(() =>
+            requestAnimationFrame(() =>
+              resolve(el.querySelector(`article[data-run-id="${runId}"]`)!.getBoundingClientRect().top),
+            ),
+          ),
+        ),
+      id,
+    );
     expect(Math.abs(after - before)).toBeLessThanOrEqual(2);
     await shot(page, 'follow-older-page-1280');
     // All the way up: every message, in order, once.
