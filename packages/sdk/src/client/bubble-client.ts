@@ -75,6 +75,11 @@ export interface BubbleClientOptions {
   readonly live?: BubbleLiveOptions;
   /** Random source for jitter, in [0, 1). */
   readonly random?: () => number;
+  /**
+   * HTTP requests on the wire at once at most; the rest wait in order. Default: no cap. A bot
+   * that follows thousands of threads sets one, so its start does not open thousands of sockets.
+   */
+  readonly maxConcurrentRequests?: number;
 }
 
 export interface CallOptions {
@@ -134,6 +139,7 @@ export class BubbleClient {
       fetch: options.fetch ?? globalThis.fetch,
       logger: this.#logger,
       random: options.random ?? Math.random,
+      maxInFlight: options.maxConcurrentRequests,
     });
   }
 

@@ -33,7 +33,12 @@ export interface TransportOptions {
   readonly fetch: typeof globalThis.fetch;
   readonly logger: Logger;
   readonly random: () => number;
+  /** Requests sent at once at most; the rest wait their turn in order. Default: no cap. */
+  readonly maxInFlight?: number;
 }
+
+/** Attempts a request gets while the server says `rate_limited` (each waits its `Retry-After`). */
+const RATE_LIMITED_ATTEMPTS = 10;
 
 export interface RequestSpec<T> {
   readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -55,6 +60,11 @@ export interface TransportResult<T> {
 /** Sends HTTP requests to one Bubble server: auth, timeouts, typed errors, retries. */
 export class HttpTransport {
   readonly #options: TransportOptions;
+  /** Requests on the wire now, and those waiting for one of them to end (see `maxInFlight`). */
+  #inFlight = 0;
+  readonly #waiting: Array<() => void> = [];
+  /** A `rate_limited` answer holds every request of this client back until then (epoch ms). */
+  #pausedUntil = 0;
 
   constructor(options: TransportOptions) {
     this.#options = options;
@@ -65,13 +75,17 @@ export class HttpTransport {
     let renewed = false;
     for (let attempt = 0; ; attempt += 1) {
       let failure: BubbleApiError;
+      await this.#whenSendable(spec);
       const token =
         spec.auth === false || credentials === undefined ? undefined : await currentBearer(credentials, spec);
+      await this.#takeSlot(spec);
       try {
         return await this.#once(spec, token);
       } catch (error) {
         if (!(error instanceof BubbleApiError)) throw error;
         failure = error;
+      } finally {
+        this.#releaseSlot();
       }
       // A refused bearer may have expired: renewed once, the request is sent again at once (a
       // 401 acted on nothing, so this is safe for every request and does not count as a retry).
@@ -91,9 +105,17 @@ export class HttpTransport {
           continue;
         }
       }
-      const last = attempt + 1 >= retry.attempts;
+      const rateLimited = failure.code === 'rate_limited';
+      const last = attempt + 1 >= (rateLimited ? Math.max(retry.attempts, RATE_LIMITED_ATTEMPTS) : retry.attempts);
       if (last || !mayRetry(failure, spec.retry)) throw failure;
       const retryAfterSeconds = failure.details.retryAfterSeconds;
+      // Over the server's budget: every request of this client waits, not only this one, so a
+      // burst (a bot opening thousands of threads) backs off as one instead of retrying in a herd.
+      if (rateLimited && typeof retryAfterSeconds === 'number')
+        this.#pausedUntil = Math.max(
+          this.#pausedUntil,
+          Date.now() + Math.min(retryAfterSeconds * 1000, retry.maxRetryAfterMs),
+        );
       const backoff = equalJitterDelay(attempt, retry, random);
       const delay =
         typeof retryAfterSeconds === 'number'
@@ -116,6 +138,50 @@ export class HttpTransport {
         throw abortedError(spec);
       }
     }
+  }
+
+  /** Waits out a pause that a `rate_limited` answer to any request of this client set. */
+  async #whenSendable(spec: RequestSpec<unknown>): Promise<void> {
+    for (let wait = this.#pausedUntil - Date.now(); wait > 0; wait = this.#pausedUntil - Date.now()) {
+      try {
+        // Spread over a tenth of the pause, so the held requests do not all go at its last millisecond.
+        await sleep(wait + this.#options.random() * Math.min(1_000, wait / 10), spec.signal);
+      } catch {
+        throw abortedError(spec);
+      }
+    }
+  }
+
+  async #takeSlot(spec: RequestSpec<unknown>): Promise<void> {
+    const cap = this.#options.maxInFlight;
+    if (cap === undefined || this.#inFlight < cap) {
+      this.#inFlight += 1;
+      return;
+    }
+    await new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        const at = this.#waiting.indexOf(take);
+        if (at !== -1) this.#waiting.splice(at, 1);
+        reject(abortedError(spec));
+      };
+      // The slot is handed over by `#releaseSlot` (the count stays as it is).
+      const take = () => {
+        spec.signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      if (spec.signal?.aborted) {
+        reject(abortedError(spec));
+        return;
+      }
+      spec.signal?.addEventListener('abort', onAbort, { once: true });
+      this.#waiting.push(take);
+    });
+  }
+
+  #releaseSlot(): void {
+    const next = this.#waiting.shift();
+    if (next !== undefined) next();
+    else this.#inFlight -= 1;
   }
 
   async #once<T>(spec: RequestSpec<T>, token: string | undefined): Promise<TransportResult<T>> {

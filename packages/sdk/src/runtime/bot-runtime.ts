@@ -38,7 +38,18 @@ export interface BotRuntimeOptions<C extends BotRuntimeClient = BotRuntimeClient
   /** Backoff of a thread whose start failed transiently. Defaults 500 ms and 30 s. */
   readonly retryBaseMs?: number;
   readonly retryCapMs?: number;
+  /**
+   * Threads starting at once at most (reading their checkpoint, head and replay window, making
+   * their handler); the others wait their turn. Default 16: a boot with 10,000 threads does not
+   * send 10,000 reads at once, and what the server refuses for being too many is retried.
+   */
+  readonly startConcurrency?: number;
 }
+
+/** How long one listing of every thread serves as the heads of threads starting (boot). */
+const LISTED_HEADS_MS = 30_000;
+/** How often the boot looks whether every thread it started is followed yet. */
+const BOOT_CHECK_MS = 200;
 
 /** How the runtime ended. */
 export type BotRuntimeEnd = { readonly kind: 'stopped' } | { readonly kind: 'failed'; readonly error: unknown };
@@ -81,6 +92,10 @@ export function startBotRuntime<C extends BotRuntimeClient>(options: BotRuntimeO
   const abort = new AbortController();
   const forgetOnRevoke = options.forgetOnRevoke ?? false;
 
+  const startTurn = startGate(options.startConcurrency ?? 16);
+  const listedHead = listedHeads(options.client, logger);
+  const bootStarted = Date.now();
+
   const released = new Set<string>();
   const startThread = (grant: Grant): void => {
     const current = runners.get(grant.threadId);
@@ -101,6 +116,8 @@ export function startBotRuntime<C extends BotRuntimeClient>(options: BotRuntimeO
       cursorReceipts: options.cursorReceipts ?? true,
       retryBaseMs: options.retryBaseMs ?? 500,
       retryCapMs: options.retryCapMs ?? 30_000,
+      startTurn,
+      listedHead,
       onEnded: (ended) => {
         // A thread that ended by itself (its subscription ended or failed for good) is no longer running.
         if (runners.get(ended.threadId) === ended) runners.delete(ended.threadId);
@@ -123,8 +140,23 @@ export function startBotRuntime<C extends BotRuntimeClient>(options: BotRuntimeO
     }
   };
 
+  /** Once the first sync of grants is in: says when every thread it granted is followed live. */
+  const reportBoot = async (): Promise<void> => {
+    const booting = [...runners.values()];
+    while (!abort.signal.aborted && booting.some((runner) => !runner.following && !runner.ended)) {
+      await new Promise((resolve) => setTimeout(resolve, BOOT_CHECK_MS).unref());
+    }
+    if (abort.signal.aborted) return;
+    logger.info(
+      { threads: booting.filter((runner) => runner.following).length, ms: Date.now() - bootStarted },
+      'following every thread',
+    );
+  };
+
   const run = async (): Promise<BotRuntimeEnd> => {
     const grants = liveConnection.subscribeGrantsAsIterable({ signal: abort.signal });
+    // After the grants of the first sync have been taken in order (the loop below runs first).
+    void grants.whenSynced().then(() => setTimeout(() => void reportBoot(), 0));
     try {
       for await (const update of grants) {
         if (abort.signal.aborted) break;
@@ -181,5 +213,73 @@ export function startBotRuntime<C extends BotRuntimeClient>(options: BotRuntimeO
       await done;
     },
     done,
+  };
+}
+
+/** At most `size` holders at once; the others wait in order. */
+function startGate(size: number): (signal: AbortSignal) => Promise<() => void> {
+  let held = 0;
+  const waiting: Array<() => void> = [];
+  const release = (): void => {
+    const next = waiting.shift();
+    if (next !== undefined) next();
+    else held -= 1;
+  };
+  return (signal) => {
+    if (held < size) {
+      held += 1;
+      return Promise.resolve(once(release));
+    }
+    return new Promise((resolve) => {
+      // A runner stopped while waiting gets a release that gives nothing back (it held nothing).
+      const onAbort = () => {
+        const at = waiting.indexOf(take);
+        if (at !== -1) waiting.splice(at, 1);
+        resolve(() => undefined);
+      };
+      const take = () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(once(release));
+      };
+      if (signal.aborted) resolve(() => undefined);
+      else {
+        signal.addEventListener('abort', onAbort, { once: true });
+        waiting.push(take);
+      }
+    });
+  };
+}
+
+function once(fn: () => void): () => void {
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    fn();
+  };
+}
+
+/**
+ * The heads of every thread from one `GET /v1/threads`, for threads starting within 30 s of it
+ * (a boot): one read instead of one per thread. Undefined where the client cannot list, the list
+ * failed, or it is older.
+ */
+function listedHeads(client: BotRuntimeClient, logger: Logger): (threadId: string) => Promise<number | undefined> {
+  let listing: Promise<Map<string, number> | undefined> | undefined;
+  let listedAt = 0;
+  return async (threadId) => {
+    if (client.listThreads === undefined) return undefined;
+    if (listing !== undefined && Date.now() - listedAt > LISTED_HEADS_MS) return undefined;
+    if (listing === undefined) {
+      listedAt = Date.now();
+      listing = client.listThreads().then(
+        (threads) => new Map(threads.map((thread) => [thread.threadId, thread.headSeq])),
+        (error: unknown) => {
+          logger.warn({ err: error }, 'could not list my threads; reading each thread’s head instead');
+          return undefined;
+        },
+      );
+    }
+    return (await listing)?.get(threadId);
   };
 }

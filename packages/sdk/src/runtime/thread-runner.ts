@@ -1,14 +1,16 @@
 import { SUBSCRIPTION_END_REASONS, type EventEnvelope, type Grant } from '@bubble/protocol';
 import type { Logger } from 'pino';
 import type { BubbleClient } from '../client/bubble-client.js';
+import type { ThreadSubscription } from '../live/live-subscription.js';
 import { fullJitterDelay } from '../client/backoff.js';
 import { isPermanentFailure } from '../client/retry-classification.js';
 import type { CheckpointStore } from './checkpoint-store.js';
 import type { BacklogPolicy } from './replay-window.js';
 import { resolveReplayStart } from './resolve-replay-start.js';
 
-/** What the runtime needs of a client over HTTP. */
-export type BotRuntimeClient = Pick<BubbleClient, 'getThread' | 'readEvents' | 'putCursor'>;
+/** What the runtime needs of a client over HTTP (`listThreads`, where there is one, saves a read per thread at boot). */
+export type BotRuntimeClient = Pick<BubbleClient, 'getThread' | 'readEvents' | 'putCursor'> &
+  Partial<Pick<BubbleClient, 'listThreads'>>;
 /** What the runtime needs of the live connection (a `BubbleClient` has both). */
 export type BotRuntimeLive = Pick<BubbleClient, 'subscribeThread' | 'subscribeGrantsAsIterable'>;
 
@@ -73,6 +75,14 @@ export interface ThreadRunnerConfig<C extends BotRuntimeClient = BotRuntimeClien
   readonly retryCapMs: number;
   /** Called once the runner has ended, whatever the reason. */
   readonly onEnded?: (runner: ThreadRunner<C>, reason: ThreadStopReason) => void;
+  /**
+   * Waits for a turn to start (read the checkpoint, the head, the replay window; make the
+   * handler), so a boot with thousands of threads starts a few at a time. Resolves with the
+   * release. Default: no wait.
+   */
+  readonly startTurn?: (signal: AbortSignal) => Promise<() => void>;
+  /** The thread's head as a recent listing of every thread gave it, if that is known; saves a read. */
+  readonly listedHead?: (threadId: string) => Promise<number | undefined>;
 }
 
 const RECEIPT_GRACE_MS = 2_000;
@@ -88,12 +98,14 @@ export class ThreadRunner<C extends BotRuntimeClient = BotRuntimeClient> {
   readonly #receiptAbort = new AbortController();
   readonly #logger: Logger;
   #stopReason: ThreadStopReason | undefined;
+  #ended = false;
   #lastDelivered = 0;
   #lastSettled = -1;
   #receiptInFlight: Promise<void> | undefined;
   #receiptPending: number | undefined;
   #running: Promise<void> | undefined;
   #handler: ThreadHandler | undefined;
+  #subscription: ThreadSubscription | undefined;
   readonly #config: ThreadRunnerConfig<C>;
 
   constructor(config: ThreadRunnerConfig<C>) {
@@ -108,6 +120,16 @@ export class ThreadRunner<C extends BotRuntimeClient = BotRuntimeClient> {
 
   start(): void {
     this.#running ??= this.#run();
+  }
+
+  /** Whether the server has confirmed the thread's subscription (the thread is followed live). */
+  get following(): boolean {
+    return this.#subscription?.headSeqAtSubscribe !== undefined;
+  }
+
+  /** Whether the runner has ended (stopped, or failed for good). */
+  get ended(): boolean {
+    return this.#ended;
   }
 
   /** Stops reading; resolves once the handler's `stop` has returned. */
@@ -162,6 +184,7 @@ export class ThreadRunner<C extends BotRuntimeClient = BotRuntimeClient> {
         }
       }
       this.#logger.info({ reason: endReason, lastDelivered: this.#lastDelivered }, 'thread stopped');
+      this.#ended = true;
       this.#config.onEnded?.(this, endReason);
     }
   }
@@ -171,34 +194,41 @@ export class ThreadRunner<C extends BotRuntimeClient = BotRuntimeClient> {
     const { client, live, policy } = this.#config;
     let handler = this.#handler;
     if (handler === undefined) {
-      const checkpoint = await this.#readCheckpoint(this.#config.grant.joinedSeq);
-      const thread = await client.getThread(this.threadId, { signal: this.#abort.signal });
-      const start = await resolveReplayStart(client, {
-        threadId: this.threadId,
-        checkpoint,
-        joinedSeq: this.#config.grant.joinedSeq,
-        headSeq: thread.headSeq,
-        policy,
-        signal: this.#abort.signal,
-      });
-      this.#lastDelivered = start.afterSeq;
-      this.#logger.info(
-        {
+      const release = (await this.#config.startTurn?.(this.#abort.signal)) ?? (() => undefined);
+      try {
+        if (this.#stopping) return;
+        const { joinedSeq } = this.#config.grant;
+        const checkpoint = await this.#readCheckpoint(joinedSeq);
+        // A listed head is good only if it saw the grant and the checkpoint (else the thread moved since).
+        const listed = await this.#config.listedHead?.(this.threadId);
+        const headSeq =
+          listed !== undefined && listed >= joinedSeq && listed >= (checkpoint ?? 0)
+            ? listed
+            : (await client.getThread(this.threadId, { signal: this.#abort.signal })).headSeq;
+        const start = await resolveReplayStart(client, {
+          threadId: this.threadId,
           checkpoint,
-          headSeq: thread.headSeq,
-          afterSeq: start.afterSeq,
-          rule: start.rule,
-          expandedBy: start.expandedBy,
-        },
-        'thread starts',
-      );
-      handler = await this.#config.handlerFactory(this.#context(checkpoint, start.afterSeq));
-      this.#handler = handler;
+          joinedSeq,
+          headSeq,
+          policy,
+          signal: this.#abort.signal,
+        });
+        this.#lastDelivered = start.afterSeq;
+        this.#logger.info(
+          { checkpoint, headSeq, afterSeq: start.afterSeq, rule: start.rule, expandedBy: start.expandedBy },
+          'thread starts',
+        );
+        handler = await this.#config.handlerFactory(this.#context(checkpoint, start.afterSeq));
+        this.#handler = handler;
+      } finally {
+        release();
+      }
     }
     const subscription = live.subscribeThread(this.threadId, {
       afterSeq: this.#lastDelivered,
       signal: this.#abort.signal,
     });
+    this.#subscription = subscription;
     for await (const event of subscription) {
       if (this.#stopping) break;
       await this.#take(handler, event);

@@ -1,0 +1,103 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { BubbleClient } from '../src/index.js';
+
+/**
+ * How a client paces itself (issue 19): a cap on requests on the wire at once, and one pause for
+ * all of them when the server says `rate_limited`. Against a plain HTTP server that records
+ * when each request arrived, so what is measured is what reached the wire.
+ */
+let server: Server | undefined;
+afterEach(async () => {
+  await new Promise((resolve) => server?.close(resolve));
+  server = undefined;
+});
+
+const thread = (id: string) => ({
+  thread: {
+    threadId: id,
+    parentThreadId: null,
+    title: null,
+    createdBy: 'alice',
+    createdAt: new Date().toISOString(),
+    headSeq: 1,
+  },
+});
+
+async function serve(handle: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
+  server = createServer(handle);
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server!.address() as AddressInfo).port}`;
+}
+
+describe('a client pacing its requests', () => {
+  it('keeps at most maxConcurrentRequests on the wire, and sends the rest in order as they end', async () => {
+    let open = 0;
+    let most = 0;
+    const order: string[] = [];
+    const url = await serve((req, res) => {
+      open += 1;
+      most = Math.max(most, open);
+      order.push(req.url!);
+      setTimeout(() => {
+        open -= 1;
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(thread('th_x')));
+      }, 30);
+    });
+    const client = new BubbleClient({ url, token: 't', maxConcurrentRequests: 3 });
+    const ids = Array.from({ length: 12 }, (_, i) => `th_${i}`);
+    await Promise.all(ids.map((id) => client.getThread(id)));
+    expect(most).toBe(3);
+    expect(order).toEqual(ids.map((id) => `/v1/threads/${id}`));
+
+    // Without the option, nothing waits.
+    most = 0;
+    const free = new BubbleClient({ url, token: 't' });
+    await Promise.all(ids.map((id) => free.getThread(id)));
+    expect(most).toBe(12);
+  });
+
+  it('holds every request back for the Retry-After of a rate_limited answer, then sends each once', async () => {
+    const arrivals: Array<{ path: string; at: number }> = [];
+    let refused = false;
+    const url = await serve((req, res) => {
+      arrivals.push({ path: req.url!, at: Date.now() });
+      if (!refused) {
+        refused = true;
+        res
+          .writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' })
+          .end(JSON.stringify({ error: { code: 'rate_limited', message: 'too many requests' } }));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(thread('th_x')));
+    });
+    const client = new BubbleClient({ url, token: 't', retry: { baseMs: 10, capMs: 20 } });
+    const first = client.getThread('th_first');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Sent after the refusal: it waits out the same pause instead of drawing another refusal.
+    const later = client.getThread('th_later');
+    await Promise.all([first, later]);
+    const refusedAt = arrivals[0]!.at;
+    const after = arrivals.slice(1);
+    expect(after.map((a) => a.path).sort()).toEqual(['/v1/threads/th_first', '/v1/threads/th_later']);
+    for (const a of after) expect(a.at - refusedAt).toBeGreaterThanOrEqual(950);
+  });
+
+  it('keeps retrying while the server stays over its limit, past the usual number of attempts', async () => {
+    let refusals = 0;
+    const url = await serve((_req, res) => {
+      if (refusals < 5) {
+        refusals += 1;
+        res
+          .writeHead(429, { 'content-type': 'application/json', 'retry-after': '0' })
+          .end(JSON.stringify({ error: { code: 'rate_limited', message: 'too many requests' } }));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(thread('th_x')));
+    });
+    const client = new BubbleClient({ url, token: 't', retry: { attempts: 4, baseMs: 5, capMs: 10 } });
+    await expect(client.getThread('th_x')).resolves.toMatchObject({ threadId: 'th_x' });
+    expect(refusals).toBe(5);
+  });
+});
