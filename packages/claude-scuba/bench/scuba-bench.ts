@@ -2,34 +2,36 @@
  * `npm run bench:scuba` (run through vitest by scuba.bench-run.ts, so it can use the server's test
  * helpers as TypeScript; none of it is built into dist): claude-scuba's figures beside the raw Agent SDK's,
  * measured in the same run against the same model double (issue 5, "Tests
- * and figures"). Writes its marked section of the root BENCHMARKS.md.
+ * and figures"; issue 19, "A spare engine"). Writes its marked section of the root BENCHMARKS.md.
+ * (The growth figures, idle threads by the thousand and a burst of 100, are growth-bench.ts's own section.)
  *
- * - time from a human's append to the bot's first text delta on the thread,
- *   cold (first turn of a thread: the CLI starts) and warm, beside the raw
- *   SDK's own push → first delta, cold (query() start) and warm;
+ * - time from a human's append to the bot's first text delta on the thread: warm; cold (a thread's first
+ *   turn) with a spare CLI (`limits.spareEngines` 1, the default) and without (0); and a turn that resumes
+ *   the session after its CLI was closed for being idle; beside the raw SDK's own push → first delta:
+ *   warm, cold (`query()`), `prewarm()` + `claim()` as the reference for a spare, and `query({ resume })`;
  * - HTTP appends for a 2,000-word reply;
  * - resident memory of the bot process per joined idle thread (100 threads).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { buildChildEnv, narrowSdkMessage, startLiveQuery } from '@bubble/engine';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { prewarm, type SpareProcess } from '@anthropic-ai/claude-agent-sdk';
+import { buildChildEnv, liveQueryFrom, narrowSdkMessage, startLiveQuery, type LiveQuery } from '@bubble/engine';
 import { startModelDouble, type Script } from '@bubble/model-double';
 import type { EventEnvelope, NewEvent } from '@bubble/protocol';
 import { BubbleClient } from '@bubble/sdk';
 import { startTestServer } from '@bubble/server/testing';
 import { resolveConfig } from '../src/config/resolve-config.js';
-import { buildQueryOptions } from '../src/session/query-options.js';
+import { buildClaimPlan, buildQueryOptions, buildSpareOptions } from '../src/session/query-options.js';
+import { writeBenchSection } from './benchmarks-md.js';
+import { sleep, startBotProcess, type BotProcess, type LogLine } from './bot-process.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const pkg = join(here, '..');
-const BIN = join(pkg, 'bin/claude-scuba.js');
-const COLD_N = Number(process.env.BENCH_COLD_N ?? 3);
+const COLD_N = Number(process.env.BENCH_COLD_N ?? 5);
 const WARM_N = Number(process.env.BENCH_WARM_N ?? 7);
 const IDLE_THREADS = Number(process.env.BENCH_IDLE_THREADS ?? 100);
 const ESSAY_WORDS = 2_000;
+/** The bench bots close a thread's CLI after this much idle time, so the resumed turns come soon. */
+const IDLE_CLOSE_SECONDS = 5;
 
 const script: Script = [
   {
@@ -46,7 +48,6 @@ const median = (xs: number[]) => {
   const m = Math.floor(s.length / 2);
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * The raw SDK baseline: the same query options as the bot, in this process.
@@ -55,30 +56,34 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 async function rawSampler(doubleUrl: string, dir: string) {
   const config = resolveConfig(
-    { bubble: { url: 'http://127.0.0.1:1', principalId: 'bot-bench', token: 'unused' }, claude: { tools: ['Bash'] } },
+    {
+      bubble: { url: 'http://127.0.0.1:1', principalId: 'bot-bench', token: 'unused' },
+      claude: { tools: ['Bash'], workspaceRoot: './raw-ws', configDir: './raw-claude' },
+    },
     { env: { ANTHROPIC_API_KEY: 'sk-bench' }, baseDir: dir, readFile: () => '' },
   );
   if (!config.ok) throw new Error(config.problems.join('; '));
-  const env = buildChildEnv({
-    path: process.env.PATH ?? '/usr/bin:/bin',
-    configDir: join(dir, 'raw-claude'),
-    credential: { kind: 'api_key', key: 'sk-bench' },
-    baseUrl: doubleUrl,
-    maxRetries: 0,
-  });
+  const scuba = config.config;
+  const envWith = (tmp: string) => {
+    mkdirSync(tmp, { recursive: true });
+    return buildChildEnv({
+      path: process.env.PATH ?? '/usr/bin:/bin',
+      configDir: join(dir, 'raw-claude'),
+      credential: { kind: 'api_key', key: 'sk-bench' },
+      baseUrl: doubleUrl,
+      maxRetries: 0,
+      tmpDir: tmp,
+    });
+  };
+  const isolation = { kind: 'sandbox', privatePaths: [join(dir, 'raw-claude'), join(dir, 'raw-ws')] } as const;
+  const canUseTool = async () => ({ behavior: 'allow' }) as const;
   let n = 0;
-  const open = () => {
+  const workspace = () => {
     const cwd = join(dir, 'raw-ws', String(n++));
     mkdirSync(cwd, { recursive: true });
-    const options = buildQueryOptions({
-      config: config.config,
-      threadId: `raw-${n}`,
-      cwd,
-      env,
-      canUseTool: async () => ({ behavior: 'allow' }),
-      isolation: { kind: 'sandbox', privatePaths: [join(dir, 'raw-claude')] },
-    });
-    const query = startLiveQuery({ options });
+    return cwd;
+  };
+  const drive = (query: LiveQuery) => {
     const messages = query.messages[Symbol.asyncIterator]();
     const until = async (done: (m: { type: string }) => boolean): Promise<void> => {
       for (;;) {
@@ -101,16 +106,62 @@ async function rawSampler(doubleUrl: string, dir: string) {
     };
     return { query, turn };
   };
+  const open = (resume?: { sessionId: string; cwd: string }) => {
+    const cwd = resume?.cwd ?? workspace();
+    const options = buildQueryOptions({
+      config: scuba,
+      threadId: `raw-${n}`,
+      cwd,
+      env: envWith(join(dir, 'raw-tmp', String(n))),
+      canUseTool,
+      isolation,
+      ...(resume ? { resume: resume.sessionId } : {}),
+    });
+    return { ...drive(startLiveQuery({ options })), cwd };
+  };
+  const spareTmp = join(dir, 'raw-tmp', 'spare');
+  const spareOptions = buildSpareOptions({
+    config: scuba,
+    env: envWith(spareTmp),
+    canUseTool,
+    isolation,
+    tmpDir: spareTmp,
+  });
+  const park = () => prewarm({ options: spareOptions });
+  let spare: SpareProcess = await park();
   let warmQuery: ReturnType<typeof open> | undefined;
+  let resumeFrom: { sessionId: string; cwd: string } | undefined;
+  const once = async (q: ReturnType<typeof drive>, text: string, from: number): Promise<number> => {
+    const took = await q.turn(text, from);
+    q.query.close();
+    await q.query.ended;
+    return took;
+  };
   return {
     /** query() → first delta of a new query. */
-    async cold(): Promise<number> {
+    cold: () => once(open(), 'bench hello', performance.now()),
+    /** claim() on a parked prewarm() → first delta (the prompt goes with the claim); the next spare is parked after. */
+    async claimed(): Promise<number> {
       const started = performance.now();
-      const q = open();
-      const took = await q.turn('bench hello', started);
-      q.query.close();
-      await q.query.ended;
+      const cwd = workspace();
+      const plan = buildClaimPlan({ config: scuba, threadId: `raw-${n}`, cwd, isolation, spare: spareOptions });
+      if ('refuse' in plan) throw new Error(plan.refuse);
+      const parked = spare;
+      const query = liveQueryFrom((prompt) => parked.claim({ prompt, options: plan.claim }));
+      const took = await once(drive(query), 'bench hello', started);
+      spare = await park();
       return took;
+    },
+    /** query({ resume }) of a session with one turn behind it → first delta. */
+    async resumed(): Promise<number> {
+      if (resumeFrom === undefined) {
+        const first = open();
+        await first.turn('bench hello');
+        resumeFrom = { sessionId: first.query.sessionId!, cwd: first.cwd };
+        first.query.close();
+        await first.query.ended;
+      }
+      return once(open(resumeFrom), 'bench again', performance.now());
     },
     async warm(): Promise<number> {
       if (!warmQuery) {
@@ -120,57 +171,9 @@ async function rawSampler(doubleUrl: string, dir: string) {
       return warmQuery.turn('bench again');
     },
     async close(): Promise<void> {
+      spare.close();
       warmQuery?.query.close();
       await warmQuery?.query.ended;
-    },
-  };
-}
-
-interface BotProcess {
-  child: ChildProcess;
-  logs: Array<Record<string, unknown>>;
-  waitLog(predicate: (l: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
-  count(predicate: (l: Record<string, unknown>) => boolean): number;
-  rssKb(): number;
-  stop(): Promise<void>;
-}
-
-function startBotProcess(configPath: string, env: Record<string, string>): BotProcess {
-  const child = spawn(process.execPath, [BIN, '--config', configPath], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  const logs: Array<Record<string, unknown>> = [];
-  let buffered = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-    buffered += chunk;
-    const lines = buffered.split('\n');
-    buffered = lines.pop() ?? '';
-    for (const line of lines) {
-      try {
-        logs.push(JSON.parse(line) as Record<string, unknown>);
-      } catch {
-        /* not JSON */
-      }
-    }
-  });
-  return {
-    child,
-    logs,
-    async waitLog(predicate, timeoutMs = 60_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (Date.now() < deadline) {
-        const line = logs.find(predicate);
-        if (line) return line;
-        await sleep(20);
-      }
-      throw new Error('timed out waiting for a bot log line');
-    },
-    count: (predicate) => logs.filter(predicate).length,
-    rssKb() {
-      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
-      return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
-    },
-    async stop() {
-      child.kill('SIGTERM');
-      await new Promise((resolve) => child.once('exit', resolve));
     },
   };
 }
@@ -228,17 +231,18 @@ export async function runScubaBench(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'scuba-bench-'));
   const server = await startTestServer();
   const double = await startModelDouble({ script });
+  const load = loadavg()[0]!.toFixed(2);
   const results: string[] = [];
   try {
     const rawSdk = await rawSampler(double.url, dir);
-    const raw = { cold: [] as number[], warm: [] as number[] };
+    const raw = { cold: [] as number[], claimed: [] as number[], resumed: [] as number[], warm: [] as number[] };
 
     const human = await server.createHuman('alice', 'Alice');
     const alice = new BubbleClient({ url: server.url, token: human.token.token! });
-    const bots = ['bot-bench', 'bot-mem', 'bot-echo'];
+    const bots = ['bot-bench', 'bot-cold', 'bot-mem', 'bot-echo'];
     const tokens: Record<string, string> = {};
     for (const id of bots) tokens[id] = (await alice.createBot({ principalId: id })).token.token!;
-    const configFor = (id: string) => {
+    const configFor = (id: string, limits: Record<string, number> = {}) => {
       const path = join(dir, `${id}.json`);
       writeFileSync(
         path,
@@ -246,6 +250,7 @@ export async function runScubaBench(): Promise<void> {
           bubble: { url: server.url, principalId: id, token: { env: 'BOT_TOKEN' } },
           claude: { workspaceRoot: `./${id}-ws`, configDir: `./${id}-claude`, tools: ['Bash'], maxRetries: 0 },
           store: { path: `./${id}.db` },
+          limits,
           logger: { level: 'info' },
         }),
       );
@@ -257,45 +262,84 @@ export async function runScubaBench(): Promise<void> {
       ANTHROPIC_API_KEY: 'sk-bench',
       ANTHROPIC_BASE_URL: double.url,
     });
+    const newThread = async (bot: BotProcess, botId: string, title: string) => {
+      const { thread } = await alice.createThread({ title });
+      await alice.addParticipant(thread.threadId, botId, 'member');
+      await bot.waitLog((l) => l.msg === 'thread starts' && l.threadId === thread.threadId);
+      return { threadId: thread.threadId, watch: follow(alice, thread.threadId, botId) };
+    };
+    /** Append → first delta on the thread (ms), waiting for the run to finish. */
+    const botTurn = async (thread: { threadId: string; watch: ReturnType<typeof follow> }, text: string) => {
+      const asked = performance.now();
+      const { events } = await alice.appendEvents(
+        thread.threadId,
+        say(text, `h-${Math.random().toString(36).slice(2)}`),
+      );
+      const answer = await thread.watch.answerTo(events[0]!.seq);
+      await thread.watch.finishedRun(answer.runId);
+      return { ms: answer.firstDeltaAt - asked, runId: answer.runId };
+    };
 
-    // Turn latency and appends.
-    const bot = startBotProcess(configFor('bot-bench'), envFor('bot-bench'));
+    // Turn latency: the default bot (one spare CLI) and one with spares off, side by side with the raw SDK.
+    const limits = { idleQueryTimeoutSeconds: IDLE_CLOSE_SECONDS };
+    const bot = startBotProcess(configFor('bot-bench', limits), envFor('bot-bench'));
+    const noSpare = startBotProcess(configFor('bot-cold', { ...limits, spareEngines: 0 }), envFor('bot-cold'));
     await bot.waitLog((l) => l.msg === 'claude-scuba running');
-    const cold: number[] = [];
+    await noSpare.waitLog((l) => l.msg === 'claude-scuba running');
+    const parkedCount = () => bot.count((l) => l.msg === 'spare CLI parked');
+    const claimedOn = (threadId: string) => (l: LogLine) => l.msg === 'spare CLI claimed' && l.threadId === threadId;
+    const cold = { spare: [] as number[], none: [] as number[], resumed: [] as number[] };
     const warm: number[] = [];
+    const served = { spare: 0, resumedOwn: 0 };
+    const spareThreads: Array<Awaited<ReturnType<typeof newThread>>> = [];
     let appends = 0;
     let parts = 0;
     for (let i = 0; i < COLD_N; i++) {
-      const { thread } = await alice.createThread({ title: `bench ${i}` });
-      await alice.addParticipant(thread.threadId, 'bot-bench', 'member');
-      await bot.waitLog((l) => l.msg === 'thread starts' && l.threadId === thread.threadId);
-      const watch = follow(alice, thread.threadId, 'bot-bench');
-      await sleep(200);
+      const withSpare = await newThread(bot, 'bot-bench', `bench ${i}`);
+      const without = await newThread(noSpare, 'bot-cold', `bench cold ${i}`);
+      spareThreads.push(withSpare);
+      // A spare parked since the last claim (its start is not part of the turn).
+      while (parkedCount() < i + 1) await sleep(20);
+      await sleep(300);
       raw.cold.push(await rawSdk.cold());
-      const asked = performance.now();
-      const { events } = await alice.appendEvents(thread.threadId, say('bench hello', `c${i}`));
-      const answer = await watch.answerTo(events[0]!.seq);
-      cold.push(answer.firstDeltaAt - asked);
-      await watch.finishedRun(answer.runId);
+      await sleep(200);
+      cold.spare.push((await botTurn(withSpare, 'bench hello')).ms);
+      if (bot.count(claimedOn(withSpare.threadId)) > 0) served.spare += 1;
+      // The next spare starts a second after the claim: let it park, so its start is in no other sample.
+      while (parkedCount() < i + 2) await sleep(20);
       if (i === 0) {
+        // Right after its first turn, before its CLI is closed idle.
         for (let j = 0; j < WARM_N; j++) {
           raw.warm.push(await rawSdk.warm());
-          const pushed = performance.now();
-          const appended = await alice.appendEvents(thread.threadId, say(`bench again ${j}`, `w${j}`));
-          const next = await watch.answerTo(appended.events[0]!.seq);
-          warm.push(next.firstDeltaAt - pushed);
-          await watch.finishedRun(next.runId);
+          warm.push((await botTurn(withSpare, `bench again ${j}`)).ms);
         }
-        const essay = await alice.appendEvents(thread.threadId, say('write the essay', 'essay'));
-        const long = await watch.answerTo(essay.events[0]!.seq);
-        await watch.finishedRun(long.runId);
-        const line = await bot.waitLog((l) => l.msg === 'run appended' && l.runId === long.runId);
+        const essay = await botTurn(withSpare, 'write the essay');
+        const line = await bot.waitLog((l) => l.msg === 'run appended' && l.runId === essay.runId);
         appends = Number(line.appends);
-        parts = watch.parts(long.runId);
+        parts = withSpare.watch.parts(essay.runId);
       }
-      watch.stop();
+      await sleep(300);
+      raw.claimed.push(await rawSdk.claimed());
+      await sleep(300);
+      cold.none.push((await botTurn(without, 'bench hello')).ms);
+      without.watch.stop();
+    }
+    // Resumed turns: each thread's CLI was closed for being idle; its next turn resumes the session.
+    for (const thread of spareThreads) {
+      const closed = (l: LogLine) =>
+        l.threadId === thread.threadId && String(l.msg).startsWith('query idle; closing it');
+      await bot.waitLog(closed, 30_000);
+      await sleep(300);
+      raw.resumed.push(await rawSdk.resumed());
+      cold.resumed.push((await botTurn(thread, 'bench resumed')).ms);
+      const opened = bot.logs.filter(
+        (l) => l.msg === 'opening the Claude query' && l.threadId === thread.threadId && l.resume !== undefined,
+      );
+      if (opened.length > 0) served.resumedOwn += 1;
+      thread.watch.stop();
     }
     await bot.stop();
+    await noSpare.stop();
     await rawSdk.close();
 
     // The floor the server sets: a bot that appends a delta the moment it sees a message (two appends, two fan-outs, no Claude).
@@ -352,11 +396,15 @@ export async function runScubaBench(): Promise<void> {
     alice.close();
 
     const perThreadKiB = (rss100 - rss0) / joined;
-    const row = (figure: string, bot: string, base: string, diff: string, target: string, ok: boolean) =>
-      `| ${figure} | ${bot} | ${base} | ${diff} | ${target} | ${ok ? 'met' : '**missed**'} |`;
+    const row = (figure: string, bot: string, base: string, diff: string, target: string, ok: boolean | undefined) =>
+      `| ${figure} | ${bot} | ${base} | ${diff} | ${target} | ${ok === undefined ? '' : ok ? 'met' : '**missed**'} |`;
     const ms = (x: number) => `${x.toFixed(0)} ms`;
+    const signed = (x: number) => `${x >= 0 ? '+' : ''}${ms(x)}`;
+    const ratio = (a: number[], b: number[]) => median(a) / median(b);
     const warmDiff = median(warm) - median(raw.warm);
-    const coldDiff = median(cold) - median(raw.cold);
+    const coldDiff = median(cold.none) - median(raw.cold);
+    const resumeDiff = median(cold.resumed) - median(raw.resumed);
+    const samples = (name: string, xs: number[]) => `${name} ${xs.map((x) => x.toFixed(0)).join(', ')}`;
     results.push(
       '| figure | claude-scuba | raw SDK, same run | difference | target | |',
       '|---|---:|---:|---:|---|---|',
@@ -364,7 +412,7 @@ export async function runScubaBench(): Promise<void> {
         `warm turn: append → first delta on the thread (median of ${warm.length})`,
         ms(median(warm)),
         ms(median(raw.warm)),
-        `${warmDiff >= 0 ? '+' : ''}${ms(warmDiff)} (${(median(warm) / median(raw.warm)).toFixed(2)}x)`,
+        `${signed(warmDiff)} (${ratio(warm, raw.warm).toFixed(2)}x)`,
         'within 30 ms of raw',
         warmDiff <= 30,
       ),
@@ -374,15 +422,39 @@ export async function runScubaBench(): Promise<void> {
         '',
         '',
         'for reading the warm figure',
-        true,
+        undefined,
       ),
       row(
-        `cold first turn: append → first delta (median of ${cold.length})`,
-        ms(median(cold)),
+        `cold first turn with a spare CLI (the default, \`spareEngines\` 1): append → first delta (median of ${cold.spare.length}; ${served.spare} served by the spare)`,
+        ms(median(cold.spare)),
+        `${ms(median(raw.cold))} (\`query()\`)`,
+        `${ratio(cold.spare, raw.cold).toFixed(2)}x the raw cold turn`,
+        'at most 0.6x the raw cold turn',
+        ratio(cold.spare, raw.cold) <= 0.6,
+      ),
+      row(
+        `cold first turn without a spare (\`spareEngines\` 0): append → first delta (median of ${cold.none.length})`,
+        ms(median(cold.none)),
         ms(median(raw.cold)),
-        `${coldDiff >= 0 ? '+' : ''}${ms(coldDiff)} (${(median(cold) / median(raw.cold)).toFixed(2)}x)`,
+        `${signed(coldDiff)} (${ratio(cold.none, raw.cold).toFixed(2)}x)`,
         'within 150 ms of raw',
         coldDiff <= 150,
+      ),
+      row(
+        `reference: the raw SDK's \`prewarm()\` + \`claim()\` → first delta (median of ${raw.claimed.length})`,
+        '',
+        ms(median(raw.claimed)),
+        `${ratio(raw.claimed, raw.cold).toFixed(2)}x the raw cold turn`,
+        'what a spare can give at best',
+        undefined,
+      ),
+      row(
+        `resumed turn after the CLI was closed idle: append → first delta (median of ${cold.resumed.length}; ${served.resumedOwn} on a CLI of its own)`,
+        ms(median(cold.resumed)),
+        `${ms(median(raw.resumed))} (\`query({ resume })\`)`,
+        `${signed(resumeDiff)} (${ratio(cold.resumed, raw.resumed).toFixed(2)}x; ${ratio(cold.resumed, raw.cold).toFixed(2)}x the raw cold turn)`,
+        'none: a spare cannot resume',
+        undefined,
       ),
       row(
         `appends for a ${ESSAY_WORDS.toLocaleString('en-US')}-word reply`,
@@ -403,7 +475,17 @@ export async function runScubaBench(): Promise<void> {
       '',
       `Warm turn minus the raw SDK minus the floor (what claude-scuba itself adds): ${ms(median(warm) - median(raw.warm) - median(echoFloor))}.`,
       '',
-      `Samples (ms): echo floor ${echoFloor.map((x) => x.toFixed(0)).join(', ')}; warm ${warm.map((x) => x.toFixed(0)).join(', ')}; raw warm ${raw.warm.map((x) => x.toFixed(0)).join(', ')}; cold ${cold.map((x) => x.toFixed(0)).join(', ')}; raw cold ${raw.cold.map((x) => x.toFixed(0)).join(', ')}.`,
+      `Samples (ms), in the order taken (one raw, then one bot): ${[
+        samples('echo floor', echoFloor),
+        samples('warm', warm),
+        samples('raw warm', raw.warm),
+        samples('cold with a spare', cold.spare),
+        samples('cold without', cold.none),
+        samples('raw cold', raw.cold),
+        samples('raw prewarm + claim', raw.claimed),
+        samples('resumed', cold.resumed),
+        samples('raw resume', raw.resumed),
+      ].join('; ')}.`,
     );
   } finally {
     await double.close();
@@ -414,27 +496,19 @@ export async function runScubaBench(): Promise<void> {
   const section = [
     '## claude-scuba',
     '',
-    `Written by \`npm run bench:scuba\` (packages/claude-scuba/bench/scuba-bench.ts) on ${new Date().toISOString()}, ${cpus().length} CPUs, Node ${process.version}.`,
+    `Written by \`npm run bench:scuba\` (packages/claude-scuba/bench/scuba-bench.ts) on ${new Date().toISOString()}, ${cpus().length} CPUs, Node ${process.version}; load average (1 min) ${load} at the start, ${loadavg()[0]!.toFixed(2)} at the end.`,
     'The bot is the real `claude-scuba` process with the real CLI; the raw SDK baseline runs the same query options in the bench process,',
     "its samples interleaved with the bot's (one raw, then one bot) so both see the same load;",
     'both talk to the same model double on loopback in the same run. Bot latency is measured by a WebSocket subscriber from the HTTP append',
-    "of a human's message to the arrival of the bot's first text-delta event; raw latency from push (cold: from query()) to the first",
-    'text_delta stream event.',
+    "of a human's message to the arrival of the bot's first text-delta event; raw latency from push (cold: from `query()`, `claim()`",
+    "or `query({ resume })`) to the first text_delta stream event. A bot cold turn is a new thread's first message, taken once the",
+    "bot's next spare has parked; the raw `claim()` sends its prompt with the claim, on a spare parked before it. A resumed turn is the",
+    `next message on one of those threads after the bot closed its idle CLI (\`idleQueryTimeoutSeconds\` ${IDLE_CLOSE_SECONDS} in this bench): a`,
+    'spare cannot resume a session, so it starts a CLI of its own, as the raw `query({ resume })` does.',
     '',
     ...results,
     '',
   ].join('\n');
   process.stdout.write(`${section}\n`);
-  // The root BENCHMARKS.md is shared: bench:server owns its top and keeps the sections other benches mark.
-  const root = join(pkg, '../../BENCHMARKS.md');
-  const begin = '<!-- bench:scuba -->';
-  const end = '<!-- /bench:scuba -->';
-  const marked = `${begin}\n${section}${end}\n`;
-  const current = existsSync(root) ? readFileSync(root, 'utf8') : '# Benchmarks\n\n';
-  const at = current.indexOf(begin);
-  const next =
-    at === -1
-      ? `${current.trimEnd()}\n\n${marked}`
-      : `${current.slice(0, at)}${marked}${current.slice(current.indexOf(end) + end.length + 1)}`;
-  writeFileSync(root, next);
+  writeBenchSection('scuba', section);
 }

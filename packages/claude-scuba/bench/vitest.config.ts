@@ -13,6 +13,8 @@ export default defineConfig({
     testTimeout: 1_800_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // One bench at a time: they measure the same machine.
+    fileParallelism: false,
     silent: false,
   },
 });

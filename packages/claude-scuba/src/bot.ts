@@ -18,13 +18,17 @@ import {
   type BotRuntime,
   type BotRuntimeEnd,
   type CheckpointStore,
+  type ThreadContext,
 } from '@bubble/sdk';
+import type { Principal } from '@bubble/protocol';
 import type { Logger } from 'pino';
 import type { ScubaConfig } from './config/resolve-config.js';
 import { ScubaError } from './errors.js';
 import { ClaudeSdkSession } from './session/claude-sdk-session.js';
 import { SqliteSessionStore } from './session/session-store.js';
+import { SleepingThread } from './session/sleeping-thread.js';
 import { tmpRootOf } from './session/query-options.js';
+import { startSpares } from './session/spare-setup.js';
 
 /** How often, at most, the bot asks the server again who may add it to threads. */
 const JOINABLE_REFRESH_MS = 30_000;
@@ -65,6 +69,8 @@ export async function startBot(options: BotOptions): Promise<Bot> {
     url: config.bubble.url,
     token: config.bubble.token.reveal(),
     logger: logger.child({ component: 'bubble-client' }),
+    // A boot with thousands of threads queues its reads instead of opening thousands of sockets.
+    maxConcurrentRequests: 16,
   });
   const me = await client.whoami();
   if (me.principalId !== principalId) {
@@ -148,7 +154,10 @@ export async function startBot(options: BotOptions): Promise<Bot> {
       : new SqliteCheckpointStore({ path: config.store.path, scope: principalId });
   const store = new SqliteSessionStore({ path: config.store.path, scope: principalId });
   const runQueue = new RunQueue({ size: config.limits.maxActiveQueries });
+  const spares = startSpares({ config, childEnv, isolation, tools: { catalog, client }, runQueue, logger });
+  /** Sessions in memory (awake threads); a joined thread with nothing under way has none. */
   const sessions = new Map<string, ClaudeSdkSession>();
+  const threads = new Map<string, SleepingThread>();
   // Every run this process has open, on any thread: a session starting on a thread closes only runs not in it.
   const liveRuns = new Set<string>();
 
@@ -159,7 +168,7 @@ export async function startBot(options: BotOptions): Promise<Bot> {
       logger.info({ threadId: childThreadId }, 'sub-agent ended, but its subthread is busy: still following it');
       return;
     }
-    if (!child && runtime.threads().includes(childThreadId)) {
+    if (!child && runtime.threads().includes(childThreadId) && threads.get(childThreadId)?.asleep !== true) {
       // Its session is still starting (it may be reading what someone wrote there): look again shortly.
       if (attempt < 10) setTimeout(() => releaseSubthread(childThreadId, attempt + 1), 500).unref();
       return;
@@ -176,75 +185,98 @@ export async function startBot(options: BotOptions): Promise<Bot> {
     logger,
     isReleased: (threadId) => store.isReleased(threadId),
     handlerFactory: async (context) => {
-      await refreshJoinableBy();
-      const session = new ClaudeSdkSession({
+      const thread = new SleepingThread({
         threadId: context.threadId,
         selfId: principalId,
-        config,
-        client: {
-          appendEvents: (threadId, events) => client.appendEvents(threadId, events),
-          listParticipants: (threadId) => client.listParticipants(threadId),
-          getPrincipal: (id) => client.getPrincipal(id),
-          createSubthread: (parent, input) => client.createSubthread(parent, input),
-          getThread: (id) => client.getThread(id),
-          readEvents: (threadId, input) => client.readEvents(threadId, input),
-        },
+        store,
+        settle: (seq) => context.settle(seq),
         // From the checkpoint (or the replay start, when lower), and a page before it: the bot-only streak
         // counts turns since the last person's words, which may be older than the checkpoint.
-        subthreadEnded: (childThreadId) => releaseSubthread(childThreadId, 0),
-        scanAfter: Math.max(0, Math.min(context.checkpoint ?? context.startAfterSeq, context.startAfterSeq) - 1000),
-        liveRuns,
-        runQueue,
-        store,
-        startQuery: options.startQuery ?? startLiveQuery,
-        childEnv,
+        firstScanAfter: Math.min(context.checkpoint ?? context.startAfterSeq, context.startAfterSeq),
+        idleMs: config.limits.idleStateSeconds * 1000,
         logger,
-        settle: (seq) => context.settle(seq),
-        tools: { catalog, client },
-        botOwners,
-        ownerNames,
-        joinableBy: () => joinableBy,
-        isolation,
-        routeInterrupt: (runId, by, reason, seq, from) => {
-          for (const other of sessions.values())
-            if (other !== from && other.interruptChildRun(runId, by, reason, seq)) return;
+        awake: (session) => sessions.set(context.threadId, session),
+        asleep: (session) => {
+          if (sessions.get(context.threadId) === session) sessions.delete(context.threadId);
         },
-        evictIdle: (requester) => {
-          // Least recently used idle query of another thread gives up its CLI slot.
-          const victim = [...sessions.values()]
-            .filter((s) => s !== requester && s.evictable)
-            .sort((a, b) => a.lastActiveAt - b.lastActiveAt)[0];
-          if (victim) {
-            victim.closeIdleQuery(`slot wanted by ${requester.threadId}`);
-            return true;
-          }
-          // Else a thread whose CLI only waits on a person gives its slot up until the answer comes.
-          const waiting = [...sessions.values()]
-            .filter((s) => s !== requester && s.yieldable)
-            .sort((a, b) => a.lastActiveAt - b.lastActiveAt)[0];
-          waiting?.yieldSlot(`slot wanted by ${requester.threadId}`);
-          return waiting !== undefined;
-        },
+        wake: (scanAfter) => wakeSession(context, scanAfter),
       });
-      await session.init();
-      if (!session.admitted) {
-        logger.warn(
-          { threadId: context.threadId },
-          'granted a thread where none of my owners is, and only they may add me: ignoring it until one of them joins',
-        );
-      }
-      sessions.set(context.threadId, session);
+      threads.set(context.threadId, thread);
+      await thread.start();
       return {
-        onEvent: (event) => session.onEvent(event),
+        onEvent: (event) => thread.onEvent(event),
         stop: async (reason) => {
-          sessions.delete(context.threadId);
-          await session.stop(reason);
+          if (threads.get(context.threadId) === thread) threads.delete(context.threadId);
+          await thread.stop(reason);
         },
       };
     },
   });
 
-  const done = runtime.done.finally(() => {
+  /** A thread's session, made when something happens there (see `SleepingThread`). */
+  const principals = principalCache((id) => client.getPrincipal(id));
+  const wakeSession = async (context: ThreadContext, scanAfter: number): Promise<ClaudeSdkSession> => {
+    await refreshJoinableBy();
+    const session = new ClaudeSdkSession({
+      threadId: context.threadId,
+      selfId: principalId,
+      config,
+      client: {
+        appendEvents: (threadId, events) => client.appendEvents(threadId, events),
+        listParticipants: (threadId) => client.listParticipants(threadId),
+        getPrincipal: principals,
+        createSubthread: (parent, input) => client.createSubthread(parent, input),
+        getThread: (id) => client.getThread(id),
+        readEvents: (threadId, input) => client.readEvents(threadId, input),
+      },
+      subthreadEnded: (childThreadId) => releaseSubthread(childThreadId, 0),
+      scanAfter,
+      liveRuns,
+      runQueue,
+      store,
+      startQuery: options.startQuery ?? startLiveQuery,
+      childEnv,
+      spares,
+      logger,
+      settle: (seq) => context.settle(seq),
+      tools: { catalog, client },
+      botOwners,
+      ownerNames,
+      joinableBy: () => joinableBy,
+      isolation,
+      routeInterrupt: (runId, by, reason, seq, from) => {
+        for (const other of sessions.values())
+          if (other !== from && other.interruptChildRun(runId, by, reason, seq)) return;
+      },
+      evictIdle: (requester) => {
+        // Least recently used idle query of another thread gives up its CLI slot.
+        const victim = [...sessions.values()]
+          .filter((s) => s !== requester && s.evictable)
+          .sort((a, b) => a.lastActiveAt - b.lastActiveAt)[0];
+        if (victim) {
+          victim.closeIdleQuery(`slot wanted by ${requester.threadId}`);
+          return true;
+        }
+        // Else a thread whose CLI only waits on a person gives its slot up until the answer comes.
+        const waiting = [...sessions.values()]
+          .filter((s) => s !== requester && s.yieldable)
+          .sort((a, b) => a.lastActiveAt - b.lastActiveAt)[0];
+        waiting?.yieldSlot(`slot wanted by ${requester.threadId}`);
+        return waiting !== undefined;
+      },
+    });
+    await session.init();
+    if (!session.admitted) {
+      logger.warn(
+        { threadId: context.threadId },
+        'granted a thread where none of my owners is, and only they may add me: ignoring it until one of them joins',
+      );
+    }
+    return session;
+  };
+
+  const done = runtime.done.finally(async () => {
+    await spares?.stop();
     client.close();
     store.close();
   });
@@ -296,4 +328,27 @@ async function planIsolation(options: BotOptions): Promise<ToolIsolation> {
     ...config.claude.privatePaths,
   ];
   return { kind: 'sandbox', privatePaths };
+}
+
+/** How long a principal read for a thread's names serves other threads waking up. */
+const PRINCIPAL_TTL_MS = 60_000;
+
+/**
+ * Principals as sessions read them (names, kinds), shared for a minute: threads waking together
+ * (a boot, a burst) mostly have the same people, and each would read them again. A failed read
+ * is not kept.
+ */
+function principalCache(read: (id: string) => Promise<Principal>): (id: string) => Promise<Principal> {
+  const cache = new Map<string, { at: number; principal: Promise<Principal> }>();
+  return (id) => {
+    const hit = cache.get(id);
+    if (hit !== undefined && Date.now() - hit.at < PRINCIPAL_TTL_MS) return hit.principal;
+    if (cache.size >= 10_000) cache.clear();
+    const principal = read(id);
+    cache.set(id, { at: Date.now(), principal });
+    principal.catch(() => {
+      if (cache.get(id)?.principal === principal) cache.delete(id);
+    });
+    return principal;
+  };
 }

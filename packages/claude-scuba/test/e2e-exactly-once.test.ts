@@ -209,7 +209,8 @@ describe('a message that never finishes (a browser closed mid-message)', () => {
     world = await startScubaWorld({ script: [quick('', 'Answered.')] });
     const w = world;
     const b = await bob(w);
-    const config = w.writeConfig({ turns: { staleRunSeconds: 3 } });
+    // Three bot starts: no spare CLI for each (none of them is what this test is about).
+    const config = w.writeConfig({ turns: { staleRunSeconds: 3 }, limits: { spareEngines: 0 } });
     const bot = w.startBot({ configPath: config });
     // Bob's client dies mid-message: a run_started and some words, never a run_finished.
     await b.appendEvents(w.threadId, [
@@ -281,7 +282,8 @@ describe('a CLI that keeps dying', () => {
   }, async () => {
     world = await startScubaWorld({ script: [quick('', 'Back and answering.')] });
     const w = world;
-    const bot = w.startBot({ configPath: w.writeConfig({ limits: { restartBackoffMaxSeconds: 4 } }) });
+    // No spare CLI: every CLI under the config dir is killed, and only the thread's may count.
+    const bot = w.startBot({ configPath: w.writeConfig({ limits: { restartBackoffMaxSeconds: 4, spareEngines: 0 } }) });
     const configDir = join(w.dir, 'claude-home');
     let kills = 0;
     const killer = setInterval(() => {

@@ -218,7 +218,8 @@ describe('a CLI that dies', () => {
       ],
     });
     const w = world;
-    const bot = w.startBot();
+    // No spare CLI: the bot's one CLI child is the thread's.
+    const bot = w.startBot({ configPath: w.writeConfig({ limits: { spareEngines: 0 } }) });
     await w.say('hello first');
     await w.waitFor((all) => botFinishes(w, all).length === 1, { what: 'the first answer' });
     await w.say('tell a long story');

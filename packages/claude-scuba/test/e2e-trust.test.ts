@@ -213,6 +213,8 @@ describe("tools run in Claude Code's sandbox, away from the bot's secrets", () =
     await w.alice.addParticipant(second.threadId, w.botId);
     const configPath = w.writeConfig({
       claude: { workspaceRoot: './workspaces', configDir: './claude-home', tools: ['Bash', 'Read', 'Grep', 'Glob'] },
+      // Each thread on a CLI of its own, with its own temp folder (a spare's isolation is tested in e2e-spares).
+      limits: { spareEngines: 0 },
     });
     // The bot's user has a home of its own here, with something private in it.
     const home = join(w.dir, 'bot-user-home');

@@ -32,6 +32,10 @@ export const ENGINE_ERROR_CODES = {
     retryable: false,
     description: 'a RunQueue ticket id was used while another ticket with that id is still queued or running',
   },
+  run_queue_unknown_ticket: {
+    retryable: false,
+    description: 'a RunQueue slot was handed over from a ticket that holds none',
+  },
   run_queue_invalid_size: {
     retryable: false,
     description: 'RunQueue size must be a positive integer',

@@ -3,10 +3,19 @@ export type { ChildEnvOptions, EngineCredential } from './child-env.js';
 export { AsyncQueue } from './async-queue.js';
 export { PromptStream, userMessage } from './prompt-stream.js';
 export type { UserContent, UserMessageOptions } from './prompt-stream.js';
-export { startLiveQuery } from './live-query.js';
+export { liveQueryFrom, startLiveQuery } from './live-query.js';
 export type { LiveQuery, LiveQueryEnd, LiveQueryEndReason, LiveQueryOptions } from './live-query.js';
 export { RunQueue } from './run-queue.js';
 export type { Release, RunQueueOptions, RunQueueSnapshot, RunTicket } from './run-queue.js';
+export { SpareEngine } from './spare-engine.js';
+export type {
+  FlagSettings,
+  SpareEngineOptions,
+  SparePlan,
+  SpareRequest,
+  SpareServed,
+  SpareSetup,
+} from './spare-engine.js';
 export { classifyEngineError, findResetAt } from './classify-engine-error.js';
 export type { ResetSources } from './classify-engine-error.js';
 export type {
@@ -45,8 +54,15 @@ export type {
   TaskUpdatedLike,
   UserLike,
 } from './sdk-message.js';
-export { isInside, isolationOptions, privatePathTouched } from './tool-sandbox.js';
-export type { ToolIsolation } from './tool-sandbox.js';
+export {
+  isInside,
+  isolationOptions,
+  isolationSettings,
+  privatePathTouched,
+  spareIsolationGap,
+  spareIsolationOptions,
+} from './tool-sandbox.js';
+export type { IsolationOptions, ToolIsolation } from './tool-sandbox.js';
 export { probeSandbox } from './probe-sandbox.js';
 export type { SandboxProbe } from './probe-sandbox.js';
 export { resolveSecret, Secret, SecretRefSchema } from './secret.js';

@@ -77,9 +77,19 @@ export interface LiveQuery {
  * exception or an unhandled rejection.
  */
 export function startLiveQuery(params: LiveQueryOptions): LiveQuery {
-  const logger = params.logger ?? pino({ level: 'silent' });
+  const start = params.query ?? sdkQuery;
+  return liveQueryFrom((prompt) => start({ prompt, options: params.options }), params.logger);
+}
+
+/**
+ * A LiveQuery over an SDK query that `start` begins on the given prompt
+ * stream: `query()` itself (`startLiveQuery`), or a parked spare's
+ * `claim({ prompt })` (`SpareEngine`). Everything after the start is the same.
+ */
+export function liveQueryFrom(start: (prompt: PromptStream) => Query, log?: Logger): LiveQuery {
+  const logger = log ?? pino({ level: 'silent' });
   const prompt = new PromptStream();
-  const sdk = (params.query ?? sdkQuery)({ prompt, options: params.options });
+  const sdk = start(prompt);
 
   let sessionId: string | undefined;
   let lastResult: ResultLike | undefined;

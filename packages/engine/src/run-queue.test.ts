@@ -79,4 +79,37 @@ describe('RunQueue', () => {
     queue.enqueue({ id: 'same' });
     expect(() => queue.enqueue({ id: 'same' })).toThrow(/already queued or running/);
   });
+
+  it('tryAcquire takes a free slot only when nobody waits, and never queues', async () => {
+    const queue = new RunQueue({ size: 2 });
+    const spare = queue.tryAcquire('spare-1');
+    expect(spare).toBeTypeOf('function');
+    const a = await queue.acquire({ id: 'a' });
+    expect(queue.tryAcquire('spare-2')).toBeUndefined();
+    const waiting = queue.enqueue({ id: 'b' });
+    spare!();
+    await waiting.acquired;
+    a();
+    // A slot is free now, but nothing else waits: tryAcquire may take it.
+    expect(queue.tryAcquire('spare-2')).toBeTypeOf('function');
+    expect(queue.snapshot()).toEqual({ running: ['b', 'spare-2'], waiting: [] });
+  });
+
+  it('transfer hands a slot to another ticket without freeing it; the old release frees nothing', async () => {
+    const queue = new RunQueue({ size: 1 });
+    const seen: string[][] = [];
+    const unsubscribe = queue.subscribe((s) => seen.push([...s.running]));
+    const old = queue.tryAcquire('spare-1')!;
+    const waiting = queue.enqueue({ id: 'c' });
+    const release = queue.transfer('spare-1', 'a#1');
+    expect(queue.snapshot()).toEqual({ running: ['a#1'], waiting: ['c'] });
+    old();
+    expect(queue.snapshot().running).toEqual(['a#1']);
+    release();
+    await waiting.acquired;
+    expect(seen).toEqual([['spare-1'], ['spare-1'], ['a#1'], ['c']]);
+    unsubscribe();
+    expect(() => queue.transfer('spare-1', 'x')).toThrow(/holds no slot/);
+    expect(() => queue.transfer('c', 'c')).toThrow(/already queued or running/);
+  });
 });

@@ -40,8 +40,10 @@ interface Waiter {
 export class RunQueue {
   readonly size: number;
   readonly #onChange: ((snapshot: RunQueueSnapshot) => void) | undefined;
-  readonly #running = new Set<string>();
+  /** Each running ticket with the token its release checks (a slot handed over leaves the old release idle). */
+  readonly #running = new Map<string, { released: boolean }>();
   readonly #waiting: Waiter[] = [];
+  readonly #listeners = new Set<(snapshot: RunQueueSnapshot) => void>();
   #nextId = 1;
 
   constructor(options: RunQueueOptions) {
@@ -66,8 +68,7 @@ export class RunQueue {
     if (signal?.aborted) {
       acquired = Promise.reject(cancelled(id, signal));
     } else if (this.#running.size < this.size && this.#waiting.length === 0) {
-      this.#running.add(id);
-      acquired = Promise.resolve(this.#releaseFor(id));
+      acquired = Promise.resolve(this.#grant(id));
       this.#changed();
     } else {
       acquired = new Promise<Release>((resolve, reject) => {
@@ -100,6 +101,43 @@ export class RunQueue {
     return this.enqueue(options).acquired;
   }
 
+  /**
+   * A slot at once, only if one is free and nobody waits; else undefined (nothing is queued). For work
+   * that may use a slot but must never stand in a run's way (a spare CLI).
+   */
+  tryAcquire(id: string): Release | undefined {
+    if (this.position(id) !== null) {
+      throw new EngineError('run_queue_duplicate_id', `run ticket id "${id}" is already queued or running`);
+    }
+    if (this.#running.size >= this.size || this.#waiting.length > 0) return undefined;
+    const release = this.#grant(id);
+    this.#changed();
+    return release;
+  }
+
+  /**
+   * Hands the slot of running ticket `fromId` to `toId` (a spare CLI's slot to the run that claimed it),
+   * without freeing it in between. The old release no longer frees anything; the returned one does.
+   */
+  transfer(fromId: string, toId: string): Release {
+    const token = this.#running.get(fromId);
+    if (!token) throw new EngineError('run_queue_unknown_ticket', `run ticket "${fromId}" holds no slot`);
+    if (this.position(toId) !== null) {
+      throw new EngineError('run_queue_duplicate_id', `run ticket id "${toId}" is already queued or running`);
+    }
+    token.released = true;
+    this.#running.delete(fromId);
+    const release = this.#grant(toId);
+    this.#changed();
+    return release;
+  }
+
+  /** Calls `listener` after every change, like `onChange`; returns the function that stops it. */
+  subscribe(listener: (snapshot: RunQueueSnapshot) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
   /** 0 = holds a slot, n >= 1 = n-th in line, null = unknown to the queue. */
   position(id: string): number | null {
     if (this.#running.has(id)) return 0;
@@ -108,27 +146,30 @@ export class RunQueue {
   }
 
   snapshot(): RunQueueSnapshot {
-    return { running: [...this.#running], waiting: this.#waiting.map((w) => w.id) };
+    return { running: [...this.#running.keys()], waiting: this.#waiting.map((w) => w.id) };
   }
 
-  #releaseFor(id: string): Release {
-    let released = false;
+  /** Marks `id` running and returns its release. */
+  #grant(id: string): Release {
+    const token = { released: false };
+    this.#running.set(id, token);
     return () => {
-      if (released) return;
-      released = true;
+      if (token.released) return;
+      token.released = true;
       this.#running.delete(id);
       const next = this.#waiting.shift();
       if (next) {
         next.detach();
-        this.#running.add(next.id);
-        next.resolve(this.#releaseFor(next.id));
+        next.resolve(this.#grant(next.id));
       }
       this.#changed();
     };
   }
 
   #changed(): void {
-    this.#onChange?.(this.snapshot());
+    const snapshot = this.snapshot();
+    this.#onChange?.(snapshot);
+    for (const listener of this.#listeners) listener(snapshot);
   }
 }
 

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { isInside, isolationOptions, privatePathTouched } from './tool-sandbox.js';
+import {
+  isInside,
+  isolationOptions,
+  isolationSettings,
+  privatePathTouched,
+  spareIsolationGap,
+  spareIsolationOptions,
+} from './tool-sandbox.js';
 
 describe('isInside', () => {
   it.each<[string, string, boolean]>([
@@ -61,5 +68,32 @@ describe('isolationOptions', () => {
       'Edit(//home/me/bot/state.db)',
       'Read(//proc/**)',
     ]);
+  });
+});
+
+describe('the isolation of a spare CLI', () => {
+  const isolation = { kind: 'sandbox', privatePaths: ['/bot/ws', '/bot/claude', '/bot/tmp'] } as const;
+  const spare = spareIsolationOptions(isolation, '/bot/ws', '/bot/tmp/.spare-1');
+
+  it('holds only what every workspace under the root shares, and no workspace', () => {
+    expect(spare.sandbox?.filesystem).toEqual({ denyRead: ['/bot/claude', '/bot/tmp', '/bot/ws'], allowRead: [] });
+    const thread = isolationOptions(isolation, '/bot/ws/th_1', '/bot/tmp/.spare-1');
+    expect(spareIsolationGap(spare, thread)).toBeUndefined();
+    expect(isolationSettings(isolation, '/bot/ws/th_1', '/bot/tmp/.spare-1')).toEqual({
+      sandbox: thread.sandbox,
+      permissions: (thread.settings as { permissions: unknown }).permissions,
+    });
+  });
+
+  it('cannot serve a thread that may read what it denies, or a different sandbox', () => {
+    const elsewhere = isolationOptions(
+      { ...isolation, privatePaths: ['/bot/ws', '/bot/tmp'] },
+      '/bot/claude/ws',
+      undefined,
+    );
+    expect(spareIsolationGap(spare, elsewhere)).toBe('it denies /bot/claude, which the thread may read');
+    expect(spareIsolationGap(spare, isolationOptions({ kind: 'off' }, '/bot/ws/th_1'))).toBe(
+      'its sandbox differs from the thread’s',
+    );
   });
 });

@@ -19,11 +19,7 @@ export type ToolIsolation =
   | { readonly kind: 'off' };
 
 /** The options of one query that carry its isolation. Pure. */
-export function isolationOptions(
-  isolation: ToolIsolation,
-  cwd: string,
-  tmpDir?: string,
-): Pick<Options, 'sandbox' | 'settings' | 'tools'> {
+export function isolationOptions(isolation: ToolIsolation, cwd: string, tmpDir?: string): IsolationOptions {
   switch (isolation.kind) {
     case 'off':
       return {};
@@ -63,6 +59,65 @@ export function isolationOptions(
       };
     }
   }
+}
+
+/** What isolation puts in a query's options. */
+export type IsolationOptions = Pick<Options, 'sandbox' | 'settings' | 'tools'>;
+
+/**
+ * The isolation a spare CLI starts with, before it knows its thread: only what
+ * every workspace under `workspaceRoot` shares, with no workspace opened. A
+ * claim can add rules and paths but never take one given at start-up away
+ * (measured with CLI 2.1.332), so nothing here may be missing from any
+ * thread's own isolation (`spareIsolationGap` checks). Pure.
+ */
+export function spareIsolationOptions(
+  isolation: ToolIsolation,
+  workspaceRoot: string,
+  tmpDir: string,
+): IsolationOptions {
+  const options = isolationOptions(isolation, resolve(workspaceRoot), tmpDir);
+  if (options.sandbox?.filesystem) options.sandbox.filesystem.allowRead = [];
+  return options;
+}
+
+/**
+ * A thread's isolation as a flag-settings overlay, for a claimed spare: its
+ * `sandbox` and `permissions` keys replace the spare's whole. Pure.
+ */
+export function isolationSettings(
+  isolation: ToolIsolation,
+  cwd: string,
+  tmpDir: string | undefined,
+): { sandbox?: NonNullable<Options['sandbox']>; permissions?: Record<string, unknown> } {
+  const options = isolationOptions(isolation, cwd, tmpDir);
+  const permissions = (options.settings as { permissions?: Record<string, unknown> } | undefined)?.permissions;
+  return {
+    ...(options.sandbox ? { sandbox: options.sandbox } : {}),
+    ...(permissions ? { permissions } : {}),
+  };
+}
+
+/**
+ * Why a spare started with `spare` cannot take on a thread's isolation
+ * (`thread`), or undefined when it can: every path the spare denies and every
+ * rule it holds must also be the thread's (they cannot be taken away), and
+ * both must agree on whether there is a sandbox. (The tool set is the bot's,
+ * the same for both.) Pure.
+ */
+export function spareIsolationGap(spare: IsolationOptions, thread: IsolationOptions): string | undefined {
+  if ((spare.sandbox?.enabled ?? false) !== (thread.sandbox?.enabled ?? false)) {
+    return 'its sandbox differs from the thread’s';
+  }
+  const threadDenied = new Set(thread.sandbox?.filesystem?.denyRead ?? []);
+  const extraPath = (spare.sandbox?.filesystem?.denyRead ?? []).find((p) => !threadDenied.has(p));
+  if (extraPath !== undefined) return `it denies ${extraPath}, which the thread may read`;
+  const rules = (options: IsolationOptions) =>
+    ((options.settings as { permissions?: { deny?: string[] } } | undefined)?.permissions?.deny ?? []) as string[];
+  const threadRules = new Set(rules(thread));
+  const extraRule = rules(spare).find((rule) => !threadRules.has(rule));
+  if (extraRule !== undefined) return `it holds the rule ${extraRule}, which the thread does not`;
+  return undefined;
 }
 
 /** Whether `path` is `dir` or lies below it (both absolute). Pure. */

@@ -203,9 +203,23 @@ export const LimitsSectionSchema = z.object(
     maxActiveQueries: positiveInt('CLI processes')
       .default(8)
       .describe('Claude Code processes running at once; threads beyond it wait their turn.'),
+    spareEngines: nonNegativeInt('spare CLI processes')
+      .default(1)
+      .describe(
+        'Claude Code processes kept started before a thread needs one, so the first turn of a thread skips ' +
+          "the CLI's start-up. Each counts against maxActiveQueries (about 165 MB while it waits) and starts " +
+          'only while a slot is free; a thread that finds every slot taken closes one. A turn that resumes an ' +
+          'earlier session cannot use one. 0 turns them off.',
+      ),
     idleQueryTimeoutSeconds: positiveInt('seconds')
       .default(900)
       .describe("A thread's Claude process idle this long is closed; the next message resumes its session."),
+    idleStateSeconds: positiveInt('seconds')
+      .default(60)
+      .describe(
+        'A thread with nothing under way this long (no Claude process, nothing buffered, no approval waiting) ' +
+          'drops what the bot holds of it in memory; its next event reads it back from the thread.',
+      ),
     restartBackoffMaxSeconds: positiveInt('seconds')
       .default(60)
       .describe('After Claude fails to start or dies, the next start waits 1 s, then 2 s, 4 s, … up to this.'),

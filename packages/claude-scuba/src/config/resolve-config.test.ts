@@ -41,7 +41,13 @@ describe('resolveConfig: good configs', () => {
       approvals: { approvers: 'bot_owners', timeoutSeconds: 600 },
       turns: { steer: true, respondTo: 'all', maxBotOnlyTurns: 3, staleRunSeconds: 300 },
       backlog: { onFirstJoin: 'since_joined', onResume: 'catch_up', maxReplay: 50 },
-      limits: { maxActiveQueries: 8, idleQueryTimeoutSeconds: 900, restartBackoffMaxSeconds: 60 },
+      limits: {
+        maxActiveQueries: 8,
+        spareEngines: 1,
+        idleQueryTimeoutSeconds: 900,
+        idleStateSeconds: 60,
+        restartBackoffMaxSeconds: 60,
+      },
       store: { path: '/cfg/.scuba/state.db' },
       logger: { level: 'info', pretty: false },
     });

@@ -157,6 +157,23 @@ export class ClaudeSdkSession {
     return query.live === undefined && output.isIdle && turn.starting === undefined && tools.approvals.size === 0;
   }
 
+  /**
+   * Nothing in memory that the thread cannot give back: no CLI, no turn, no approval, nothing
+   * buffered from anyone. Such a session may be dropped; the next event reads the thread again.
+   */
+  get droppable(): boolean {
+    const { turn, drain, output, outbound, ledger } = this.#parts;
+    return (
+      this.quiet &&
+      !turn.stopped &&
+      drain.bufferedSeqs.length === 0 &&
+      output.activeSubagents.length === 0 &&
+      // Everything it wrote has landed, and no run of the bot is open here (a sub-agent's, written by its parent).
+      outbound.idle &&
+      ledger.ownOpenRuns.length === 0
+    );
+  }
+
   /** Whether another thread may take this session's CLI slot now. */
   get evictable(): boolean {
     const { query, output, turn, tools } = this.#parts;

@@ -40,7 +40,18 @@ export class ThreadAppender {
   #stopping = false;
   #wake: (() => void) | undefined;
 
-  constructor(threadId: string, append: AppendFn, logger: Logger, clock: Clock = systemClock) {
+  /** Whether a batch is on its way or waiting to be. */
+  get busy(): boolean {
+    return this.#running !== undefined || this.#pending.length > 0;
+  }
+
+  constructor(
+    threadId: string,
+    append: AppendFn,
+    logger: Logger,
+    clock: Clock = systemClock,
+    readonly settled?: (drafts: readonly BubbleEventDraft[]) => void,
+  ) {
     this.threadId = threadId;
     this.#append = append;
     this.#logger = logger;
@@ -121,6 +132,7 @@ export class ThreadAppender {
           break;
         }
       }
+      this.settled?.(batch);
       for (const draft of batch) {
         if (draft.type !== 'run_finished') continue;
         // One line per run: how many HTTP appends its events took (the figure the benchmark reads).
@@ -164,18 +176,29 @@ export class Outbound {
   readonly #logger: Logger;
   readonly #clock: Clock | undefined;
   readonly #observe: ((drafts: readonly BubbleEventDraft[]) => void) | undefined;
+  readonly #settled: ((drafts: readonly BubbleEventDraft[]) => void) | undefined;
 
-  /** `observe` sees every draft as it is sent, on every thread (the bot's record of the runs it has open). */
+  /**
+   * `observe` sees every draft as it is sent, on every thread; `settled` each batch once it has
+   * been appended or given up on (together, the bot's record of the runs it has open).
+   */
   constructor(options: {
     append: AppendFn;
     logger: Logger;
     clock?: Clock;
     observe?: (drafts: readonly BubbleEventDraft[]) => void;
+    settled?: (drafts: readonly BubbleEventDraft[]) => void;
   }) {
     this.#append = options.append;
     this.#logger = options.logger;
     this.#clock = options.clock;
     this.#observe = options.observe;
+    this.#settled = options.settled;
+  }
+
+  /** Nothing held back or on its way, on any thread. */
+  get idle(): boolean {
+    return [...this.#lanes.values()].every((lane) => !lane.coalescer.holding && !lane.appender.busy);
   }
 
   send(threadId: string, drafts: readonly BubbleEventDraft[]): void {
@@ -206,7 +229,7 @@ export class Outbound {
   #lane(threadId: string) {
     let lane = this.#lanes.get(threadId);
     if (!lane) {
-      const appender = new ThreadAppender(threadId, this.#append, this.#logger, this.#clock);
+      const appender = new ThreadAppender(threadId, this.#append, this.#logger, this.#clock, this.#settled);
       const coalescer = new DeltaCoalescer({
         emit: (batch) => appender.enqueue(batch),
         clock: this.#clock,

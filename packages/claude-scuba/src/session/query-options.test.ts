@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../config/resolve-config.js';
-import { buildQueryOptions } from './query-options.js';
+import { buildClaimPlan, buildQueryOptions, buildSpareOptions } from './query-options.js';
 
 const config = (claude: Record<string, unknown> = {}) => {
   const result = resolveConfig(
@@ -133,5 +133,82 @@ describe('buildQueryOptions', () => {
     });
     expect(options.tools).toEqual([]);
     expect(options.sandbox).toBeUndefined();
+  });
+});
+
+describe('the spare split: host options at start-up, the thread in the claim', () => {
+  const sandbox = { kind: 'sandbox', privatePaths: ['/bot/ws', '/bot/claude', '/bot/tmp', '/home/bot'] } as const;
+  const scuba = () => config({ tools: ['Bash', 'Read'], workspaceRoot: '/bot/ws', configDir: '/bot/claude' });
+  const spareTmp = '/bot/tmp/.spare-spare-1-abcd';
+  const spare = () =>
+    buildSpareOptions({
+      config: scuba(),
+      env: { PATH: '/bin', TMPDIR: spareTmp },
+      canUseTool,
+      isolation: sandbox,
+      tmpDir: spareTmp,
+    });
+
+  it('a spare starts with nothing of any thread: no cwd, no resume, no context line, no workspace opened', () => {
+    const options = spare();
+    expect(options.cwd).toBeUndefined();
+    expect(options.resume).toBeUndefined();
+    expect(options.systemPrompt).toEqual({ type: 'preset', preset: 'claude_code' });
+    expect(options).toMatchObject({ settingSources: [], includePartialMessages: true, tools: ['Bash', 'Read'] });
+    expect(options.sandbox?.filesystem).toEqual({
+      denyRead: ['/bot/claude', '/bot/tmp', '/bot/ws', '/home/bot'],
+      allowRead: [],
+    });
+    // The rules every thread under the workspace root has, and only those (a claim cannot take one away).
+    const deny = (options.settings as { permissions: { deny: string[] } }).permissions.deny;
+    expect(deny).toContain('Read(//bot/claude/**)');
+    expect(deny).toContain('Read(//home/bot/**)');
+    expect(deny.some((rule) => rule.includes('/bot/ws') || rule.includes('/bot/tmp'))).toBe(false);
+  });
+
+  it("a spare plus its claim is the thread's cold query: the same prompt, folder and isolation", () => {
+    const cold = buildQueryOptions({
+      config: scuba(),
+      threadId: 'th_1',
+      cwd: '/bot/ws/th_1',
+      env: { PATH: '/bin', TMPDIR: spareTmp },
+      canUseTool,
+      isolation: sandbox,
+    });
+    const plan = buildClaimPlan({
+      config: scuba(),
+      threadId: 'th_1',
+      cwd: '/bot/ws/th_1',
+      isolation: sandbox,
+      spare: spare(),
+    });
+    if ('refuse' in plan) throw new Error(plan.refuse);
+    expect(plan.claim).toEqual({
+      cwd: '/bot/ws/th_1',
+      appendSystemPrompt: (cold.systemPrompt as { append: string }).append,
+    });
+    expect(plan.settings).toEqual({
+      sandbox: cold.sandbox,
+      permissions: (cold.settings as { permissions: unknown }).permissions,
+    });
+    expect(JSON.stringify(spare())).not.toContain('th_1');
+  });
+
+  it('a thread whose workspace lies where the spare denies cannot take it (nothing a spare holds can be lifted)', () => {
+    const plan = buildClaimPlan({
+      config: scuba(),
+      threadId: 'th_old',
+      cwd: '/home/bot/old-workspaces/th_old',
+      isolation: sandbox,
+      spare: spare(),
+    });
+    expect(plan).toEqual({ refuse: expect.stringContaining('it holds the rule Read(//home/bot/**)') });
+  });
+
+  it('without a sandbox the claim carries no rules', () => {
+    const options = buildSpareOptions({ config: scuba(), env: {}, canUseTool, isolation: off, tmpDir: spareTmp });
+    expect(options.sandbox).toBeUndefined();
+    const plan = buildClaimPlan({ config: scuba(), threadId: 't', cwd: '/bot/ws/t', isolation: off, spare: options });
+    expect(plan).toMatchObject({ claim: { cwd: '/bot/ws/t' }, settings: {} });
   });
 });

@@ -1,4 +1,4 @@
-import type { LiveQuery, LiveQueryOptions, RunQueue, ToolIsolation } from '@bubble/engine';
+import type { LiveQuery, LiveQueryOptions, RunQueue, SpareEngine, ToolIsolation } from '@bubble/engine';
 import type { EventEnvelope, JoinableBy, Role, Thread } from '@bubble/protocol';
 import type { ToolCatalog, ToolClient } from '@bubble/sdk';
 import type { Logger } from 'pino';
@@ -7,6 +7,7 @@ import type { Clock } from '../translate/delta-coalescer.js';
 import type { ClaudeSdkSession } from './claude-sdk-session.js';
 import type { AppendFn } from './outbound.js';
 import type { SessionStore } from './session-store.js';
+import type { SpareBinding } from './spare-setup.js';
 
 /** What a session needs of Bubble (the sdk's BubbleClient has all of it). */
 export interface SessionClient {
@@ -34,6 +35,8 @@ export interface SessionOptions {
   startQuery: (options: LiveQueryOptions) => LiveQuery;
   /** The CLI child's environment, built once by the bot. */
   childEnv: Record<string, string>;
+  /** The bot's spare CLIs (`limits.spareEngines`): a cold turn takes one when it can. */
+  spares?: SpareEngine<SpareBinding> | undefined;
   logger: Logger;
   /** Records that every event up to seq is handled (the sdk runtime's `settle`). */
   settle: (seq: number) => Promise<void>;

@@ -90,10 +90,11 @@ export function createSessionParts(options: SessionOptions, hooks: SessionHooks)
     logger: log,
     clock,
     observe: (drafts) => {
-      for (const draft of drafts) {
-        if (draft.type === 'run_started') liveRuns.add(draft.data.runId);
-        else if (draft.type === 'run_finished') liveRuns.delete(draft.data.runId);
-      }
+      for (const draft of drafts) if (draft.type === 'run_started') liveRuns.add(draft.data.runId);
+    },
+    // Open until its close has landed: a scan of the thread meanwhile must not take it for one a crash left open.
+    settled: (drafts) => {
+      for (const draft of drafts) if (draft.type === 'run_finished') liveRuns.delete(draft.data.runId);
     },
   });
   const tools: ToolGate = new ToolGate({
@@ -144,6 +145,10 @@ export function createSessionParts(options: SessionOptions, hooks: SessionHooks)
     isolation: options.isolation,
     canUseTool: tools.canUseTool,
     mcpServers: () => (options.tools ? tools.mcpServers() : undefined),
+    spares: options.spares && {
+      engine: options.spares,
+      binding: { canUseTool: tools.canUseTool, mcpCalls: tools.mcpCalls },
+    },
     logger: log,
     freeSlot: hooks.freeSlot,
     waitsForSlot: (position, slots) => {

@@ -19,6 +19,12 @@ export interface SessionStore {
   /** A subthread whose sub-agent ended: the bot no longer follows it, across restarts too. */
   markReleased(threadId: string): void;
   isReleased(threadId: string): boolean;
+  /**
+   * Whether the thread had a session in memory when the bot last ran (it may have left runs
+   * open); `setAwake` records it as sessions are made and dropped.
+   */
+  wasAwake(threadId: string): boolean;
+  setAwake(threadId: string, awake: boolean): void;
   close(): void;
 }
 
@@ -29,6 +35,7 @@ export interface SessionStore {
 export class SqliteSessionStore implements SessionStore {
   readonly #db: Database.Database;
   readonly #scope: string;
+  readonly #statements: ReturnType<typeof prepareStatements>;
 
   constructor(options: { path: string; scope: string }) {
     if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
@@ -50,6 +57,39 @@ export class SqliteSessionStore implements SessionStore {
       released_at TEXT NOT NULL,
       PRIMARY KEY (scope, thread_id)
     )`);
+    const upgrading =
+      this.#db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'scuba_awake_threads'").get() ===
+      undefined;
+    this.#db.exec(`CREATE TABLE IF NOT EXISTS scuba_awake_threads (
+      scope TEXT NOT NULL,
+      thread_id TEXT NOT NULL,
+      PRIMARY KEY (scope, thread_id)
+    )`);
+    // A store from before sessions slept: every thread it knows of may have a run left open (one
+    // whose first turn never got a CLI has a checkpoint, in the sdk's table in the same file, but no session row).
+    if (upgrading) {
+      this.#db.exec(
+        'INSERT OR IGNORE INTO scuba_awake_threads (scope, thread_id) SELECT scope, thread_id FROM scuba_thread_sessions',
+      );
+      const checkpoints = this.#db
+        .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'bubble_checkpoints'")
+        .get();
+      if (checkpoints !== undefined)
+        this.#db
+          .prepare(
+            'INSERT OR IGNORE INTO scuba_awake_threads (scope, thread_id) SELECT scope, thread_id FROM bubble_checkpoints WHERE scope = ?',
+          )
+          .run(this.#scope);
+    }
+    this.#statements = prepareStatements(this.#db);
+  }
+
+  wasAwake(threadId: string): boolean {
+    return this.#statements.isAwake.get(this.#scope, threadId) !== undefined;
+  }
+
+  setAwake(threadId: string, awake: boolean): void {
+    (awake ? this.#statements.wake : this.#statements.sleep).run(this.#scope, threadId);
   }
 
   markReleased(threadId: string): void {
@@ -61,19 +101,11 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   isReleased(threadId: string): boolean {
-    return (
-      this.#db
-        .prepare('SELECT 1 FROM scuba_released_threads WHERE scope = ? AND thread_id = ?')
-        .get(this.#scope, threadId) !== undefined
-    );
+    return this.#statements.isReleased.get(this.#scope, threadId) !== undefined;
   }
 
   get(threadId: string): ThreadSessionRecord | undefined {
-    const row = this.#db
-      .prepare<[string, string], { workspace: string; claude_session_id: string | null }>(
-        'SELECT workspace, claude_session_id FROM scuba_thread_sessions WHERE scope = ? AND thread_id = ?',
-      )
-      .get(this.#scope, threadId);
+    const row = this.#statements.session.get(this.#scope, threadId);
     return row && { threadId, workspace: row.workspace, claudeSessionId: row.claude_session_id };
   }
 
@@ -97,4 +129,17 @@ export class SqliteSessionStore implements SessionStore {
   close(): void {
     this.#db.close();
   }
+}
+
+/** The statements asked once per thread at boot, prepared once. */
+function prepareStatements(db: Database.Database) {
+  return {
+    isReleased: db.prepare<[string, string]>('SELECT 1 FROM scuba_released_threads WHERE scope = ? AND thread_id = ?'),
+    isAwake: db.prepare<[string, string]>('SELECT 1 FROM scuba_awake_threads WHERE scope = ? AND thread_id = ?'),
+    wake: db.prepare<[string, string]>('INSERT OR IGNORE INTO scuba_awake_threads (scope, thread_id) VALUES (?, ?)'),
+    sleep: db.prepare<[string, string]>('DELETE FROM scuba_awake_threads WHERE scope = ? AND thread_id = ?'),
+    session: db.prepare<[string, string], { workspace: string; claude_session_id: string | null }>(
+      'SELECT workspace, claude_session_id FROM scuba_thread_sessions WHERE scope = ? AND thread_id = ?',
+    ),
+  };
 }

@@ -47,6 +47,8 @@ function memoryStore(): SessionStore & { sessions: Map<string, string | null> } 
     setClaudeSession: (threadId, id) => sessions.set(threadId, id),
     markReleased: () => undefined,
     isReleased: () => false,
+    wasAwake: () => false,
+    setAwake: () => undefined,
     close: () => undefined,
   };
 }

@@ -8,12 +8,15 @@ import type {
   NarrowedSdkMessage,
   Release,
   RunQueue,
+  SpareEngine,
+  SpareServed,
   ToolIsolation,
 } from '@bubble/engine';
 import type { Logger } from 'pino';
 import type { ScubaConfig } from '../config/resolve-config.js';
-import { buildQueryOptions, tmpRootOf } from './query-options.js';
-import type { SessionStore } from './session-store.js';
+import { buildClaimPlan, buildQueryOptions, tmpRootOf } from './query-options.js';
+import type { SessionStore, ThreadSessionRecord } from './session-store.js';
+import type { SpareBinding } from './spare-setup.js';
 
 export interface ThreadQueryOptions {
   threadId: string;
@@ -28,6 +31,8 @@ export interface ThreadQueryOptions {
   canUseTool: CanUseTool;
   /** A fresh MCP server set for each new query; undefined for none. */
   mcpServers: () => Options['mcpServers'] | undefined;
+  /** The bot's spare CLIs, and what one calls once this thread claims it (none: every query starts a CLI). */
+  spares?: { engine: SpareEngine<SpareBinding>; binding: SpareBinding } | undefined;
   logger: Logger;
   /** Every CLI slot is taken: asks the bot to free one (another thread's idle query). Whether it did. */
   freeSlot: () => boolean;
@@ -124,24 +129,69 @@ export class ThreadQuery {
   }
 
   async #open(): Promise<LiveQuery> {
-    const { runQueue, config, threadId, store } = this.#options;
-    if (runQueue.snapshot().running.length >= runQueue.size && this.#options.freeSlot()) {
-      this.#log.info('took the CLI slot of an idle thread');
-    }
+    const { runQueue, threadId, store } = this.#options;
     this.#opened += 1;
-    const ticket = runQueue.enqueue({ id: `${threadId}#${this.#opened}` });
+    const id = `${threadId}#${this.#opened}`;
+    // A cold turn (no session to resume: a spare cannot resume one) takes a spare CLI, and its slot with it.
+    if (!store.get(threadId)?.claudeSessionId) {
+      const served = this.#fromSpare(id);
+      if (served) return this.#started(await served);
+    }
+    if (runQueue.snapshot().running.length >= runQueue.size) {
+      // A spare gives its slot up first (it loses nothing); else the least recently used idle thread.
+      if (this.#options.spares?.engine.yieldSlot(`slot wanted by ${threadId}`))
+        this.#log.info('took the slot of a spare CLI');
+      else if (this.#options.freeSlot()) this.#log.info('took the CLI slot of an idle thread');
+    }
+    const ticket = runQueue.enqueue({ id });
     const position = ticket.position();
     // Every CLI slot is busy (threads mid-turn, or waiting on a person).
     if (position !== null && position > 0) this.#options.waitsForSlot(position, runQueue.size);
     const release = await ticket.acquired;
+    let query: LiveQuery;
+    try {
+      query = this.#startOwn(this.#fixWorkspace());
+    } catch (error) {
+      release();
+      throw error;
+    }
+    return this.#started({ query, release });
+  }
+
+  /** The spare engine serving this query, when a spare is there to take. */
+  #fromSpare(id: string): Promise<SpareServed> | undefined {
+    const spares = this.#options.spares;
+    if (!spares) return undefined;
+    const { config, threadId, isolation } = this.#options;
+    return spares.engine.open({
+      id,
+      binding: spares.binding,
+      logger: this.#log,
+      plan: (spare) => {
+        const record = this.#fixWorkspace();
+        this.#log.info({ cwd: record.workspace, spare: true }, 'opening the Claude query');
+        return buildClaimPlan({ config, threadId, cwd: record.workspace, isolation, spare: spare.options });
+      },
+      fallback: () => this.#startOwn(this.#fixWorkspace()),
+    });
+  }
+
+  /** Fixes the thread's workspace (the first time) and reads whether a transcript exists to resume. */
+  #fixWorkspace(): ThreadSessionRecord {
+    const { config, threadId, store } = this.#options;
     const record = store.fixWorkspace(threadId, join(config.claude.workspaceRoot, safeDirName(threadId)));
     mkdirSync(record.workspace, { recursive: true });
     this.#workspace = record.workspace;
+    this.#sessionStored = record.claudeSessionId !== null;
+    return record;
+  }
+
+  /** A query on a CLI of its own, in a slot the caller holds. */
+  #startOwn(record: ThreadSessionRecord): LiveQuery {
+    const { config, threadId } = this.#options;
     // Each thread's CLI has temp files of its own (sub-agent outputs live there), so no thread's commands see another's.
     const tmp = join(tmpRootOf(config), safeDirName(threadId));
     mkdirSync(tmp, { recursive: true });
-    this.#sessionStored = record.claudeSessionId !== null;
-    const mcpServers = this.#options.mcpServers();
     const options = buildQueryOptions({
       config,
       threadId,
@@ -150,16 +200,13 @@ export class ThreadQuery {
       canUseTool: this.#options.canUseTool,
       isolation: this.#options.isolation,
       ...(record.claudeSessionId ? { resume: record.claudeSessionId } : {}),
-      mcpServers,
+      mcpServers: this.#options.mcpServers(),
     });
     this.#log.info({ cwd: record.workspace, resume: record.claudeSessionId ?? undefined }, 'opening the Claude query');
-    let query: LiveQuery;
-    try {
-      query = this.#options.startQuery({ options, logger: this.#log });
-    } catch (error) {
-      release();
-      throw error;
-    }
+    return this.#options.startQuery({ options, logger: this.#log });
+  }
+
+  #started({ query, release }: { query: LiveQuery; release: Release }): LiveQuery {
     this.#slots.set(query, release);
     this.#query = query;
     this.#options.opened();

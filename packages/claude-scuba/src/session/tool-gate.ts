@@ -217,6 +217,11 @@ export class ToolGate {
     return toPermission(answered);
   }
 
+  /** The approved local-tool calls waiting for their handler (a claimed spare's MCP server takes them here). */
+  get mcpCalls(): McpCallBroker {
+    return this.#mcpCalls;
+  }
+
   /** A fresh `bubble` MCP server for a new query (none when no catalog was given). */
   mcpServers(): Options['mcpServers'] | undefined {
     const tools = this.#options.tools;
