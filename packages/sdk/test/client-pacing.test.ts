@@ -84,6 +84,32 @@ describe('a client pacing its requests', () => {
     for (const a of after) expect(a.at - refusedAt).toBeGreaterThanOrEqual(950);
   });
 
+  it('holds back the requests waiting for a slot too, when the one on the wire is told rate_limited', async () => {
+    const arrivals: Array<{ path: string; at: number }> = [];
+    let refused = false;
+    const url = await serve((req, res) => {
+      arrivals.push({ path: req.url!, at: Date.now() });
+      if (!refused) {
+        refused = true;
+        setTimeout(
+          () =>
+            res
+              .writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' })
+              .end(JSON.stringify({ error: { code: 'rate_limited', message: 'too many requests' } })),
+          30,
+        );
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(thread('th_x')));
+    });
+    const client = new BubbleClient({ url, token: 't', maxConcurrentRequests: 1, retry: { baseMs: 10, capMs: 20 } });
+    // The first takes the one slot and is refused; the other four wait in line behind it.
+    await Promise.all(['a', 'b', 'c', 'd', 'e'].map((id) => client.getThread(`th_${id}`)));
+    const refusedAt = arrivals[0]!.at;
+    expect(arrivals).toHaveLength(6);
+    for (const a of arrivals.slice(1)) expect(a.at - refusedAt).toBeGreaterThanOrEqual(950);
+  });
+
   it('keeps retrying while the server stays over its limit, past the usual number of attempts', async () => {
     let refusals = 0;
     const url = await serve((_req, res) => {

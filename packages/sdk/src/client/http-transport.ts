@@ -78,12 +78,14 @@ export class HttpTransport {
       await this.#whenSendable(spec);
       const token =
         spec.auth === false || credentials === undefined ? undefined : await currentBearer(credentials, spec);
-      await this.#takeSlot(spec);
+      await this.#takeSendableSlot(spec);
       try {
         return await this.#once(spec, token);
       } catch (error) {
         if (!(error instanceof BubbleApiError)) throw error;
         failure = error;
+        // Paused before the slot goes to the next request in line, so that one waits too.
+        this.#pauseFor(failure);
       } finally {
         this.#releaseSlot();
       }
@@ -109,13 +111,6 @@ export class HttpTransport {
       const last = attempt + 1 >= (rateLimited ? Math.max(retry.attempts, RATE_LIMITED_ATTEMPTS) : retry.attempts);
       if (last || !mayRetry(failure, spec.retry)) throw failure;
       const retryAfterSeconds = failure.details.retryAfterSeconds;
-      // Over the server's budget: every request of this client waits, not only this one, so a
-      // burst (a bot opening thousands of threads) backs off as one instead of retrying in a herd.
-      if (rateLimited && typeof retryAfterSeconds === 'number')
-        this.#pausedUntil = Math.max(
-          this.#pausedUntil,
-          Date.now() + Math.min(retryAfterSeconds * 1000, retry.maxRetryAfterMs),
-        );
       const backoff = equalJitterDelay(attempt, retry, random);
       const delay =
         typeof retryAfterSeconds === 'number'
@@ -137,6 +132,27 @@ export class HttpTransport {
       } catch {
         throw abortedError(spec);
       }
+    }
+  }
+
+  /**
+   * Over the server's budget: every request of this client waits, not only this one, so a burst
+   * (a bot opening thousands of threads) backs off as one instead of retrying in a herd.
+   */
+  #pauseFor(failure: BubbleApiError): void {
+    const retryAfterSeconds = failure.details.retryAfterSeconds;
+    if (failure.code !== 'rate_limited' || typeof retryAfterSeconds !== 'number') return;
+    const untilMs = Date.now() + Math.min(retryAfterSeconds * 1000, this.#options.retry.maxRetryAfterMs);
+    this.#pausedUntil = Math.max(this.#pausedUntil, untilMs);
+  }
+
+  /** A slot, taken when no pause holds requests back (one may begin while this waits in line). */
+  async #takeSendableSlot(spec: RequestSpec<unknown>): Promise<void> {
+    for (;;) {
+      await this.#takeSlot(spec);
+      if (this.#pausedUntil <= Date.now()) return;
+      this.#releaseSlot();
+      await this.#whenSendable(spec);
     }
   }
 
