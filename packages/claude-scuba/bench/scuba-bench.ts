@@ -465,7 +465,9 @@ export async function runScubaBench(): Promise<void> {
         appends < 30,
       ),
       row(
-        `resident memory per joined idle thread (${joined} threads)`,
+        // Threads joined while the bot runs: each joining wakes its session, which sleeps only after
+        // `idleStateSeconds`; idle threads asleep are the growth bench's figure (growth-bench.ts).
+        `resident memory per thread just joined, its session still awake (${joined} threads)`,
         `${perThreadKiB.toFixed(0)} KiB`,
         `${(rss0 / 1024).toFixed(1)} MiB with no thread`,
         `${((rss100 - rss0) / 1024).toFixed(1)} MiB for all`,
