@@ -1,4 +1,5 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
+import { LIMITS } from './limits.js';
 import {
   CLIENT_FRAME_TYPES,
   ClientFrameSchema,
@@ -8,6 +9,8 @@ import {
   type PongFrame,
   type PresenceFrame,
   type ServerFrameType,
+  type SubscribeBatchEntry,
+  type SubscribeBatchFrame,
   type SubscribeFrame,
   type ServerFrame,
 } from './frames.js';
@@ -20,6 +23,25 @@ describe('ClientFrameSchema', () => {
     [{ type: 'subscribe', id: 's1', threadId: 'th_1' }, true],
     [{ type: 'subscribe', id: 's1', threadId: 'th_1', afterSeq: -1 }, false],
     [{ type: 'subscribe', id: '', threadId: 'th_1', afterSeq: 0 }, false],
+    [{ type: 'subscribe_batch', subscriptions: [{ id: 's1', threadId: 'th_1', afterSeq: 0 }] }, true],
+    [
+      {
+        type: 'subscribe_batch',
+        subscriptions: [
+          { id: 's1', threadId: 'th_1' },
+          { id: 's2', threadId: 'th_2' },
+        ],
+      },
+      true,
+    ],
+    [{ type: 'subscribe_batch', subscriptions: [] }, false],
+    [{ type: 'subscribe_batch' }, false],
+    [{ type: 'subscribe_batch', subscriptions: { id: 's1', threadId: 'th_1' } }, false],
+    // Each entry is held to what a subscribe frame's fields are.
+    [{ type: 'subscribe_batch', subscriptions: [{ id: 's1', threadId: 'th_1', afterSeq: -1 }] }, false],
+    [{ type: 'subscribe_batch', subscriptions: [{ id: '', threadId: 'th_1' }] }, false],
+    [{ type: 'subscribe_batch', subscriptions: [{ id: 's1' }] }, false],
+    [{ type: 'subscribe_batch', subscriptions: [{ id: 's1', threadId: 'th_1' }, 'th_2'] }, false],
     [{ type: 'subscribe_grants', id: 'g' }, true],
     [{ type: 'unsubscribe', id: 's1' }, true],
     [{ type: 'ping' }, true],
@@ -27,6 +49,28 @@ describe('ClientFrameSchema', () => {
     [{ token: 'x' }, false],
   ])('%j -> %s', (frame, ok) => {
     expect(ClientFrameSchema.safeParse(frame).success).toBe(ok);
+  });
+});
+
+describe('SubscribeBatchFrame', () => {
+  const entries = (count: number): SubscribeBatchEntry[] =>
+    Array.from({ length: count }, (_, i) => ({ id: `s${i}`, threadId: `th_${i}`, afterSeq: i }));
+
+  it(`carries 1 to ${LIMITS.maxSubscribeBatch} subscriptions, a full socket's worth`, () => {
+    expect(LIMITS.maxSubscribeBatch).toBe(LIMITS.maxSubscriptionsPerSocket);
+    const full: SubscribeBatchFrame = { type: 'subscribe_batch', subscriptions: entries(LIMITS.maxSubscribeBatch) };
+    expect(ClientFrameSchema.parse(JSON.parse(JSON.stringify(full)))).toEqual(full);
+    const over = { type: 'subscribe_batch', subscriptions: entries(LIMITS.maxSubscribeBatch + 1) };
+    expect(ClientFrameSchema.safeParse(over).success).toBe(false);
+  });
+
+  it("gives each entry a subscribe frame's defaults and types (afterSeq 0 when absent)", () => {
+    const parsed = ClientFrameSchema.parse({
+      type: 'subscribe_batch',
+      subscriptions: [{ id: 's1', threadId: 'th_1' }],
+    });
+    expect(parsed).toEqual({ type: 'subscribe_batch', subscriptions: [{ id: 's1', threadId: 'th_1', afterSeq: 0 }] });
+    expectTypeOf<SubscribeBatchEntry>().toEqualTypeOf<Omit<SubscribeFrame, 'type'>>();
   });
 });
 
@@ -93,6 +137,13 @@ describe('ClientFrame (the type clients send by)', () => {
   const examples = {
     'client.auth': { type: 'client.auth', token: 'bubble_user_x' },
     subscribe: { type: 'subscribe', id: 's1', threadId: 'th_1', afterSeq: 7 },
+    subscribe_batch: {
+      type: 'subscribe_batch',
+      subscriptions: [
+        { id: 's2', threadId: 'th_1', afterSeq: 0 },
+        { id: 's3', threadId: 'th_2.sub-x', afterSeq: 12 },
+      ],
+    },
     subscribe_grants: { type: 'subscribe_grants', id: 'g1' },
     unsubscribe: { type: 'unsubscribe', id: 's1' },
     ping: { type: 'ping' },

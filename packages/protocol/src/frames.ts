@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ErrorObjectSchema } from './errors.js';
 import { EventEnvelopeSchema } from './events.js';
 import { SeqSchema, ThreadIdSchema } from './ids.js';
+import { LIMITS } from './limits.js';
 import { PrincipalSchema } from './principal.js';
 import { GrantSchema } from './thread.js';
 
@@ -16,6 +17,19 @@ export const SubscribeFrameSchema = z.object({
   threadId: ThreadIdSchema,
   afterSeq: SeqSchema.default(0),
 });
+/** One subscription of a `subscribe_batch`: the fields of a `subscribe` frame, without its type. */
+export const SubscribeBatchEntrySchema = SubscribeFrameSchema.omit({ type: true });
+/**
+ * Many `subscribe`s in one frame (1 to `LIMITS.maxSubscribeBatch`), answered as that many
+ * `subscribe` frames sent in that order would be, each by its own `id`. It is how a client with
+ * many threads opens them without spending a frame of its rate budget on each (a batch of n
+ * counts as ⌈n/10⌉ frames). The server reads the entries one by one, so a malformed entry is
+ * refused alone; this schema is the frame as clients send it.
+ */
+export const SubscribeBatchFrameSchema = z.object({
+  type: z.literal('subscribe_batch'),
+  subscriptions: z.array(SubscribeBatchEntrySchema).min(1).max(LIMITS.maxSubscribeBatch),
+});
 export const SubscribeGrantsFrameSchema = z.object({ type: z.literal('subscribe_grants'), id: SubscriptionIdSchema });
 export const UnsubscribeFrameSchema = z.object({ type: z.literal('unsubscribe'), id: SubscriptionIdSchema });
 export const PingFrameSchema = z.object({ type: z.literal('ping') });
@@ -27,6 +41,7 @@ export const PingFrameSchema = z.object({ type: z.literal('ping') });
 export const ClientFrameSchema = z.discriminatedUnion('type', [
   ClientAuthFrameSchema,
   SubscribeFrameSchema,
+  SubscribeBatchFrameSchema,
   SubscribeGrantsFrameSchema,
   UnsubscribeFrameSchema,
   PingFrameSchema,
@@ -34,6 +49,8 @@ export const ClientFrameSchema = z.discriminatedUnion('type', [
 export type ClientFrame = z.infer<typeof ClientFrameSchema>;
 export type ClientAuthFrame = z.infer<typeof ClientAuthFrameSchema>;
 export type SubscribeFrame = z.infer<typeof SubscribeFrameSchema>;
+export type SubscribeBatchEntry = z.infer<typeof SubscribeBatchEntrySchema>;
+export type SubscribeBatchFrame = z.infer<typeof SubscribeBatchFrameSchema>;
 export type SubscribeGrantsFrame = z.infer<typeof SubscribeGrantsFrameSchema>;
 export type UnsubscribeFrame = z.infer<typeof UnsubscribeFrameSchema>;
 export type PingFrame = z.infer<typeof PingFrameSchema>;

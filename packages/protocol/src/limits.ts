@@ -8,6 +8,10 @@ export const LIMITS = Object.freeze({
   maxBatchEvents: 500,
   /** Largest WebSocket frame, in bytes. */
   maxFrameBytes: 1024 * 1024,
+  /** Live subscriptions one WebSocket may hold, however asked for (`subscribe`, `subscribe_batch`, `subscribe_grants`). */
+  maxSubscriptionsPerSocket: 1000,
+  /** Most subscriptions in one `subscribe_batch` frame (a full socket's worth). */
+  maxSubscribeBatch: 1000,
   /** Largest artifact content, in bytes. */
   maxArtifactBytes: 1024 * 1024,
   /** Page size of event reads when `limit` is absent. */

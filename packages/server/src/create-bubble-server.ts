@@ -255,7 +255,7 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
     httpServer,
     {
       authenticate,
-      takeFrame: frames === undefined ? undefined : (principal) => frames.take(budgetKeyOf(principal)),
+      takeFrame: frames === undefined ? undefined : (principal, count) => frames.take(budgetKeyOf(principal), count),
       readAccess: async (principalId, threadId) => readAccessOf(await store.getThreadAccess(threadId, principalId)),
       readEvents: (threadId, afterSeq, limit) => store.readEventsAfter(threadId, afterSeq, limit),
       listLiveGrants: (principalId) => store.listLiveGrantsOfPrincipal(principalId),

@@ -648,7 +648,7 @@ export class BubbleClient {
 
   // Live connection.
 
-  /** The one live WebSocket connection of this client, created on first use. */
+  /** The live connection of this client (as many WebSockets as its subscriptions need), created on first use. */
   live(): BubbleLive {
     if (this.#liveConnection === undefined) {
       if (this.#credentials === undefined) throw new Error('the live connection needs a token');

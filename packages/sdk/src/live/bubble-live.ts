@@ -1,121 +1,79 @@
-import { CLOSE_CODES, ServerFrameSchema, type ClientFrame, type Principal, type ServerFrame } from '@bubble/protocol';
+import { LIMITS, type Principal } from '@bubble/protocol';
 import { pino, type Logger } from 'pino';
 import type { BubbleApiError } from '../client/bubble-api-error.js';
-import { fullJitterDelay } from '../client/backoff.js';
-import { isCredentialsUnavailable, staticCredentials, type Credentials } from '../client/credentials.js';
-import { classifyClose } from '../client/retry-classification.js';
+import { staticCredentials } from '../client/credentials.js';
+import { combinedState } from './combined-state.js';
 import { deriveWsUrl } from './derive-ws-url.js';
-import { BearerRenewal } from './bearer-renewal.js';
-import { Heartbeat } from './heartbeat.js';
-import { refusedCredentialError, unopenableSocketError } from './live-errors.js';
 import type { BubbleLiveConfig, LiveState } from './live-options.js';
+import { LiveSocket, type LiveSocketOwner, type LiveSocketSettings, type StateDetail } from './live-socket.js';
 import {
   GrantsSubscription,
   ThreadSubscription,
   type AnyLiveSubscription,
   type SubscribeThreadOptions,
 } from './live-subscription.js';
-import { SubscriptionMux } from './subscription-mux.js';
-import type { WebSocketFactory, WebSocketLike } from './web-socket-like.js';
 import { nodeWebSocket } from './ws-node.js';
 
 export { GrantsSubscription, ThreadSubscription } from './live-subscription.js';
 export { deriveWsUrl } from './derive-ws-url.js';
 export type { BubbleLiveConfig, BubbleLiveOptions, LiveState } from './live-options.js';
 
-/** The longest wait between two tries to renew a refused bearer while its issuer is unreachable. */
-const RENEW_RETRY_CAP_MS = 60_000;
-/** Twice the server's frame limit (1 MiB): a frame that big is the server's bug, not ours to read. */
-const MAX_PAYLOAD_BYTES = 2 * 1024 * 1024;
-
-type Timer = ReturnType<typeof setTimeout>;
-
 /**
- * One WebSocket per client, multiplexing every subscription. Reconnects on any drop with
- * exponential backoff and full jitter (capped at 30 s), re-creates each subscription where it
- * left off, detects silent dead sockets with a heartbeat, and treats 4003 as terminal. 4001 is
- * terminal too, unless the credentials can be renewed: then the bearer is renewed once and the
- * connection resumes at once (an access token that expired while the socket was open); a second
- * 4001 before the server is ready again is final. A renewal that fails for a passing reason (the
- * identity provider is down: `renew` throws, or has no newer bearer than the refused one) is tried
- * again with backoff (capped at 60 s) while the state says `waiting`, and the socket reconnects
- * once one succeeds; only a definite answer (`renew` gives null) is final. A 4001 saying the
- * server could not reach its identity provider is an ordinary drop: reconnected with backoff.
- * The socket is opened when the first subscription starts and closed when the last one ends.
+ * The live connection of one client: its subscriptions, spread over as many WebSockets as they
+ * need. The server holds at most `LIMITS.maxSubscriptionsPerSocket` (1,000) subscriptions on one
+ * socket, so a client with more opens another socket when every one it has is full (10,000
+ * threads: 10 sockets); a socket whose subscriptions have all ended closes, and is opened again
+ * when a subscription is placed on it. Each socket is a `LiveSocket`: its own sign-in, heartbeat,
+ * reconnect from the last seq, bearer renewal and backpressure; its subscribes go out in batches
+ * (`subscription-mux.ts`). A failure no reconnect can fix (4003, a refused credential, a URL no
+ * socket opens) is the same for every socket, so it fails them all.
  *
- * The socket comes from `webSocketFactory` (`nodeWebSocket`, over `ws`, by default; a browser
- * passes `browserWebSocket`): this class speaks only `WebSocketLike`, sends only the protocol's
- * `ClientFrame`s and reads only what `ServerFrameSchema` accepts. The subscriptions themselves,
- * and what happens when a consumer falls behind, are `SubscriptionMux`'s.
+ * The state (`connectionState`, `onStateChange`) is that of the least live socket in use
+ * (`combinedState`): with one socket it is that socket's, as it always was. A change is told
+ * when it changes that state, or when it comes from a socket in that state (its details: a
+ * new delay, another attempt).
+ *
+ * Sockets come from `webSocketFactory` (`nodeWebSocket`, over `ws`, by default; a browser passes
+ * `browserWebSocket`).
  */
 export class BubbleLive {
   readonly #config: BubbleLiveConfig;
   readonly #logger: Logger;
-  readonly #wsUrl: string;
-  readonly #connectTimeoutMs: number;
-  readonly #reconnectBaseMs: number;
-  readonly #reconnectCapMs: number;
+  readonly #settings: LiveSocketSettings;
   readonly #bufferLimit: number;
-  readonly #random: () => number;
-  readonly #credentials: Credentials;
-  readonly #webSocketFactory: WebSocketFactory;
-  readonly #mux: SubscriptionMux;
-
+  readonly #sockets: LiveSocket[] = [];
+  readonly #owner: LiveSocketOwner;
   #state: LiveState = 'idle';
-  #socket: WebSocketLike | undefined;
-  #attempt = 0;
   #nextLocalId = 0;
-  #reconnectTimer: Timer | undefined;
-  #readyTimer: Timer | undefined;
-  readonly #heartbeat: Heartbeat;
   #terminalError: BubbleApiError | undefined;
-  readonly #renewal: BearerRenewal;
-  /** The principal the server confirmed on the last `server.ready`. */
+  /** The principal the server confirmed on the last `server.ready` (of any socket). */
   principal: Principal | undefined;
 
   constructor(config: BubbleLiveConfig) {
     this.#config = config;
     this.#logger = (config.logger ?? pino({ level: 'silent' })).child({ component: 'bubble-live' });
-    this.#wsUrl = config.wsUrl ?? deriveWsUrl(config.url);
-    this.#connectTimeoutMs = config.connectTimeoutMs ?? 10_000;
-    this.#reconnectBaseMs = config.reconnectBaseMs ?? 500;
-    this.#reconnectCapMs = Math.min(config.reconnectCapMs ?? 30_000, 30_000);
     this.#bufferLimit = Math.max(2, config.bufferLimit ?? 1_000);
-    this.#random = config.random ?? Math.random;
-    this.#webSocketFactory = config.webSocketFactory ?? nodeWebSocket;
     const token = config.token;
     if (config.credentials === undefined && token === undefined)
       throw new Error('the live connection needs a token or credentials');
-    this.#credentials = config.credentials ?? staticCredentials(token as string);
-    this.#renewal = new BearerRenewal(
-      this.#credentials,
-      { baseMs: Math.max(this.#reconnectBaseMs, 1_000), capMs: RENEW_RETRY_CAP_MS },
-      this.#random,
-    );
-    this.#heartbeat = new Heartbeat(
-      config.heartbeatIntervalMs ?? 15_000,
-      config.heartbeatTimeoutMs ?? 10_000,
-      () => this.#send({ type: 'ping' }),
-      () => {
-        this.#logger.warn('no answer to ping; the connection is dead, reconnecting');
-        this.#socket?.terminate();
+    this.#settings = Object.freeze({
+      wsUrl: config.wsUrl ?? deriveWsUrl(config.url),
+      connectTimeoutMs: config.connectTimeoutMs ?? 10_000,
+      reconnectBaseMs: config.reconnectBaseMs ?? 500,
+      reconnectCapMs: Math.min(config.reconnectCapMs ?? 30_000, 30_000),
+      heartbeatIntervalMs: config.heartbeatIntervalMs ?? 15_000,
+      heartbeatTimeoutMs: config.heartbeatTimeoutMs ?? 10_000,
+      random: config.random ?? Math.random,
+      credentials: config.credentials ?? staticCredentials(token as string),
+      webSocketFactory: config.webSocketFactory ?? nodeWebSocket,
+    });
+    this.#owner = {
+      stateChanged: (socket, state, detail) => this.#socketStateChanged(socket, state, detail),
+      ready: (principal) => {
+        this.principal = principal;
       },
-    );
-    this.#mux = new SubscriptionMux(
-      {
-        send: (frame) => this.#send(frame),
-        isReady: () => this.#state === 'ready',
-        pauseReading: () => this.#pauseReading(),
-        resumeReading: () => this.#resumeReading(),
-        served: () => {
-          this.#attempt = 0;
-        },
-        emptied: () => this.#goIdle(),
-      },
-      this.#logger,
-      { baseMs: this.#reconnectBaseMs, capMs: this.#reconnectCapMs },
-      this.#random,
-    );
+      failed: (error, detail) => this.#fail(error, detail),
+    };
   }
 
   get connectionState(): LiveState {
@@ -123,43 +81,42 @@ export class BubbleLive {
   }
 
   subscribeThread(threadId: string, options: SubscribeThreadOptions = {}): ThreadSubscription {
+    const socket = this.#socketWithRoom();
     const subscription = new ThreadSubscription(
       this.#localId('t'),
       threadId,
       options.afterSeq ?? 0,
-      this.#mux,
+      socket.mux,
       this.#logger.child({ threadId }),
       this.#bufferLimit,
       options.signal,
       options.onPresence,
     );
-    this.#add(subscription);
+    this.#add(socket, subscription);
     return subscription;
   }
 
   subscribeGrantsAsIterable(options: { signal?: AbortSignal } = {}): GrantsSubscription {
+    const socket = this.#socketWithRoom();
     const subscription = new GrantsSubscription(
       this.#localId('g'),
-      this.#mux,
+      socket.mux,
       this.#logger.child({ stream: 'grants' }),
       this.#bufferLimit,
       options.signal,
     );
-    this.#add(subscription);
+    this.#add(socket, subscription);
     return subscription;
   }
 
-  /** Ends every subscription (their iterations finish) and closes the socket for good. */
+  /** Ends every subscription (their iterations finish) and closes every socket for good. */
   close(): void {
     if (this.#state === 'closed') return;
-    this.#mux.endAll({ kind: 'closed' });
-    this.#teardown('closed by the client');
+    for (const socket of this.#sockets.splice(0)) socket.close();
     this.#setState('closed', {});
   }
 
-  // Connection lifecycle.
-
-  #add(subscription: AnyLiveSubscription): void {
+  #add(socket: LiveSocket, subscription: AnyLiveSubscription): void {
     if (this.#state === 'closed') {
       subscription.fail(new Error('the live connection is closed'));
       return;
@@ -168,244 +125,45 @@ export class BubbleLive {
       subscription.fail(this.#terminalError);
       return;
     }
-    this.#mux.add(subscription);
-    if (this.#state === 'idle') this.#connect();
-  }
-
-  #connect(): void {
-    this.#setState('connecting', { attempt: this.#attempt });
-    let socket: WebSocketLike;
-    try {
-      socket = this.#webSocketFactory(
-        this.#wsUrl,
-        {
-          onOpen: () => {
-            void this.#authenticate(socket);
-          },
-          onMessage: (frame) => {
-            if (socket !== this.#socket) return;
-            this.#heartbeat.seen();
-            if (frame.kind === 'binary') this.#logger.warn('binary frame ignored');
-            else this.#onFrame(frame.text);
-          },
-          onError: (error) => {
-            this.#logger.debug({ err: error }, 'socket error');
-          },
-          onClose: (code, reason) => {
-            if (socket === this.#socket) this.#onClose(code, reason);
-          },
-        },
-        { handshakeTimeoutMs: this.#connectTimeoutMs, maxPayloadBytes: MAX_PAYLOAD_BYTES },
-      );
-    } catch (error) {
-      // Only a malformed URL gets here: nothing a retry would fix.
-      this.#terminalError = unopenableSocketError(this.#wsUrl, error);
-      this.#mux.failAll(this.#terminalError);
-      this.#setState('failed', {});
-      return;
-    }
-    this.#socket = socket;
-    this.#readyTimer = setTimeout(() => {
-      this.#logger.warn({ timeoutMs: this.#connectTimeoutMs }, 'no server.ready in time; reconnecting');
-      socket.terminate();
-    }, this.#connectTimeoutMs);
-  }
-
-  async #authenticate(socket: WebSocketLike): Promise<void> {
-    let token: string;
-    try {
-      token = await this.#credentials.current();
-    } catch (error) {
-      if (socket !== this.#socket) return;
-      this.#socket = undefined;
-      socket.terminate();
-      if (isCredentialsUnavailable(error)) {
-        // No bearer for now (the identity provider is unreachable): an ordinary drop, retried.
-        this.#logger.warn({ err: error }, 'no bearer for the live connection for now; trying again');
-        this.#onClose(1013, `no bearer for now: ${error.message}`);
-        return;
-      }
-      // The credentials have no bearer to give (signed out): as final as a refused one.
-      this.#logger.warn({ err: error }, 'no bearer for the live connection');
-      this.#renewal.forgo();
-      this.#onClose(
-        CLOSE_CODES.notAuthenticated,
-        `no bearer: ${error instanceof Error ? error.message : String(error)}`,
-      );
-      return;
-    }
-    if (socket !== this.#socket || !socket.isOpen) return;
-    this.#renewal.sentBearer(token);
-    this.#sendOn(socket, { type: 'client.auth', token });
-  }
-
-  #onFrame(text: string): void {
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      this.#logger.warn('frame that is not JSON ignored');
-      return;
-    }
-    const parsed = ServerFrameSchema.safeParse(json);
-    if (!parsed.success) {
-      this.#logger.debug({ type: (json as { type?: unknown })?.type }, 'unknown or malformed frame ignored');
-      return;
-    }
-    this.#handle(parsed.data);
-  }
-
-  #handle(frame: ServerFrame): void {
-    switch (frame.type) {
-      case 'server.ready': {
-        clearTimeout(this.#readyTimer);
-        this.principal = frame.principal;
-        this.#renewal.ready();
-        // The backoff is reset only once a subscription is served (`MuxLink.served`), so a server
-        // that accepts and then drops every connection still sees the delays grow.
-        this.#setState('ready', {});
-        this.#heartbeat.start();
-        this.#mux.subscribeAll();
-        return;
-      }
-      case 'pong':
-        // Any frame is a sign of life (counted on arrival); a pong says nothing more.
-        return;
-      case 'subscribed':
-      case 'event':
-      case 'grant':
-      case 'grants_synced':
-      case 'subscription_ended':
-      case 'error':
-      case 'presence':
-        this.#mux.route(frame);
-        return;
-      default:
-        // Frames come through ServerFrameSchema, so this is unreachable; a frame that slipped past is logged, not thrown.
-        this.#logger.debug({ frame: frame satisfies never }, 'unhandled frame');
-    }
-  }
-
-  #onClose(code: number, reason: string): void {
-    this.#stopTimers();
-    this.#socket = undefined;
-    this.#mux.socketLost();
-    const verdict = classifyClose(code, reason);
-    if (verdict === 'refused' && this.#renewal.available && this.#mux.size > 0) {
-      this.#renewAndReconnect(code, reason);
-      return;
-    }
-    if (verdict !== 'reconnect') {
-      this.#terminalError = refusedCredentialError(code, reason);
-      this.#logger.error({ code, reason }, 'live connection refused the credential; not reconnecting');
-      this.#mux.failAll(this.#terminalError);
-      this.#setState('failed', { code, reason });
-      return;
-    }
-    if (this.#mux.size === 0) {
-      this.#setState('idle', { code, reason });
-      return;
-    }
-    const delayMs = fullJitterDelay(
-      this.#attempt,
-      { baseMs: this.#reconnectBaseMs, capMs: this.#reconnectCapMs },
-      this.#random,
-    );
-    this.#attempt += 1;
-    this.#logger.warn({ code, reason, attempt: this.#attempt, delayMs }, 'live connection lost; reconnecting');
-    this.#setState('waiting', { attempt: this.#attempt, delayMs, code, reason });
-    this.#reconnectTimer = setTimeout(() => {
-      this.#reconnectTimer = undefined;
-      if (this.#mux.size > 0 && this.#state === 'waiting') this.#connect();
-      else if (this.#state === 'waiting') this.#setState('idle', {});
-    }, delayMs);
+    socket.add(subscription);
   }
 
   /**
-   * The server refused the bearer (most often: it expired while the socket was open). Renewed
-   * once, the connection opens again at once; every subscription resumes from its last seq. A
-   * renewal that fails for a passing reason is tried again after a backoff (60 s at most).
+   * The socket a new subscription goes on: the first open one with room, else the first closed
+   * one (it opens again), else a new one. The count includes subscriptions waiting to be
+   * subscribed again (parked, or after a refusal), so the server is never asked for more.
    */
-  #renewAndReconnect(code: number, reason: string): void {
-    this.#logger.info({ code, reason }, 'the server refused the bearer; renewing it');
-    this.#setState('waiting', { attempt: this.#attempt, delayMs: 0, code, reason });
-    void this.#renewal.renew().then((outcome) => {
-      // Closed, or a socket opened meanwhile: this renewal is no longer awaited.
-      if (this.#state !== 'waiting' || this.#socket !== undefined) return;
-      if (outcome.kind === 'final') {
-        this.#onClose(code, reason);
-        return;
-      }
-      if (this.#mux.size === 0) {
-        this.#setState('idle', {});
-        return;
-      }
-      if (outcome.kind === 'renewed') {
-        this.#connect();
-        return;
-      }
-      const { delayMs, attempt } = this.#renewal.nextRetry();
-      this.#logger.warn({ err: outcome.why, attempt, delayMs }, 'renewing the bearer failed for now; trying again');
-      this.#setState('waiting', { attempt, delayMs, code, reason });
-      clearTimeout(this.#reconnectTimer);
-      this.#reconnectTimer = setTimeout(() => {
-        this.#reconnectTimer = undefined;
-        if (this.#state === 'waiting' && this.#socket === undefined) this.#renewAndReconnect(code, reason);
-      }, delayMs);
-    });
+  #socketWithRoom(): LiveSocket {
+    const limit = LIMITS.maxSubscriptionsPerSocket;
+    const socket =
+      this.#sockets.find((each) => each.state !== 'idle' && each.size < limit) ??
+      this.#sockets.find((each) => each.state === 'idle');
+    if (socket !== undefined) return socket;
+    const added = new LiveSocket(
+      this.#settings,
+      this.#owner,
+      this.#sockets.length === 0 ? this.#logger : this.#logger.child({ socket: this.#sockets.length + 1 }),
+    );
+    // Closed or failed for good: the subscription placed on it is refused by `#add`, not kept.
+    if (this.#state !== 'closed' && this.#terminalError === undefined) this.#sockets.push(added);
+    return added;
   }
 
-  /** `MuxLink.pauseReading`: stops reading where the transport can (the heartbeat could not hear its pong). */
-  #pauseReading(): boolean {
-    const flowControl = this.#socket?.flowControl;
-    if (flowControl === undefined) return false;
-    this.#heartbeat.stop();
-    flowControl.pause();
-    return true;
+  #socketStateChanged(socket: LiveSocket, state: LiveState, detail: StateDetail): void {
+    if (this.#state === 'closed' || this.#terminalError !== undefined || !this.#sockets.includes(socket)) return;
+    const combined = combinedState(this.#sockets.map((each) => each.state));
+    if (combined !== this.#state || state === combined) this.#setState(combined, detail);
   }
 
-  #resumeReading(): void {
-    const flowControl = this.#socket?.flowControl;
-    if (flowControl === undefined) return;
-    flowControl.resume();
-    this.#heartbeat.start();
+  /** One socket met a failure that every socket would: they all end, with `error`. */
+  #fail(error: BubbleApiError, detail: StateDetail): void {
+    if (this.#state === 'closed' || this.#terminalError !== undefined) return;
+    this.#terminalError = error;
+    for (const socket of this.#sockets.splice(0)) socket.fail(error);
+    this.#setState('failed', detail);
   }
 
-  #stopTimers(): void {
-    this.#heartbeat.stop();
-    clearTimeout(this.#readyTimer);
-    clearTimeout(this.#reconnectTimer);
-    this.#readyTimer = undefined;
-    this.#reconnectTimer = undefined;
-  }
-
-  #goIdle(): void {
-    this.#teardown('no subscriptions left');
-    this.#setState('idle', {});
-  }
-
-  #teardown(reason: string): void {
-    this.#stopTimers();
-    const socket = this.#socket;
-    this.#socket = undefined;
-    this.#mux.socketLost();
-    if (socket !== undefined) {
-      if (socket.isOpen) socket.close(1000, reason);
-      else socket.terminate();
-    }
-  }
-
-  /** Sends on the current socket, if it is open. */
-  #send(frame: ClientFrame): void {
-    const socket = this.#socket;
-    if (socket !== undefined) this.#sendOn(socket, frame);
-  }
-
-  #sendOn(socket: WebSocketLike, frame: ClientFrame): void {
-    if (socket.isOpen) socket.send(JSON.stringify(frame));
-  }
-
-  #setState(state: LiveState, detail: { attempt?: number; delayMs?: number; code?: number; reason?: string }): void {
+  #setState(state: LiveState, detail: StateDetail): void {
     this.#state = state;
     this.#config.onStateChange?.(state, detail);
   }

@@ -1,4 +1,4 @@
-import type { ClientFrame, ServerFrame } from '@bubble/protocol';
+import type { ClientFrame, ErrorFrame, ServerFrame } from '@bubble/protocol';
 import type { Logger } from 'pino';
 import { fullJitterDelay, type BackoffOptions } from '../client/backoff.js';
 import { isRetryableErrorCode } from '../client/retry-classification.js';
@@ -11,6 +11,10 @@ import {
   type SubscriptionEndReason,
   type SubscriptionHost,
 } from './live-subscription.js';
+import { SubscribeQueue } from './subscribe-queue.js';
+
+/** The wait before subscribing again after a `rate_limited` refusal that gave no `retryAfterSeconds`. */
+const DEFAULT_RETRY_AFTER_SECONDS = 1;
 
 /** The server frames that belong to a subscription: all but `server.ready` and `pong`. */
 export type SubscriptionFrame = Exclude<ServerFrame, { type: 'server.ready' | 'pong' }>;
@@ -31,9 +35,16 @@ export interface MuxLink {
 }
 
 /**
- * Every subscription of one live connection, and the wire ids they have on its current socket:
+ * Every subscription of one socket of the live connection, and the wire ids they have on it:
  * routes the server's frames to them, re-creates them on a fresh socket, subscribes again after
  * a passing refusal, and holds back a consumer that falls behind.
+ *
+ * Subscribing: thread subscribes asked for in the same task (and every one a fresh socket
+ * re-creates once the server is ready) go out together, as one `subscribe_batch` frame (a lone
+ * one as a plain `subscribe`), or one by one to a server that does not take batches; see
+ * `SubscribeQueue`. A subscribe refused as `rate_limited` is sent again after the server's
+ * `retryAfterSeconds`, together with the others it refused meanwhile; it never reaches the
+ * consumer as a failure.
  *
  * Falling behind: each subscription buffers at most `bufferLimit` items. When one is full:
  * - where the socket has flow control (Node), reading stops until every buffer is below half.
@@ -57,6 +68,12 @@ export class SubscriptionMux implements SubscriptionHost {
   /** Subscribes refused for a passing reason, by how often in a row. */
   readonly #refusals = new Map<AnyLiveSubscription, number>();
   readonly #resubscribeTimers = new Set<ReturnType<typeof setTimeout>>();
+  /** Thread subscribes on their way out, batched. */
+  readonly #subscribes: SubscribeQueue;
+  /** Subscriptions refused as `rate_limited`, waiting together for the server's `retryAfterSeconds`. */
+  readonly #rateLimited = new Set<AnyLiveSubscription>();
+  #rateLimitTimer: ReturnType<typeof setTimeout> | undefined;
+  #rateLimitUntil = 0;
   /** Reading is paused for a consumer that is behind (transports with flow control). */
   #paused = false;
   /** Unsubscribed while their consumers catch up (transports without flow control). */
@@ -71,6 +88,7 @@ export class SubscriptionMux implements SubscriptionHost {
     this.#logger = logger;
     this.#backoff = backoff;
     this.#random = random;
+    this.#subscribes = new SubscribeQueue({ send: (frame) => link.send(frame), isReady: () => link.isReady() }, logger);
   }
 
   get size(): number {
@@ -82,19 +100,24 @@ export class SubscriptionMux implements SubscriptionHost {
     if (this.#link.isReady()) this.#subscribeOnWire(subscription, 'delivered');
   }
 
-  /** The server is ready on a fresh socket: every subscription is created again, but those catching up. */
+  /** The server is ready on a fresh socket: every subscription is created again (in batches), but those catching up. */
   subscribeAll(): void {
     for (const subscription of this.#subscriptions)
       if (!this.#parked.has(subscription)) this.#subscribeOnWire(subscription, 'delivered');
+    this.#subscribes.flush();
   }
 
-  /** The socket is gone: its wire ids, its pause and the resubscribes planned on it go with it. */
+  /** The socket is gone: its wire ids, its pause and the (re)subscribes planned on it go with it. */
   socketLost(): void {
     this.#paused = false;
     this.#wire.clear();
     this.#wireIdOf.clear();
     for (const timer of this.#resubscribeTimers) clearTimeout(timer);
     this.#resubscribeTimers.clear();
+    this.#subscribes.reset();
+    this.#rateLimited.clear();
+    clearTimeout(this.#rateLimitTimer);
+    this.#rateLimitTimer = undefined;
   }
 
   /** Ends every iteration with `error` (after what each buffered) and forgets them all. */
@@ -112,6 +135,7 @@ export class SubscriptionMux implements SubscriptionHost {
   route(frame: SubscriptionFrame): void {
     switch (frame.type) {
       case 'subscribed': {
+        this.#subscribes.answered(frame.id);
         const subscription = this.#wire.get(frame.id);
         if (subscription !== undefined) this.#served(subscription);
         if (subscription instanceof ThreadSubscription) subscription.onSubscribed(frame.headSeq);
@@ -121,7 +145,7 @@ export class SubscriptionMux implements SubscriptionHost {
         const subscription = this.#wire.get(frame.id);
         if (!(subscription instanceof ThreadSubscription)) return;
         if (subscription.accept(frame.event) === 'gap') {
-          this.#link.send({ type: 'unsubscribe', id: frame.id });
+          this.#send({ type: 'unsubscribe', id: frame.id });
           this.#forgetWire(subscription);
           this.#subscribeOnWire(subscription, 'delivered');
         }
@@ -153,12 +177,19 @@ export class SubscriptionMux implements SubscriptionHost {
         return;
       }
       case 'error': {
+        if (frame.id === undefined && this.#subscribes.refusedBatches(frame, (wireId) => this.#wire.has(wireId)))
+          return;
+        if (frame.id !== undefined) this.#subscribes.answered(frame.id);
         const subscription = frame.id === undefined ? undefined : this.#wire.get(frame.id);
         if (subscription === undefined) {
           this.#logger.warn({ code: frame.error.code, message: frame.error.message }, 'error frame from the server');
           return;
         }
         this.#forgetWire(subscription);
+        if (frame.error.code === 'rate_limited') {
+          this.#retryWhenAllowed(subscription, frame);
+          return;
+        }
         if (isRetryableErrorCode(frame.error.code)) {
           this.#resubscribeLater(subscription, frame.error.code);
           return;
@@ -186,7 +217,7 @@ export class SubscriptionMux implements SubscriptionHost {
     if (!this.#subscriptions.has(subscription)) return;
     const wireId = this.#wireIdOf.get(subscription);
     this.#forget(subscription);
-    if (wireId !== undefined && this.#link.isReady()) this.#link.send({ type: 'unsubscribe', id: wireId });
+    if (wireId !== undefined && this.#link.isReady()) this.#send({ type: 'unsubscribe', id: wireId });
     if (this.#subscriptions.size === 0) this.#link.emptied();
     else this.drained(subscription);
   }
@@ -218,7 +249,7 @@ export class SubscriptionMux implements SubscriptionHost {
     }
     const wireId = this.#wireIdOf.get(subscription);
     if (wireId === undefined) return;
-    this.#link.send({ type: 'unsubscribe', id: wireId });
+    this.#send({ type: 'unsubscribe', id: wireId });
     this.#forgetWire(subscription);
     this.#parked.add(subscription);
     this.#logger.warn(
@@ -234,9 +265,8 @@ export class SubscriptionMux implements SubscriptionHost {
   }
 
   /**
-   * A subscribe the server refused for a passing reason (`internal`, `rate_limited`) is tried
-   * again on the same socket after a backoff of its own; a reconnect in between re-subscribes it
-   * anyway.
+   * A subscribe the server refused for a passing reason (`internal`) is tried again on the same
+   * socket after a backoff of its own; a reconnect in between re-subscribes it anyway.
    */
   #resubscribeLater(subscription: AnyLiveSubscription, code: string): void {
     const attempt = this.#refusals.get(subscription) ?? 0;
@@ -254,12 +284,49 @@ export class SubscriptionMux implements SubscriptionHost {
     this.#resubscribeTimers.add(timer);
   }
 
+  /**
+   * A subscribe refused as `rate_limited` waits for the server's `retryAfterSeconds` (with up to a
+   * tenth more, so that sockets refused together do not all come back at once), with every other
+   * one refused meanwhile, and they go again in one batch. A reconnect in between re-subscribes
+   * them anyway.
+   */
+  #retryWhenAllowed(subscription: AnyLiveSubscription, frame: ErrorFrame): void {
+    const given = frame.error.details.retryAfterSeconds;
+    const seconds = typeof given === 'number' && given > 0 ? given : DEFAULT_RETRY_AFTER_SECONDS;
+    this.#rateLimited.add(subscription);
+    const until = Date.now() + seconds * 1000 * (1 + this.#random() / 10);
+    if (this.#rateLimitTimer !== undefined && until <= this.#rateLimitUntil) return;
+    this.#logger.warn(
+      { subscription: subscription.localId, retryAfterSeconds: seconds, waiting: this.#rateLimited.size },
+      'subscribe refused for now (rate limited); trying again after the wait the server gave',
+    );
+    clearTimeout(this.#rateLimitTimer);
+    this.#rateLimitUntil = until;
+    this.#rateLimitTimer = setTimeout(() => {
+      this.#rateLimitTimer = undefined;
+      const due = [...this.#rateLimited];
+      this.#rateLimited.clear();
+      if (!this.#link.isReady()) return;
+      for (const each of due)
+        if (this.#subscriptions.has(each) && !this.#wireIdOf.has(each)) this.#subscribeOnWire(each, 'delivered');
+      this.#subscribes.flush();
+    }, until - Date.now());
+  }
+
   #subscribeOnWire(subscription: AnyLiveSubscription, from: ResumeFrom): void {
     if (subscription.isOver) return;
     const wireId = `s${(this.#nextWireId += 1)}`;
     this.#wire.set(wireId, subscription);
     this.#wireIdOf.set(subscription, wireId);
-    this.#link.send(subscription.subscribeFrame(wireId, from));
+    const frame = subscription.subscribeFrame(wireId, from);
+    if (frame.type === 'subscribe') this.#subscribes.add(frame);
+    else this.#send(frame);
+  }
+
+  /** Sends `frame` after the subscribes that wait, so the server sees frames in the order they were asked for. */
+  #send(frame: ClientFrame): void {
+    this.#subscribes.flush();
+    this.#link.send(frame);
   }
 
   #forgetWire(subscription: AnyLiveSubscription): void {
@@ -273,11 +340,13 @@ export class SubscriptionMux implements SubscriptionHost {
     this.#subscriptions.delete(subscription);
     this.#refusals.delete(subscription);
     this.#parked.delete(subscription);
+    this.#rateLimited.delete(subscription);
   }
 
   #forgetAll(): void {
     this.#subscriptions.clear();
     this.#refusals.clear();
     this.#parked.clear();
+    this.#rateLimited.clear();
   }
 }

@@ -10,7 +10,7 @@ import WebSocket, { WebSocketServer } from 'ws';
 export class WsCloseProxy {
   /** Every `client.auth` token the clients sent, in order. */
   readonly authTokens: string[] = [];
-  /** Every thread `subscribe` the clients sent, in order, with where it resumes (`afterSeq`). */
+  /** Every thread subscribe the clients sent (alone or in a `subscribe_batch`), in order, with where it resumes (`afterSeq`). */
   readonly subscribes: { threadId: string; afterSeq: number | undefined }[] = [];
   /** When set, answers `client.auth` itself by closing with this code and reason (the server is not asked). */
   refuseAuth: { code: number; reason: string } | null = null;
@@ -40,7 +40,13 @@ export class WsCloseProxy {
       client.on('message', (data) => {
         const text = data.toString();
         try {
-          const frame = JSON.parse(text) as { type?: string; token?: string; threadId?: string; afterSeq?: number };
+          const frame = JSON.parse(text) as {
+            type?: string;
+            token?: string;
+            threadId?: string;
+            afterSeq?: number;
+            subscriptions?: { threadId: string; afterSeq?: number }[];
+          };
           if (frame.type === 'client.auth' && typeof frame.token === 'string') {
             proxy.authTokens.push(frame.token);
             if (proxy.refuseAuth !== null) {
@@ -53,6 +59,9 @@ export class WsCloseProxy {
           }
           if (frame.type === 'subscribe' && typeof frame.threadId === 'string')
             proxy.subscribes.push({ threadId: frame.threadId, afterSeq: frame.afterSeq });
+          if (frame.type === 'subscribe_batch' && Array.isArray(frame.subscriptions))
+            for (const entry of frame.subscriptions)
+              proxy.subscribes.push({ threadId: entry.threadId, afterSeq: entry.afterSeq });
         } catch {
           // not JSON: relayed as it is
         }

@@ -25,4 +25,19 @@ describe('takeToken', () => {
     const r = takeToken({ tokens: 0, updatedMs: 5000 }, 1000, 1, 1);
     expect(r.ok).toBe(false);
   });
+
+  it('takes several tokens at once, or none, and says how long until all of them are there', () => {
+    const first = takeToken(undefined, 0, 2, 10, 4);
+    expect(first.ok && first.bucket.tokens).toBe(6);
+    const refused = takeToken({ tokens: 3, updatedMs: 0 }, 0, 2, 10, 4);
+    expect(refused).toEqual({ ok: false, bucket: { tokens: 3, updatedMs: 0 }, retryAfterMs: 500 });
+    expect(takeToken({ tokens: 3, updatedMs: 0 }, 500, 2, 10, 4).ok).toBe(true);
+  });
+
+  it('charges a take larger than the burst the whole burst, so that it can be granted at all', () => {
+    const full = takeToken(undefined, 0, 1, 5, 50);
+    expect(full.ok && full.bucket.tokens).toBe(0);
+    const later = takeToken({ tokens: 1, updatedMs: 0 }, 0, 1, 5, 50);
+    expect(later.ok === false && later.retryAfterMs).toBe(4000);
+  });
 });

@@ -14,6 +14,17 @@ describe('createRateLimiter', () => {
     expect(limiter.take('a')).toBe(0);
   });
 
+  it('takes several tokens at once, all or none', () => {
+    let now = 0;
+    const limiter = createRateLimiter({ perSecond: 1, burst: 10 }, { now: () => now });
+    expect(limiter.take('a', 8)).toBe(0);
+    expect(limiter.take('a', 3)).toBe(1);
+    expect(limiter.take('a', 2)).toBe(0);
+    expect(limiter.take('a', 3)).toBe(3);
+    now = 3_000;
+    expect(limiter.take('a', 3)).toBe(0);
+  });
+
   it('waitFor takes nothing', () => {
     const limiter = createRateLimiter({ perSecond: 1, burst: 1 }, { now: () => 0 });
     for (let i = 0; i < 5; i += 1) expect(limiter.waitFor('a')).toBe(0);

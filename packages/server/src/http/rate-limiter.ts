@@ -57,10 +57,13 @@ export function createRateLimiter(options: RateLimitOptions, config: { maxKeys?:
   const buckets = new Map<string, Bucket>();
   const seconds = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
   return {
-    /** Takes a token for `key`: 0 when it had one, else the whole seconds (at least 1) until it will. */
-    take(key: string): number {
+    /**
+     * Takes `count` tokens (default 1) for `key`, all or none: 0 when it had them, else the whole
+     * seconds (at least 1) until it will (a count over the burst costs the whole burst).
+     */
+    take(key: string, count = 1): number {
       const previous = buckets.get(key);
-      const result = takeToken(previous, now(), options.perSecond, options.burst);
+      const result = takeToken(previous, now(), options.perSecond, options.burst, count);
       if (previous !== undefined) buckets.delete(key);
       else if (buckets.size >= maxKeys) buckets.delete(buckets.keys().next().value as string);
       buckets.set(key, result.bucket);

@@ -1,12 +1,15 @@
 import type { Socket } from 'node:net';
-import type { Grant, GrantChange, Principal } from '@bubble/protocol';
-import { assertNever, CLOSE_CODES } from '@bubble/protocol';
+import type { Grant, GrantChange, Principal, SubscribeFrame } from '@bubble/protocol';
+import { assertNever, CLOSE_CODES, LIMITS } from '@bubble/protocol';
 import WebSocket from 'ws';
 import { budgetKeyOf } from '../domain/rate-limit-keys.js';
 import { isTooManyFailures } from '../services/auth-attempts.js';
 import { isRefusal } from '../services/auth-service.js';
-import { errorFrame, parseClientFrame, serializeFrame } from './frame-codec.js';
+import { errorFrame, parseClientFrame, serializeFrame, type ParsedClientFrame } from './frame-codec.js';
 import { GrantsSubscription } from './grants-subscription.js';
+import type { JoinedFrames } from './live-batch.js';
+import { subscribeBatchCost } from './subscribe-batch.js';
+import { encodeTextFrame } from './ws-frame.js';
 import { ThreadSubscription } from './thread-subscription.js';
 import type { WsDeps } from './ws-deps.js';
 import type { WsHub } from './ws-hub.js';
@@ -25,8 +28,8 @@ type Phase = 'awaiting_auth' | 'authenticating' | 'ready' | 'closed';
 
 /** Frames a client may send between `client.auth` and `server.ready`; they are answered after it. */
 const MAX_EARLY_FRAMES = 64;
-/** Live subscriptions one socket may hold (each costs memory and a store read to start). */
-export const MAX_SUBSCRIPTIONS_PER_SOCKET = 1000;
+/** Live subscriptions one socket may hold (each costs memory and a store read to start), however they were asked for. */
+export const MAX_SUBSCRIPTIONS_PER_SOCKET = LIMITS.maxSubscriptionsPerSocket;
 const PONG = serializeFrame({ type: 'pong' });
 /**
  * Frames in a row a socket may send past its principal's frame budget, each
@@ -41,9 +44,9 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * One WebSocket: authentication, frame dispatch, its subscriptions, and its
- * outgoing queue. Frames queued in one turn are written in one corked burst
- * (one syscall for many frames) when the hub flushes; each frame is still its
- * own WebSocket message.
+ * outgoing queue. Frames queued in one turn are written in one write (one
+ * syscall for many frames) when the hub flushes; each frame is still its own
+ * WebSocket message, framed by the server itself (`ws-frame.ts`).
  *
  * Kept small on purpose (a few fields, no timers once authenticated): the
  * server holds one of these per idle client.
@@ -60,7 +63,8 @@ export class Connection {
   #early: string[] | null = null;
   #revokedWhileAuthenticating: string[] | null = null;
   #jwtsRevokedWhileAuthenticating: Array<{ principalId: string; issuedBefore: number }> | null = null;
-  #outbox: string[] = [];
+  /** Whole WebSocket messages, framed (`ws-frame.ts`); a live event's may be shared with other sockets, so never written into. */
+  #outbox: Buffer[] = [];
   #outboxBytes = 0;
   #drainWaiters: Array<() => void> | null = null;
   #subscriptions: Map<string, Subscription> | null = null;
@@ -104,11 +108,12 @@ export class Connection {
    */
   sendControl(text: string): void {
     if (this.#phase === 'closed') return;
-    if (this.ws.bufferedAmount + this.#outboxBytes + text.length > this.context.maxBufferedBytes) {
+    const frame = encodeTextFrame(text);
+    if (this.ws.bufferedAmount + this.#outboxBytes + frame.length > this.context.maxBufferedBytes) {
       this.close(CLOSE_CODES.slowConsumer, 'slow consumer: read your answers, then resubscribe from your last seq');
       return;
     }
-    this.#enqueue(text);
+    this.#enqueue(frame);
   }
 
   /**
@@ -116,13 +121,15 @@ export class Connection {
    * backlog would pass the limit, the socket is closed with 4008 instead and
    * `false` is returned; the client resumes from its last seq.
    */
-  sendLive(text: string): boolean {
+  sendLive(message: string | Buffer): boolean {
     if (this.#phase === 'closed') return false;
-    if (this.ws.bufferedAmount + this.#outboxBytes + text.length > this.context.maxBufferedBytes) {
+    // A live event comes framed already, the same bytes for every subscriber of its batch (`live-batch.ts`).
+    const frame = typeof message === 'string' ? encodeTextFrame(message) : message;
+    if (this.ws.bufferedAmount + this.#outboxBytes + frame.length > this.context.maxBufferedBytes) {
       this.close(CLOSE_CODES.slowConsumer, 'slow consumer: resubscribe from your last seq');
       return false;
     }
-    this.#enqueue(text);
+    this.#enqueue(frame);
     return true;
   }
 
@@ -159,19 +166,18 @@ export class Connection {
     return run;
   }
 
-  /** Writes every queued frame in one corked burst. Called by the hub's flush. */
-  flush(): void {
+  /** Writes every queued frame in one write. Called by the hub's flush, with the flush's `joined` (shared by its sockets). */
+  flush(joined?: JoinedFrames): void {
     if (this.#outbox.length === 0) return;
     const frames = this.#outbox;
+    const bytes = this.#outboxBytes;
     this.#outbox = [];
     this.#outboxBytes = 0;
     if (this.ws.readyState !== WebSocket.OPEN) return;
-    this.#socket.cork();
-    try {
-      for (const frame of frames) this.ws.send(frame);
-    } finally {
-      this.#socket.uncork();
-    }
+    // Whole messages, framed already: one write (one syscall) for the lot, and `bufferedAmount` still counts it.
+    this.#socket.write(
+      frames.length === 1 ? (frames[0] as Buffer) : (joined?.join(frames, bytes) ?? Buffer.concat(frames, bytes)),
+    );
   }
 
   close(code: number, reason: string): void {
@@ -208,10 +214,10 @@ export class Connection {
     if (this.#subscriptions?.get(subscription.id) === subscription) this.#subscriptions.delete(subscription.id);
   }
 
-  #enqueue(text: string): void {
+  #enqueue(frame: Buffer): void {
     if (this.#outbox.length === 0) this.context.hub.scheduleFlush(this);
-    this.#outbox.push(text);
-    this.#outboxBytes += text.length;
+    this.#outbox.push(frame);
+    this.#outboxBytes += frame.length;
     // A big burst goes to the socket now rather than at the end of the turn, so
     // the slow-consumer check measures what the client has not read, not the
     // size of one batch.
@@ -232,7 +238,7 @@ export class Connection {
     if (this.#phase === 'closed') return;
     if (isBinary) {
       if (this.#phase !== 'ready') this.close(CLOSE_CODES.notAuthenticated, 'the first frame must be client.auth');
-      else if (this.#admit(undefined))
+      else if (this.#admit([undefined]))
         this.sendControl(errorFrame('invalid_request', 'frames must be JSON text, not binary'));
       return;
     }
@@ -343,8 +349,8 @@ export class Connection {
 
   #handleFrame(text: string): void {
     const parsed = parseClientFrame(text);
-    // Parsed first so that a refusal names the frame's id (a client then knows which subscribe to send again).
-    if (!this.#admit(parsed.ok ? ('id' in parsed.frame ? parsed.frame.id : undefined) : parsed.id)) return;
+    // Parsed first so that a refusal names the frame's ids (a client then knows which subscribes to send again).
+    if (!this.#admit(refusalIds(parsed), frameCost(parsed))) return;
     if (!parsed.ok) {
       this.sendControl(errorFrame(parsed.error.code, parsed.error.message, parsed.id, parsed.error.details));
       return;
@@ -357,13 +363,18 @@ export class Connection {
       case 'ping':
         this.sendControl(PONG);
         return;
-      case 'subscribe': {
-        if (!this.#claimId(frame.id)) return;
-        const subscription = new ThreadSubscription(this, frame);
-        this.#subscriptions?.set(frame.id, subscription);
-        this.track(subscription.start());
+      case 'subscribe':
+        this.#subscribe(frame);
         return;
-      }
+      case 'subscribe_batch':
+        // Answered as that many subscribe frames sent in that order would be, each by its own id.
+        for (const entry of frame.entries) {
+          // An answer may have closed the socket (its queue past the bound): the rest go unanswered.
+          if (this.#phase !== 'ready') return;
+          if (entry.ok) this.#subscribe(entry.frame);
+          else this.sendControl(errorFrame(entry.error.code, entry.error.message, entry.id, entry.error.details));
+        }
+        return;
       case 'subscribe_grants': {
         if (!this.#claimId(frame.id)) return;
         const subscription = new GrantsSubscription(this, frame.id);
@@ -386,6 +397,13 @@ export class Connection {
     work.catch((error: unknown) =>
       this.context.deps.logger.error({ err: error }, 'websocket subscription work failed'),
     );
+  }
+
+  #subscribe(frame: SubscribeFrame): void {
+    if (!this.#claimId(frame.id)) return;
+    const subscription = new ThreadSubscription(this, frame);
+    this.#subscriptions?.set(frame.id, subscription);
+    this.track(subscription.start());
   }
 
   #claimId(id: string): boolean {
@@ -413,13 +431,15 @@ export class Connection {
   }
 
   /**
-   * Takes a frame from the principal's budget. Over it, the frame is answered
-   * with a `rate_limited` error (its `id` and `details.retryAfterSeconds`), and
-   * past MAX_REFUSED_FRAMES_IN_A_ROW the socket is closed with 4008.
+   * Takes `cost` frames from the principal's budget, all or none. Over it, the
+   * frame is refused as a whole: answered with a `rate_limited` error for each
+   * of `ids` (the ids it names, `undefined` for a frame without one; with
+   * `details.retryAfterSeconds`), and past MAX_REFUSED_FRAMES_IN_A_ROW refused
+   * frames the socket is closed with 4008.
    */
-  #admit(id: string | undefined): boolean {
+  #admit(ids: readonly (string | undefined)[], cost = 1): boolean {
     const principal = this.principal;
-    const wait = principal === null ? 0 : (this.context.deps.takeFrame?.(principal) ?? 0);
+    const wait = principal === null ? 0 : (this.context.deps.takeFrame?.(principal, cost) ?? 0);
     if (wait === 0) {
       this.#refusedInARow = 0;
       return true;
@@ -431,9 +451,11 @@ export class Connection {
       this.close(CLOSE_CODES.slowConsumer, 'rate limited: slow down, then reconnect and resume from your last seq');
       return false;
     }
-    this.sendControl(
-      errorFrame('rate_limited', `${tooManyFrames(principal!)}; retry in ${wait} s`, id, { retryAfterSeconds: wait }),
-    );
+    const message = `${tooManyFrames(principal!)}; retry in ${wait} s`;
+    for (const id of ids) {
+      if (this.#phase === 'closed') break;
+      this.sendControl(errorFrame('rate_limited', message, id, { retryAfterSeconds: wait }));
+    }
     return false;
   }
 
@@ -499,6 +521,23 @@ export class Connection {
     }
     this.#releaseDrainWaiters();
   }
+}
+
+/** The ids a refusal of this frame names: each subscription of a batch, else the frame's own (if any). */
+function refusalIds(parsed: ParsedClientFrame): Array<string | undefined> {
+  if (!parsed.ok) return [parsed.id];
+  const frame = parsed.frame;
+  if (frame.type !== 'subscribe_batch') return ['id' in frame ? frame.id : undefined];
+  const ids = frame.entries.flatMap((entry) => {
+    const id = entry.ok ? entry.frame.id : entry.id;
+    return id === undefined ? [] : [id];
+  });
+  return ids.length > 0 ? ids : [undefined];
+}
+
+/** Frames of the principal's budget this frame takes: a batch's cost by its size, every other frame one. */
+function frameCost(parsed: ParsedClientFrame): number {
+  return parsed.ok && parsed.frame.type === 'subscribe_batch' ? subscribeBatchCost(parsed.frame.entries.length) : 1;
 }
 
 function tooManyFrames(principal: Principal): string {

@@ -6,8 +6,12 @@ import {
   type ErrorObject,
   type ServerFrame,
 } from '@bubble/protocol';
+import { parseSubscribeBatch, type IncomingSubscribeBatch } from './subscribe-batch.js';
 
-export type ParsedClientFrame = { ok: true; frame: ClientFrame } | { ok: false; id?: string; error: ErrorObject };
+/** A client frame as the server reads it: a `subscribe_batch` comes with each entry parsed on its own. */
+export type IncomingFrame = Exclude<ClientFrame, { type: 'subscribe_batch' }> | IncomingSubscribeBatch;
+
+export type ParsedClientFrame = { ok: true; frame: IncomingFrame } | { ok: false; id?: string; error: ErrorObject };
 
 const KNOWN_TYPES: ReadonlySet<string> = new Set(CLIENT_FRAME_TYPES);
 
@@ -35,13 +39,15 @@ export function parseClientFrame(text: string): ParsedClientFrame {
       type: typeof type === 'string' ? type.slice(0, MAX_ECHO) : null,
     });
   }
+  if (type === 'subscribe_batch') return parseSubscribeBatch(record);
   const parsed = ClientFrameSchema.safeParse(record);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message }));
     const summary = issues.map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message)).join('; ');
     return fail(id, `invalid ${type} frame: ${summary}`, { type, issues });
   }
-  return { ok: true, frame: parsed.data };
+  // A subscribe_batch was read above, entry by entry.
+  return { ok: true, frame: parsed.data as Exclude<ClientFrame, { type: 'subscribe_batch' }> };
 }
 
 /** At most this much of a client's input is quoted back in an error (a 1 MiB type must not come back twice over). */

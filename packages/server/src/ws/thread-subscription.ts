@@ -2,6 +2,7 @@ import type { EventEnvelope, SubscribeFrame } from '@bubble/protocol';
 import { SUBSCRIPTION_END_REASONS } from '@bubble/protocol';
 import { EVENT_FRAME_SUFFIX, errorFrame, eventFramePrefix, serializeFrame } from './frame-codec.js';
 import type { Connection } from './connection.js';
+import type { LiveBatch } from './live-batch.js';
 import type { ReadAccess } from '../domain/access-rules.js';
 import type { ThreadWatch } from '../live/live-bus.js';
 
@@ -98,13 +99,13 @@ export class ThreadSubscription {
   }
 
   /** Called by the hub for every committed batch of this thread, in seq order. */
-  onLiveEvents(events: readonly EventEnvelope[], jsons: readonly string[]): void {
+  onLiveEvents(batch: LiveBatch): void {
     if (this.#mode === 'live' && this.#holds === 0) {
-      this.#deliverLive(events, jsons, 0);
+      this.#deliverLive(batch, 0);
       return;
     }
     if (this.#mode === 'ended' || this.#mode === 'checking') return;
-    this.#hold(events, jsons, 0);
+    this.#hold(batch, 0);
   }
 
   /**
@@ -176,23 +177,25 @@ export class ThreadSubscription {
     }
   }
 
-  #deliverLive(events: readonly EventEnvelope[], jsons: readonly string[], from: number): void {
+  #deliverLive(batch: LiveBatch, from: number): void {
+    const { events } = batch;
     for (let i = from; i < events.length; i += 1) {
       const seq = (events[i] as EventEnvelope).seq;
       if (seq <= this.#lastSeq) continue;
       if (seq !== this.#lastSeq + 1) {
         // A gap: never skip ahead. Hold the rest and fill the gap from the store.
-        this.#hold(events, jsons, i);
+        this.#hold(batch, i);
         this.#connection.track(this.#catchUp());
         return;
       }
-      if (!this.#connection.sendLive(this.#prefix + (jsons[i] as string) + EVENT_FRAME_SUFFIX)) return;
+      if (!this.#connection.sendLive(batch.frame(this.#prefix, i))) return;
       this.#lastSeq = seq;
     }
   }
 
-  #hold(events: readonly EventEnvelope[], jsons: readonly string[], from: number): void {
+  #hold(batch: LiveBatch, from: number): void {
     if (this.#mode === 'live') this.#mode = 'catching_up';
+    const { events, jsons } = batch;
     for (let i = from; i < events.length; i += 1) {
       const seq = (events[i] as EventEnvelope).seq;
       if (seq <= this.#lastSeq) continue;

@@ -17,11 +17,12 @@ export interface WsDeps {
    */
   authenticate(token: string, clientAddress: string | undefined): Promise<AuthAttempt>;
   /**
-   * Takes one frame from the budget of `principal` (a bot's is its human's),
-   * shared by all its sockets: 0 when the frame may be handled, else the whole
-   * seconds until one may. Absent: frames are not limited.
+   * Takes `count` frames (default 1; a `subscribe_batch` costs more, see
+   * `subscribe-batch.ts`) from the budget of `principal` (a bot's is its
+   * human's), shared by all its sockets, all or none: 0 when the frame may be
+   * handled, else the whole seconds until it may. Absent: frames are not limited.
    */
-  takeFrame?: ((principal: Principal) => number) | undefined;
+  takeFrame?: ((principal: Principal, count?: number) => number) | undefined;
   /**
    * `read` with a live grant on the thread or (recursively) read access to its parent; else
    * `forbidden`, or `not_found` when there is no such thread (as HTTP answers 403 and 404).

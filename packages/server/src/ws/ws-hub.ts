@@ -3,6 +3,7 @@ import { assertNever, CLOSE_CODES } from '@bubble/protocol';
 import type { LiveBusMessage } from '../live/live-bus.js';
 import type { PresenceRegistry } from '../presence/presence-registry.js';
 import type { Connection } from './connection.js';
+import { JoinedFrames, LiveBatch } from './live-batch.js';
 import type { ThreadSubscription } from './thread-subscription.js';
 
 /** How long a flush holds back the next one, as a multiple of the time it took. */
@@ -13,7 +14,8 @@ const HOLD_PER_FLUSH_TIME = 0.5;
  * live-bus messages into work for sockets:
  *
  * - events go to the subscriptions of their thread; each event is serialized
- *   once per batch and the string reused for every subscriber;
+ *   once per batch, and its frame encoded once per subscription id, the bytes
+ *   reused for every subscriber (`live-batch.ts`);
  * - grant changes go to the sockets of the grant's principal;
  * - a principal's first authenticated socket and its last one are told to the presence registry
  *   (`presence` frames are sent by `presence-fanout.ts`, through `presenceOnThread`);
@@ -59,9 +61,10 @@ export class WsHub {
     const dirty = this.#dirty;
     this.#dirty = [];
     const startedAt = performance.now();
+    const joined = new JoinedFrames();
     for (const connection of dirty) {
       try {
-        connection.flush();
+        connection.flush(joined);
       } catch (error) {
         // One broken socket must not hold back the others.
         connection.close(1011, 'write failed');
@@ -179,8 +182,8 @@ export class WsHub {
   #dispatchEvents(threadId: string, events: readonly EventEnvelope[]): void {
     const subscriptions = this.#threadSubscriptions.get(threadId);
     if (subscriptions === undefined || events.length === 0) return;
-    const jsons = events.map((event) => JSON.stringify(event));
-    for (const subscription of subscriptions) subscription.onLiveEvents(events, jsons);
+    const batch = new LiveBatch(events);
+    for (const subscription of subscriptions) subscription.onLiveEvents(batch);
   }
 }
 
