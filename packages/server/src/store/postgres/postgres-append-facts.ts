@@ -1,7 +1,7 @@
 import type { EventEnvelope } from '@bubble/protocol';
-import type pg from 'pg';
 import type { RunState } from '../../domain/run-rules.js';
 import { toEnvelope, type EventRow } from '../sqlite/sqlite-rows.js';
+import { preparedName, type Statement } from './postgres-pipeline.js';
 import { EVENT_COLUMNS } from './postgres-sql.js';
 
 /** What an append request decides on besides the thread's head: named so a group can read them all at once. */
@@ -23,7 +23,7 @@ export interface AppendFacts {
 
 const key = (...parts: string[]): string => parts.join('\u0000');
 
-type FactRow =
+export type FactRow =
   | { kind: 'g'; thread_id: string; principal_id: string; fact: null }
   | { kind: 'e'; thread_id: string; principal_id: string; fact: EventRow }
   | {
@@ -49,8 +49,8 @@ const FACTS_SQL = `
     JOIN unnest($6::text[], $7::text[]) AS k(t, id) ON r.thread_id = k.t AND r.run_id = k.id`;
 
 /**
- * The facts of every append of a group, read in one round trip right after the group has locked
- * its threads. Those rows change only under the threads' locks (grants, runs and events are all
+ * The facts of every append of a group, read in the round trip that locks the group's threads,
+ * right behind the locks. Those rows change only under the threads' locks (grants, runs and events are all
  * written by jobs that append to the thread), so they hold for the whole group, apart from what
  * the group itself changes: its staged events and runs (`WriteTx`), and its grant changes (the
  * overlay `WriteTx.noteGrant` keeps).
@@ -63,45 +63,53 @@ export class AppendFactsCache {
   readonly #askedRuns = new Set<string>();
   readonly #runs = new Map<string, RunState>();
 
-  static async load(client: pg.PoolClient, requests: readonly AppendKeys[]): Promise<AppendFactsCache> {
-    const cache = new AppendFactsCache();
-    const grants: string[][] = [[], []];
-    const events: string[][] = [[], [], []];
-    const runs: string[][] = [[], []];
+  readonly #params: string[][] = [[], [], [], [], [], [], []];
+
+  /** A cache of the facts of `requests`, to be filled by the rows of {@link statement}. */
+  constructor(requests: readonly AppendKeys[]) {
+    const [grantThreads, grantPrincipals, eventThreads, eventPrincipals, eventIds, runThreads, runIds] = this.#params;
     for (const r of requests) {
-      if (!cache.#pairs.has(key(r.threadId, r.principalId))) {
-        cache.#pairs.add(key(r.threadId, r.principalId));
-        grants[0]!.push(r.threadId);
-        grants[1]!.push(r.principalId);
+      if (!this.#pairs.has(key(r.threadId, r.principalId))) {
+        this.#pairs.add(key(r.threadId, r.principalId));
+        grantThreads!.push(r.threadId);
+        grantPrincipals!.push(r.principalId);
       }
       for (const c of r.clientEventIds) {
-        if (cache.#askedEvents.has(key(r.threadId, r.principalId, c))) continue;
-        cache.#askedEvents.add(key(r.threadId, r.principalId, c));
-        events[0]!.push(r.threadId);
-        events[1]!.push(r.principalId);
-        events[2]!.push(c);
+        if (this.#askedEvents.has(key(r.threadId, r.principalId, c))) continue;
+        this.#askedEvents.add(key(r.threadId, r.principalId, c));
+        eventThreads!.push(r.threadId);
+        eventPrincipals!.push(r.principalId);
+        eventIds!.push(c);
       }
       for (const id of r.runIds) {
-        if (cache.#askedRuns.has(key(r.threadId, id))) continue;
-        cache.#askedRuns.add(key(r.threadId, id));
-        runs[0]!.push(r.threadId);
-        runs[1]!.push(id);
+        if (this.#askedRuns.has(key(r.threadId, id))) continue;
+        this.#askedRuns.add(key(r.threadId, id));
+        runThreads!.push(r.threadId);
+        runIds!.push(id);
       }
     }
-    const { rows } = await client.query<FactRow>(FACTS_SQL, [...grants, ...events, ...runs]);
+  }
+
+  /** The one statement that reads them, sent with the group's locks (see `postgres-pipeline.ts`). */
+  statement(): Statement {
+    return { sql: FACTS_SQL, params: this.#params, name: preparedName(FACTS_SQL) };
+  }
+
+  /** Takes in the rows {@link statement} answered. */
+  absorb(rows: readonly FactRow[]): this {
     for (const row of rows) {
-      if (row.kind === 'g') cache.#granted.add(key(row.thread_id, row.principal_id));
+      if (row.kind === 'g') this.#granted.add(key(row.thread_id, row.principal_id));
       else if (row.kind === 'e') {
-        cache.#events.set(key(row.thread_id, row.principal_id, row.fact.client_event_id!), toEnvelope(row.fact));
+        this.#events.set(key(row.thread_id, row.principal_id, row.fact.client_event_id!), toEnvelope(row.fact));
       } else {
-        cache.#runs.set(key(row.thread_id, row.fact.run_id), {
+        this.#runs.set(key(row.thread_id, row.fact.run_id), {
           ownerPrincipalId: row.fact.principal_id,
           started: row.fact.started,
           finished: row.fact.finished,
         });
       }
     }
-    return cache;
+    return this;
   }
 
   /** The facts of these keys, if this cache read all of them. */

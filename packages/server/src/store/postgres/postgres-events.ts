@@ -27,11 +27,10 @@ function appendKeysOf(input: AppendInput): AppendKeys {
  * whole group at once, see `postgres-append-facts.ts`), and what earlier jobs of the group staged.
  * Every refusal comes before anything is written: the events go in with the group's others at commit.
  */
-async function appendJob(tx: WriteTx, input: AppendInput): Promise<AppendResult> {
+async function appendJob(tx: WriteTx, input: AppendInput, keys: AppendKeys): Promise<AppendResult> {
   const { threadId, principalId } = input;
   if ((await tx.head(threadId)) === null) throw notFound(`thread ${threadId} not found`);
-  const { clientEventIds, runIds } = appendKeysOf(input);
-  const facts = await tx.appendFacts({ threadId, principalId, clientEventIds, runIds });
+  const facts = await tx.appendFacts(keys);
   if (!facts.granted) throw forbidden(`${principalId} holds no grant on thread ${threadId}`);
   const stored = facts.replays;
   const storedRuns = facts.runs;
@@ -91,8 +90,10 @@ export function eventMethods({ db, write }: PostgresStoreContext): EventMethods 
     return { events, headSeq: rows[0]!.head_seq };
   };
   return {
-    appendEvents: (input) =>
-      write({ threads: [input.threadId], appendKeys: appendKeysOf(input), run: (tx) => appendJob(tx, input) }),
+    appendEvents: (input) => {
+      const keys = appendKeysOf(input);
+      return write({ threads: [input.threadId], appendKeys: keys, run: (tx) => appendJob(tx, input, keys) });
+    },
     readEventsAfter: (threadId, afterSeq, limit) => page(SQL.eventsAfter, threadId, afterSeq, limit),
     readEventsBefore: async (threadId, beforeSeq, limit) => {
       const result = await page(SQL.eventsBefore, threadId, beforeSeq, limit);

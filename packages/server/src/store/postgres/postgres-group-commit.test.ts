@@ -5,7 +5,7 @@ import type { BubbleError } from '../../errors/bubble-error.js';
 import { hashToken } from '../../domain/tokens.js';
 import type { LiveBusMessage } from '../../live/live-bus.js';
 import { CLUSTER_CHANNEL, type ClusterHint } from '../cluster-feed.js';
-import { clusterHintPayload } from './postgres-group-commit.js';
+import { clusterHintPayload } from './postgres-group-sql.js';
 import { openPostgresStore, type PostgresStore } from './postgres-store.js';
 
 let db: TestDatabase;

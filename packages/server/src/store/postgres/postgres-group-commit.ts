@@ -1,8 +1,9 @@
 import type pg from 'pg';
 import type { LiveBusMessage } from '../../live/live-bus.js';
-import { CLUSTER_CHANNEL, type ClusterHint } from '../cluster-feed.js';
-import { AppendFactsCache, type AppendKeys } from './postgres-append-facts.js';
+import { AppendFactsCache, type AppendKeys, type FactRow } from './postgres-append-facts.js';
 import { isConnectionLost, isRaceLost, StoreUnavailableError, toStoreError } from './postgres-errors.js';
+import { closingStatements, LOCK_THREADS_SQL, notifyStatement } from './postgres-group-sql.js';
+import { preparedName, sendAll, type Statement } from './postgres-pipeline.js';
 import { connectOrUnavailable } from './postgres-pool.js';
 import { GroupState, JobTx, type WriteTx } from './postgres-write-tx.js';
 
@@ -26,16 +27,18 @@ interface Pending {
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
-/**
- * The advisory lock that orders the writers of the two logs other processes read by id (token
- * revocations, the outbox): held from the insert to the commit, so ids commit in id order and a
- * reader that moved past an id never finds a smaller one later. Taken last in a group, after the
- * thread locks, so it never waits while holding anything another writer of it waits for.
- */
-const LOG_LOCK_KEY = 7_352_114_001;
+/** A group whose transaction is open, or opening, on the writer's connection. */
+interface OpenGroup {
+  batch: Pending[];
+  client: pg.PoolClient;
+  group: GroupState;
+  /** BEGIN, the group's locks and the facts of its appends, sent; settles once they are answered. */
+  opened: Promise<void>;
+}
 
-/** PostgreSQL refuses a notification payload of 8,000 bytes or more; leave room. */
-const MAX_HINT_BYTES = 7_500;
+type Attempt =
+  | { ok: true; outcomes: Outcome[]; messages: LiveBusMessage[]; next: OpenGroup | undefined }
+  | { ok: false; error: unknown; committing: boolean };
 
 /**
  * Group commit on PostgreSQL, as `../sqlite/group-commit.ts` on SQLite: the writes queued while
@@ -45,10 +48,18 @@ const MAX_HINT_BYTES = 7_500;
  * In a group: the rows of every thread its jobs declare are locked first, in thread id order, so
  * groups of several instances locking overlapping threads cannot deadlock; then the jobs run one
  * after another on the one connection; then the group's staged events go in one multi-row insert,
- * thread heads, runs and log entries likewise, one `pg_notify` on {@link CLUSTER_CHANNEL} carries the
+ * thread heads, runs and log entries likewise, one `pg_notify` on `CLUSTER_CHANNEL` carries the
  * new heads and outbox id, and COMMIT. A job refused before it writes is dropped from the group
  * (see `WriteTx`); any other failure rolls the group back and runs each job again alone, in its
  * own transaction (no savepoints: PostgreSQL slows sharply past 64 subtransactions).
+ *
+ * Round trips: the writer's connection is pipelined (`postgres-pipeline.ts`). A group's BEGIN,
+ * locks and facts go in one, its writes, notification and COMMIT in another, and the next group's
+ * BEGIN, locks and facts are sent right behind that COMMIT: PostgreSQL runs them once the COMMIT is
+ * done (so the next group sees it, and waits for no lock of it), and their answers come back with
+ * the COMMIT's. While groups follow one another, each costs one round trip. A group that fails
+ * after the next one was opened behind it rolls that one back too, and its jobs go back to the
+ * front of the queue, untouched.
  */
 export class PostgresGroupCommit {
   #queue: Pending[] = [];
@@ -57,6 +68,8 @@ export class PostgresGroupCommit {
   readonly #pool: pg.Pool;
   readonly #now: () => Date;
   readonly #onCommit: (messages: LiveBusMessage[]) => void;
+  /** The writer's connection, held while groups follow one another. */
+  #client: pg.PoolClient | null = null;
 
   constructor(pool: pg.Pool, now: () => Date, onCommit: (messages: LiveBusMessage[]) => void) {
     this.#pool = pool;
@@ -81,71 +94,125 @@ export class PostgresGroupCommit {
   }
 
   async #drain(): Promise<void> {
-    while (this.#queue.length > 0) {
-      const batch = this.#queue;
-      this.#queue = [];
-      await this.#commitGroup(batch);
+    let next: OpenGroup | undefined;
+    while (next !== undefined || this.#queue.length > 0) {
+      let current = next;
+      if (current === undefined) {
+        const batch = this.#takeQueue();
+        try {
+          current = this.#open(await this.#connection(), batch);
+        } catch (error) {
+          // No connection could be had at all: each job alone would only wait for one again.
+          for (const pending of batch) pending.reject(toStoreError(error));
+          continue;
+        }
+      }
+      next = await this.#commitGroup(current);
     }
+    this.#release();
     this.#running = false;
     for (const waiter of this.#idle.splice(0)) waiter();
   }
 
+  #takeQueue(): Pending[] {
+    const batch = this.#queue;
+    this.#queue = [];
+    return batch;
+  }
+
+  /** The writer's connection: the one held, or a fresh one from its pool (a 503 when none can be had). */
+  async #connection(): Promise<pg.PoolClient> {
+    if (this.#client !== null) return this.#client;
+    const client = await connectOrUnavailable(this.#pool);
+    // A checked-out client's own 'error' event has no listener in the pool: without this one it would crash us.
+    client.on('error', ignoreClientError);
+    this.#client = client;
+    return client;
+  }
+
+  /** Gives the connection back; one that failed at the connection level is closed instead. */
+  #release(broken?: unknown): void {
+    const client = this.#client;
+    if (client === null) return;
+    this.#client = null;
+    client.off('error', ignoreClientError);
+    client.release(broken instanceof Error ? broken : broken === undefined ? undefined : new Error(String(broken)));
+  }
+
   /**
-   * Commits a group; on failure, each of its jobs alone. A lone job that lost its connection before
-   * COMMIT, or lost a race with another instance's transaction, runs once more.
+   * Commits a group (and, if jobs queued meanwhile, opens the next behind its COMMIT, which it
+   * answers); on failure, each of its jobs alone.
    */
-  async #commitGroup(batch: Pending[], retry = true): Promise<void> {
-    const attempt = await this.#attempt(batch);
+  async #commitGroup(open: OpenGroup): Promise<OpenGroup | undefined> {
+    const attempt = await this.#attempt(open, true);
     if (attempt.ok) {
-      try {
-        if (attempt.messages.length > 0) this.#onCommit(attempt.messages);
-      } catch {
-        // A listener's failure must not undo or block a committed write.
-      }
-      batch.forEach((pending, i) => {
-        const outcome = attempt.outcomes[i]!;
-        if (outcome.ok) pending.resolve(outcome.value);
-        else pending.reject(toStoreError(outcome.error));
-      });
-      return;
+      this.#settle(open.batch, attempt);
+      return attempt.next;
     }
     if (attempt.committing || attempt.error instanceof StoreUnavailableError) {
       // The connection died during COMMIT (the group may or may not have committed, so no job may run
       // again), or no connection could be had at all (each job alone would only wait for one again).
-      for (const pending of batch) pending.reject(toStoreError(attempt.error));
-      return;
+      for (const pending of open.batch) pending.reject(toStoreError(attempt.error));
+      return undefined;
     }
-    if (batch.length > 1) {
-      for (const pending of batch) await this.#commitGroup([pending]);
-      return;
-    }
-    if (retry && (isConnectionLost(attempt.error) || isRaceLost(attempt.error))) {
-      await this.#commitGroup(batch, false);
-      return;
-    }
-    batch[0]!.reject(toStoreError(attempt.error));
+    if (open.batch.length > 1) for (const pending of open.batch) await this.#commitAlone(pending);
+    else if (isConnectionLost(attempt.error) || isRaceLost(attempt.error))
+      await this.#commitAlone(open.batch[0]!, false);
+    else open.batch[0]!.reject(toStoreError(attempt.error));
+    return undefined;
   }
 
-  async #attempt(
-    batch: Pending[],
-  ): Promise<
-    { ok: true; outcomes: Outcome[]; messages: LiveBusMessage[] } | { ok: false; error: unknown; committing: boolean }
-  > {
-    let client: pg.PoolClient;
+  /**
+   * A job in its own transaction. One that lost its connection before COMMIT, or lost a race with
+   * another instance's transaction, runs once more (with `retry`).
+   */
+  async #commitAlone(pending: Pending, retry = true): Promise<void> {
+    let attempt: Attempt;
     try {
-      client = await connectOrUnavailable(this.#pool);
+      attempt = await this.#attempt(this.#open(await this.#connection(), [pending]), false);
     } catch (error) {
-      return { ok: false, error, committing: false };
+      attempt = { ok: false, error, committing: false };
     }
-    // A checked-out client's own 'error' event has no listener in the pool: without this one it would crash us.
-    const onClientError = (): void => {};
-    client.on('error', onClientError);
-    const group = new GroupState();
-    let committing = false;
-    let broken: unknown;
+    if (attempt.ok) this.#settle([pending], attempt);
+    else if (!attempt.committing && retry && (isConnectionLost(attempt.error) || isRaceLost(attempt.error))) {
+      await this.#commitAlone(pending, false);
+    } else pending.reject(toStoreError(attempt.error));
+  }
+
+  #settle(batch: Pending[], attempt: Extract<Attempt, { ok: true }>): void {
     try {
-      await client.query('BEGIN');
-      await this.#lockThreads(client, group, batch);
+      if (attempt.messages.length > 0) this.#onCommit(attempt.messages);
+    } catch {
+      // A listener's failure must not undo or block a committed write.
+    }
+    batch.forEach((pending, i) => {
+      const outcome = attempt.outcomes[i]!;
+      if (outcome.ok) pending.resolve(outcome.value);
+      else pending.reject(toStoreError(outcome.error));
+    });
+  }
+
+  /** Sends a group's BEGIN, locks and facts (behind whatever the connection was sent before). */
+  #open(client: pg.PoolClient, batch: Pending[]): OpenGroup {
+    const group = new GroupState();
+    const opened = this.#lockAndRead(client, group, batch);
+    // Awaited by the attempt; this only keeps a failure seen before then from being reported as unhandled.
+    opened.catch(() => {});
+    return { batch, client, group, opened };
+  }
+
+  /**
+   * Runs the jobs of an opened group and commits it; with `chain`, the jobs queued by then are
+   * opened as the next group behind the COMMIT. On failure the transaction is rolled back (and the
+   * next group with it, its jobs put back at the front of the queue), and a connection that failed
+   * is given up.
+   */
+  async #attempt(open: OpenGroup, chain: boolean): Promise<Attempt> {
+    const { client, group, batch } = open;
+    let committing = false;
+    let next: OpenGroup | undefined;
+    try {
+      await open.opened;
       const outcomes: Outcome[] = [];
       for (const pending of batch) {
         const tx = new JobTx(client, group, this.#now().toISOString());
@@ -157,121 +224,71 @@ export class PostgresGroupCommit {
           outcomes.push({ ok: false, error });
         }
       }
-      await this.#flush(client, group);
-      committing = true;
-      await client.query('COMMIT');
-      return { ok: true, outcomes, messages: group.messages };
-    } catch (error) {
-      if (!committing) {
-        await client.query('ROLLBACK').catch((rollbackError: unknown) => {
-          broken = rollbackError;
-        });
+      const closing = closingStatements(group, this.#now().toISOString());
+      let final = [...closing.writes];
+      if (closing.logs.length > 0) {
+        const results = await sendAll(client, [...closing.writes, ...closing.logs]);
+        const ids = closing.answersOutbox ? (results[results.length - 1]!.rows as Array<{ id: number }>) : [];
+        final = [notifyStatement(closing.heads, ids.length > 0 ? Math.max(...ids.map((r) => r.id)) : undefined)];
       }
-      if (isConnectionLost(error) || committing) broken ??= error;
-      return { ok: false, error, committing: committing && isConnectionLost(error) };
-    } finally {
-      client.off('error', onClientError);
-      // A client that failed at the connection level is closed rather than handed to the next request.
-      client.release(broken instanceof Error ? broken : broken === undefined ? undefined : new Error(String(broken)));
+      committing = true;
+      const committed = sendAll(client, [...final, { sql: 'COMMIT' }]);
+      if (chain && this.#queue.length > 0) next = this.#open(client, this.#takeQueue());
+      const results = await committed;
+      // A transaction PostgreSQL had already aborted answers COMMIT with ROLLBACK, and no error.
+      const command = results[results.length - 1]?.command;
+      if (command !== 'COMMIT') throw new Error(`COMMIT answered ${command ?? 'nothing'}: the group was rolled back`);
+      return { ok: true, outcomes, messages: group.messages, next };
+    } catch (error) {
+      const lost = isConnectionLost(error);
+      // Sent with COMMIT, a failed statement turns that COMMIT into a rollback: only a lost connection leaves it open.
+      const unknownOutcome = committing && lost;
+      if (next !== undefined) {
+        await next.opened.catch(() => {});
+        this.#queue.unshift(...next.batch);
+      }
+      if (lost) this.#release(error);
+      else {
+        await client.query('ROLLBACK').catch((rollbackError: unknown) => this.#release(rollbackError));
+      }
+      return { ok: false, error, committing: unknownOutcome };
     }
-  }
-
-  /** Locks, in one statement and in thread id order, every thread the group's jobs declared. */
-  async #lockThreads(client: pg.PoolClient, group: GroupState, batch: Pending[]): Promise<void> {
-    const ids = new Set<string>();
-    const reader = {
-      read: async <R>(sql: string, params: readonly unknown[] = []) =>
-        (await client.query(sql, params as unknown[])).rows as R[],
-    };
-    for (const { job } of batch) {
-      for (const id of job.threads ?? []) ids.add(id);
-      if (job.findThreads) for (const id of await job.findThreads(reader)) ids.add(id);
-    }
-    if (ids.size === 0) return;
-    const sorted = [...ids].sort();
-    const { rows } = await client.query<{ thread_id: string; head_seq: number }>(
-      'SELECT thread_id, head_seq FROM threads WHERE thread_id = ANY($1::text[]) ORDER BY thread_id FOR UPDATE',
-      [sorted],
-    );
-    for (const id of sorted) group.heads.set(id, null);
-    for (const row of rows) group.heads.set(row.thread_id, row.head_seq);
-    const appends = batch.flatMap(({ job }) => (job.appendKeys ? [job.appendKeys] : []));
-    if (appends.length > 0) group.facts = await AppendFactsCache.load(client, appends);
   }
 
   /**
-   * Writes what the group staged, then the one notification of this commit. The common commit (events,
-   * heads, runs, no log entry) is one statement: its writes as data-modifying CTEs, the notification as
-   * its SELECT. Log entries and outbox messages follow under the log lock, then the notification.
+   * BEGIN, then, in one statement and in thread id order, the locks of every thread the group's jobs
+   * declared, then the facts of its appends: sent together, one round trip. A job that finds its
+   * threads by reading (an invite's) reads after BEGIN, so that case takes one more.
    */
-  async #flush(client: pg.PoolClient, group: GroupState): Promise<void> {
-    const params: unknown[] = [];
-    const param = (value: unknown): string => {
-      params.push(value);
-      return `$${params.length}`;
-    };
-    const writes: string[] = [];
-    const heads = new Map<string, number>();
-    if (group.events.length > 0) {
-      const columns: unknown[][] = [[], [], [], [], [], [], [], []];
-      for (const { envelope: e, dataJson } of group.events) {
-        const values = [e.threadId, e.seq, e.id, e.type, e.principalId, dataJson, e.clientEventId, e.createdAt];
-        for (const [i, value] of values.entries()) columns[i]!.push(value);
-        heads.set(e.threadId, e.seq);
+  async #lockAndRead(client: pg.PoolClient, group: GroupState, batch: Pending[]): Promise<void> {
+    const ids = new Set<string>();
+    for (const { job } of batch) for (const id of job.threads ?? []) ids.add(id);
+    const statements: Statement[] = [{ sql: 'BEGIN' }];
+    if (batch.some(({ job }) => job.findThreads !== undefined)) {
+      await sendAll(client, statements.splice(0));
+      const reader = {
+        read: async <R>(sql: string, params: readonly unknown[] = []) =>
+          (await client.query(sql, params as unknown[])).rows as R[],
+      };
+      for (const { job } of batch) if (job.findThreads) for (const id of await job.findThreads(reader)) ids.add(id);
+    }
+    const sorted = [...ids].sort();
+    const lockAt = statements.length;
+    if (sorted.length > 0)
+      statements.push({ sql: LOCK_THREADS_SQL, params: [sorted], name: preparedName(LOCK_THREADS_SQL) });
+    const appends = batch.flatMap(({ job }) => (job.appendKeys ? [job.appendKeys] : []));
+    const facts = appends.length > 0 ? new AppendFactsCache(appends) : undefined;
+    if (facts) statements.push(facts.statement());
+    if (statements.length === 0) return;
+    const results = await sendAll(client, statements);
+    if (sorted.length > 0) {
+      for (const id of sorted) group.heads.set(id, null);
+      for (const row of results[lockAt]!.rows as Array<{ thread_id: string; head_seq: number }>) {
+        group.heads.set(row.thread_id, row.head_seq);
       }
-      const types = ['text', 'bigint', 'text', 'text', 'text', 'text', 'text', 'text'];
-      writes.push(
-        `new_events AS (INSERT INTO events (thread_id, seq, event_id, type, principal_id, data, client_event_id, created_at)
-           SELECT * FROM unnest(${columns.map((c, i) => `${param(c)}::${types[i]}[]`).join(', ')}))`,
-        `new_heads AS (UPDATE threads t SET head_seq = v.head
-           FROM unnest(${param([...heads.keys()])}::text[], ${param([...heads.values()])}::bigint[]) AS v(thread_id, head)
-           WHERE t.thread_id = v.thread_id)`,
-      );
     }
-    if (group.runs.size > 0) {
-      const runs = [...group.runs.values()];
-      writes.push(`new_runs AS (INSERT INTO runs (thread_id, run_id, principal_id, started, finished)
-        SELECT * FROM unnest(${param(runs.map((r) => r.threadId))}::text[], ${param(runs.map((r) => r.runId))}::text[],
-          ${param(runs.map((r) => r.state.ownerPrincipalId))}::text[], ${param(runs.map((r) => r.state.started))}::boolean[],
-          ${param(runs.map((r) => r.state.finished))}::boolean[])
-        ON CONFLICT (thread_id, run_id) DO UPDATE SET started = excluded.started, finished = excluded.finished)`);
-    }
-    const outgoing = group.messages.filter((m) => m.kind !== 'events');
-    const logs = group.revocations.length > 0 || outgoing.length > 0;
-    const select =
-      !logs && heads.size > 0
-        ? `SELECT pg_notify(${param(CLUSTER_CHANNEL)}, ${param(clusterHintPayload(heads, undefined))})`
-        : 'SELECT 1';
-    if (writes.length > 0 || select !== 'SELECT 1') {
-      await client.query(writes.length > 0 ? `WITH ${writes.join(',\n')} ${select}` : select, params);
-    }
-    if (!logs) return;
-    await client.query('SELECT pg_advisory_xact_lock($1)', [LOG_LOCK_KEY]);
-    if (group.revocations.length > 0) {
-      const r = group.revocations;
-      await client.query(
-        `INSERT INTO token_revocations (token_id, principal_id, revoked_at)
-         SELECT t, p, at FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS r(t, p, at, n) ORDER BY n`,
-        [r.map((x) => x.tokenId), r.map((x) => x.principalId), r.map((x) => x.revokedAt)],
-      );
-    }
-    let outbox: number | undefined;
-    if (outgoing.length > 0) {
-      const { rows } = await client.query<{ id: number }>(
-        `INSERT INTO outbox (message, created_at)
-         SELECT m, $2 FROM unnest($1::json[]) WITH ORDINALITY AS r(m, n) ORDER BY n RETURNING id`,
-        [outgoing.map((m) => JSON.stringify(m)), this.#now().toISOString()],
-      );
-      outbox = Math.max(...rows.map((row) => row.id));
-    }
-    await client.query('SELECT pg_notify($1, $2)', [CLUSTER_CHANNEL, clusterHintPayload(heads, outbox)]);
+    if (facts) group.facts = facts.absorb(results[results.length - 1]!.rows as FactRow[]);
   }
 }
 
-/** The JSON of one commit's {@link ClusterHint}, or its overflow form when the heads would not fit. */
-export function clusterHintPayload(heads: ReadonlyMap<string, number>, outbox: number | undefined): string {
-  const withOutbox = (hint: ClusterHint): ClusterHint => (outbox === undefined ? hint : { ...hint, outbox });
-  const full = JSON.stringify(withOutbox({ heads: [...heads].map(([threadId, headSeq]) => ({ threadId, headSeq })) }));
-  if (Buffer.byteLength(full, 'utf8') <= MAX_HINT_BYTES) return full;
-  return JSON.stringify(withOutbox({ heads: [], overflow: true }));
-}
+const ignoreClientError = (): void => {};

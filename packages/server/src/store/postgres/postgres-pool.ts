@@ -22,12 +22,19 @@ const INT8_OID = 20;
 
 /**
  * A pool whose bigint columns (seqs, ids) read as numbers, not strings: they stay far below 2^53.
- * Set per pool, never on the driver's global type table.
+ * Set per pool, never on the driver's global type table. `connections` sizes it (default: the
+ * option's `poolSize`); `pipeline` lets a connection take statements before the previous answer
+ * arrives (`postgres-pipeline.ts`).
  */
-export function createPool(connectionString: string, options: PostgresPoolOptions = {}): pg.Pool {
+export function createPool(
+  connectionString: string,
+  options: PostgresPoolOptions = {},
+  shape: { connections?: number; pipeline?: boolean } = {},
+): pg.Pool {
   const pool = new pg.Pool({
     connectionString,
-    max: Math.max(2, options.poolSize ?? POSTGRES_DEFAULTS.poolSize),
+    max: shape.connections ?? Math.max(2, options.poolSize ?? POSTGRES_DEFAULTS.poolSize),
+    pipeline: shape.pipeline ?? false,
     statement_timeout: options.statementTimeoutMs ?? POSTGRES_DEFAULTS.statementTimeoutMs,
     connectionTimeoutMillis: options.connectionTimeoutMs ?? POSTGRES_DEFAULTS.connectionTimeoutMs,
     application_name: 'bubble-server',
@@ -51,10 +58,12 @@ export interface Reader {
  * A read that fails because its connection was already dead (killed while idle in the pool) is
  * sent once more on a fresh one: a read can always be repeated. Errors come out as the store's:
  * a database that cannot be connected to at all (down, refusing connections, gone) is a 503.
+ * The statements named in `prepared` (text to name) are parsed and planned once per connection.
  */
-export function poolReader(pool: pg.Pool): Reader {
+export function poolReader(pool: pg.Pool, prepared: ReadonlyMap<string, string> = new Map()): Reader {
   return {
     async query<R>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
+      const name = prepared.get(sql);
       for (let attempt = 0; ; attempt += 1) {
         const client = await connectOrUnavailable(pool);
         // A checked-out client's own 'error' event has no listener in the pool: without this one it would crash us.
@@ -62,7 +71,8 @@ export function poolReader(pool: pg.Pool): Reader {
         client.on('error', onError);
         let broken: Error | undefined;
         try {
-          return (await client.query(sql, params as unknown[])).rows as R[];
+          const query = name === undefined ? sql : { text: sql, name };
+          return (await client.query(query, params as unknown[])).rows as R[];
         } catch (error) {
           if (isConnectionLost(error)) broken = error as Error;
           if (attempt === 0 && broken !== undefined) continue;

@@ -8,7 +8,7 @@ import { inviteMethods } from './postgres-invites.js';
 import { migratePostgres } from './postgres-migrate.js';
 import { peopleMethods } from './postgres-people.js';
 import { presenceMethods } from './postgres-presence.js';
-import { createPool, poolReader, type PostgresPoolOptions } from './postgres-pool.js';
+import { createPool, POSTGRES_DEFAULTS, poolReader, type PostgresPoolOptions } from './postgres-pool.js';
 import { SQL } from './postgres-sql.js';
 import { threadMethods } from './postgres-threads.js';
 
@@ -20,26 +20,37 @@ export interface PostgresStoreOptions extends StoreOpenOptions, PostgresPoolOpti
 /**
  * Opens the PostgreSQL store at `connectionString`, applying pending migrations first (under an
  * advisory lock, so instances starting together migrate once). Reads go to any pooled
- * connection; writes go through one group commit (`postgres-group-commit.ts`) that holds one
- * connection per group. A database that cannot be reached is answered 503 (`StoreUnavailableError`),
+ * connection; writes go through one group commit (`postgres-group-commit.ts`) on a connection of
+ * its own (one of `poolSize`), so a write never waits for a read to give a connection back. A database that cannot be reached is answered 503 (`StoreUnavailableError`),
  * never a crash; the pool reconnects by itself.
  */
 export async function openPostgresStore(
   connectionString: string,
   options: PostgresStoreOptions = {},
 ): Promise<PostgresStore> {
-  const pool = createPool(connectionString, options);
+  // The group commit holds one connection at a time, its own, pipelined; the reads share the rest.
+  const poolSize = Math.max(2, options.poolSize ?? POSTGRES_DEFAULTS.poolSize);
+  const pool = createPool(connectionString, options, { connections: poolSize - 1 });
+  const writerPool = createPool(connectionString, options, { connections: 1, pipeline: true });
   try {
     await migratePostgres(pool);
   } catch (error) {
-    await pool.end().catch(() => {});
+    await Promise.all([pool.end(), writerPool.end()]).catch(() => {});
     throw toStoreError(error);
   }
   const now = options.now ?? (() => new Date());
   const onCommit = options.onCommit;
-  const writes = new PostgresGroupCommit(pool, now, (messages) => onCommit?.(messages));
+  const writes = new PostgresGroupCommit(writerPool, now, (messages) => onCommit?.(messages));
   let closed = false;
-  const db = poolReader(pool);
+  // The reads other instances' commits cause, many a second under load: parsed and planned once per connection.
+  const db = poolReader(
+    pool,
+    new Map([
+      [SQL.eventsAfter, 'bubble_r_events_after'],
+      [SQL.threadHeads, 'bubble_r_thread_heads'],
+      [SQL.outboxAfter, 'bubble_r_outbox_after'],
+    ]),
+  );
   const write = <T>(job: WriteJob<T>): Promise<T> => {
     if (closed) return Promise.reject(new Error('store is closed'));
     return writes.enqueue(job);
@@ -74,7 +85,7 @@ export async function openPostgresStore(
       if (closed) return;
       closed = true;
       await writes.drained();
-      await pool.end();
+      await Promise.all([pool.end(), writerPool.end()]);
     },
   };
 }
