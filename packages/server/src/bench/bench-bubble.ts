@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { DATABASE_FILE_NAME } from '../create-bubble-server.js';
 import { createHumanPrincipal } from '../services/principal-service.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
+import type { BubbleStore } from '../store/store.js';
 import { freePort, httpJson, startServer, type StartedServer } from './bench-processes.js';
 
 export type Limits = 'on' | 'off';
@@ -32,19 +33,41 @@ export interface Bubble extends StartedServer {
 
 const LIMITS_OFF = ['--rate-limit', 'off', '--frame-rate-limit', 'off', '--failed-auth-limit', 'off'];
 
-export async function startBubble(serverBin: string, dataDir: string, limits: Limits): Promise<Bubble> {
+/** The id of bench human `i` (0 is the one whose token is `Bubble.token`). */
+export const benchHumanId = (i: number): string => `bench-${String(i).padStart(2, '0')}`;
+
+export interface StartOptions {
+  /**
+   * Setup before the server starts, on its own database file through the store (after the humans
+   * exist): what a bench needs in place but does not measure, such as a long thread.
+   */
+  seed?: (store: BubbleStore) => Promise<void>;
+  /** More `serve` flags (a bench that raises a limit says so in its notes). */
+  args?: readonly string[];
+  /** Flags for node itself, before the script (`--cpu-prof`, ...). */
+  nodeArgs?: readonly string[];
+}
+
+export async function startBubble(
+  serverBin: string,
+  dataDir: string,
+  limits: Limits,
+  options: StartOptions = {},
+): Promise<Bubble> {
   // The humans are created the way the operator CLI does it, in one go before the server opens the folder.
   const store = await openSqliteStore(join(dataDir, DATABASE_FILE_NAME));
   const tokens: string[] = [];
   try {
     for (let i = 0; i < BENCH_HUMANS; i += 1) {
-      tokens.push((await createHumanPrincipal(store, `bench-${String(i).padStart(2, '0')}`, null)).token.token);
+      tokens.push((await createHumanPrincipal(store, benchHumanId(i), null)).token.token);
     }
+    await options.seed?.(store);
   } finally {
     await store.close();
   }
   const port = await freePort();
   const args = [
+    ...(options.nodeArgs ?? []),
     serverBin,
     'serve',
     '--host',
@@ -55,8 +78,10 @@ export async function startBubble(serverBin: string, dataDir: string, limits: Li
     dataDir,
     '--log-level',
     'warn',
+    ...(limits === 'off' ? LIMITS_OFF : []),
+    ...(options.args ?? []),
   ];
-  const started = await startServer(process.execPath, limits === 'off' ? [...args, ...LIMITS_OFF] : args);
+  const started = await startServer(process.execPath, args);
   return { ...started, limits, token: tokens[0]!, tokens, host: '127.0.0.1', port };
 }
 
@@ -70,7 +95,7 @@ export async function createThread(bubble: Bubble, title: string): Promise<{ thr
   );
   for (let i = 1; i < BENCH_HUMANS; i += 1) {
     await httpJson('POST', `${bubble.url}/v1/threads/${thread.threadId}/participants`, bubble.token, {
-      principalId: `bench-${String(i).padStart(2, '0')}`,
+      principalId: benchHumanId(i),
       role: 'member',
     });
   }

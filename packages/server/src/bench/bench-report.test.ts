@@ -2,11 +2,14 @@ import { describe, expect, it } from 'vitest';
 import {
   benchmarksMarkdown,
   consoleTable,
+  growth,
+  growthConsoleTable,
   median,
   mergeBenchmarksFile,
   quantile,
   ratio,
   type Figure,
+  type GrowthRow,
 } from './bench-report.js';
 
 const figures: Figure[] = [
@@ -91,5 +94,56 @@ describe('bench report', () => {
     expect(merged).toBe(`# Benchmarks\n\nnew server figures\n\n${scuba}`);
     expect(merged).not.toContain('old server figures');
     expect(mergeBenchmarksFile(null, '# Benchmarks\n')).toBe('# Benchmarks\n');
+  });
+
+  it('writes the growth table, large / small and large / baseline, just before the sections it sums up', () => {
+    const rows: GrowthRow[] = [
+      {
+        name: 'newest page p99',
+        unit: 'ms',
+        small: { label: '1,000 events', value: 2 },
+        large: { label: '1,000,000 events', value: 2.5 },
+        baseline: { label: 'bare http', value: 2 },
+        better: 'lower',
+        target: 'large <= 1.5x small',
+        meetsTarget: true,
+      },
+      {
+        name: 'fan-out p99',
+        unit: 'ms',
+        small: { label: '100 subscribers', value: 10 },
+        large: { label: '1,000 subscribers', value: 40 },
+        baseline: { label: 'bare ws', value: 400 },
+        better: 'lower',
+        target: 'large <= 25 ms',
+        meetsTarget: false,
+      },
+    ];
+    expect(growth(rows[0] as GrowthRow)).toBeCloseTo(1.25);
+    const machine = {
+      cpus: 2,
+      cpuModel: 'cpu',
+      node: 'v20',
+      platform: 'linux',
+      date: 'd',
+      loadAverage: { start: 1, end: 1 },
+    };
+    const md = benchmarksMarkdown(figures, machine, [], {
+      title: 'Growth',
+      intro: 'small against large',
+      rows,
+      sections: ['Fan-out'],
+    });
+    expect(md).toContain(
+      '| newest page p99 | 2.00 ms (1,000 events) | 2.50 ms (1,000,000 events) | 1.25x | 2.00 ms (bare http) | 1.25x (lower is better) | large <= 1.5x small | met |',
+    );
+    expect(md).toContain(
+      '| fan-out p99 | 10.0 ms (100 subscribers) | 40.0 ms (1,000 subscribers) | 4.00x | 400 ms (bare ws) | 0.10x (lower is better) | large <= 25 ms | **missed** |',
+    );
+    expect(md.indexOf('## Appends')).toBeLessThan(md.indexOf('## Growth'));
+    expect(md.indexOf('## Growth')).toBeLessThan(md.indexOf('## Fan-out'));
+    const table = growthConsoleTable(rows).split('\n');
+    expect(table).toHaveLength(3);
+    expect(table[2]).toContain('MISSED');
   });
 });

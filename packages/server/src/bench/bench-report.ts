@@ -16,6 +16,71 @@ export interface Figure {
   note?: string;
 }
 
+/**
+ * One row of the growth table (issue #19): a figure at a small and a large size, its growth
+ * (large / small), and the baseline measured at the large size in the same run.
+ */
+export interface GrowthRow {
+  name: string;
+  unit: string;
+  small: { label: string; value: number };
+  large: { label: string; value: number };
+  /** The baseline at the large size, and what it is. */
+  baseline: { label: string; value: number };
+  better: Better;
+  /** e.g. "large <= 1.5x small"; what `meetsTarget` was decided on. */
+  target?: string;
+  meetsTarget?: boolean;
+}
+
+/** large / small: how much the figure moved with size. */
+export const growth = (row: GrowthRow): number =>
+  row.small.value === 0 ? Number.NaN : row.large.value / row.small.value;
+
+/** large / baseline (at the large size). */
+export const growthAgainstBaseline = (row: GrowthRow): number =>
+  row.baseline.value === 0 ? Number.NaN : row.large.value / row.baseline.value;
+
+function growthCells(row: GrowthRow): string[] {
+  return [
+    row.name,
+    `${formatNumber(row.small.value)} ${row.unit} (${row.small.label})`,
+    `${formatNumber(row.large.value)} ${row.unit} (${row.large.label})`,
+    `${formatNumber(growth(row))}x`,
+    `${formatNumber(row.baseline.value)} ${row.unit} (${row.baseline.label})`,
+    `${formatNumber(growthAgainstBaseline(row))}x (${row.better} is better)`,
+    row.target ?? '',
+  ];
+}
+
+const GROWTH_HEADER = ['figure', 'small', 'large', 'large / small', 'baseline (large)', 'large / baseline', 'target'];
+
+export function growthConsoleTable(rows: readonly GrowthRow[]): string {
+  const cells = rows.map((row) => [
+    ...growthCells(row),
+    row.meetsTarget === undefined ? '' : row.meetsTarget ? 'met' : 'MISSED',
+  ]);
+  const header = [...GROWTH_HEADER, ''];
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((r) => (r[i] as string).length)));
+  const line = (row: string[]): string =>
+    row
+      .map((c, i) => c.padEnd(widths[i] as number))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...cells.map(line)].join('\n');
+}
+
+export function growthMarkdown(rows: readonly GrowthRow[]): string[] {
+  return [
+    `| ${GROWTH_HEADER.join(' | ')} | |`,
+    '|---|---:|---:|---:|---:|---:|---|---|',
+    ...rows.map((row) => {
+      const verdictCell = row.meetsTarget === undefined ? '' : row.meetsTarget ? 'met' : '**missed**';
+      return `| ${growthCells(row).join(' | ')} | ${verdictCell} |`;
+    }),
+  ];
+}
+
 export interface Machine {
   cpus: number;
   cpuModel: string;
@@ -76,7 +141,21 @@ export function consoleTable(figures: readonly Figure[]): string {
   return [line(header), ...rows.map(line)].join('\n');
 }
 
-export function benchmarksMarkdown(figures: readonly Figure[], machine: Machine, notes: readonly string[]): string {
+/** The growth table and what it is about, as its own section of BENCHMARKS.md. */
+export interface GrowthSection {
+  title: string;
+  intro: string;
+  rows: readonly GrowthRow[];
+  /** The figure sections it sums up: the table goes just before the first of them (else after all). */
+  sections: readonly string[];
+}
+
+export function benchmarksMarkdown(
+  figures: readonly Figure[],
+  machine: Machine,
+  notes: readonly string[],
+  growthSection?: GrowthSection,
+): string {
   const sections = [...new Set(figures.map((f) => f.section))];
   const out: string[] = [
     '# Benchmarks',
@@ -103,7 +182,13 @@ export function benchmarksMarkdown(figures: readonly Figure[], machine: Machine,
     'load generators, subscribers and baselines run in separate processes; all traffic is on loopback.',
     '',
   ];
-  for (const section of sections) {
+  const growthLines =
+    growthSection === undefined || growthSection.rows.length === 0
+      ? []
+      : [`## ${growthSection.title}`, '', growthSection.intro, '', ...growthMarkdown(growthSection.rows), ''];
+  const growthAt = sections.findIndex((section) => growthSection?.sections.includes(section));
+  for (const [index, section] of sections.entries()) {
+    if (index === growthAt) out.push(...growthLines);
     out.push(
       `## ${section}`,
       '',
@@ -121,6 +206,7 @@ export function benchmarksMarkdown(figures: readonly Figure[], machine: Machine,
     if (sectionNotes.length > 0) out.push('', ...sectionNotes);
     out.push('');
   }
+  if (growthAt < 0) out.push(...growthLines);
   if (notes.length > 0) out.push('## Method and notes', '', ...notes.map((n) => `- ${n}`), '');
   return out.join('\n');
 }

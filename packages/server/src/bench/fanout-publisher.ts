@@ -8,10 +8,13 @@
  */
 import { Agent, request } from 'node:http';
 import { wallClockMs } from './bench-clock.js';
+import { quantile } from './bench-report.js';
 
 export interface PublishJob {
   /** Full URL to POST to. */
   url: string;
+  /** Or several, in turn (one event each): events spread over threads (Bubble) or topics (baseline). */
+  urls?: string[];
   /** Bubble appends need a bearer (one per request in turn); the baseline takes none. */
   tokens?: string[];
   /** `bubble`: the body is an event to append; `baseline`: the body is the frame to broadcast. */
@@ -23,6 +26,9 @@ export interface PublishJob {
 export interface PublishResult {
   sent: number;
   ok: number;
+  /** From the send time written into the event to the whole answer, ms: what the append itself took, queueing included. */
+  answeredP50: number;
+  answeredP99: number;
   failed: number;
   firstFailure: string | null;
 }
@@ -64,23 +70,33 @@ export function publish(job: PublishJob): Promise<PublishResult> {
         ...(senders > 1 ? { localAddress: `127.0.1.${1 + (i % 250)}` } : {}),
       }),
   );
-  const target = new URL(job.url);
-  const result: PublishResult = { sent: 0, ok: 0, failed: 0, firstFailure: null };
+  const targets = (job.urls ?? [job.url]).map((url) => new URL(url));
+  const result: PublishResult = { sent: 0, ok: 0, failed: 0, firstFailure: null, answeredP50: 0, answeredP99: 0 };
+  const answerTimes: number[] = [];
   const total = Math.floor((job.ratePerSecond * job.durationMs) / 1000);
   const start = performance.now();
   let answered = 0;
   return new Promise((resolve) => {
     const sendOne = (): void => {
       const sender = result.sent % senders;
+      const target = targets[result.sent % targets.length] as URL;
       const agent = agents[sender] as Agent;
-      const text = body(job.mode, wallClockMs(), sender);
+      const sentAt = wallClockMs();
+      const text = body(job.mode, sentAt, sender);
       const headers: Record<string, string | number> = {
         'content-type': 'application/json',
         'content-length': Buffer.byteLength(text),
       };
       if (job.tokens !== undefined) headers.authorization = `Bearer ${job.tokens[sender]}`;
       const req = request(
-        { agent, host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers },
+        {
+          agent,
+          host: target.hostname,
+          port: target.port,
+          path: `${target.pathname}${target.search}`,
+          method: 'POST',
+          headers,
+        },
         (res) => {
           const status = res.statusCode ?? 0;
           const ok = status >= 200 && status < 300;
@@ -88,6 +104,7 @@ export function publish(job: PublishJob): Promise<PublishResult> {
           if (ok) res.resume();
           else res.setEncoding('utf8').on('data', (chunk: string) => (said += chunk));
           res.on('end', () => {
+            answerTimes.push(wallClockMs() - sentAt);
             if (ok) result.ok += 1;
             else {
               result.failed += 1;
@@ -109,6 +126,9 @@ export function publish(job: PublishJob): Promise<PublishResult> {
       answered += 1;
       if (answered === total) {
         for (const agent of agents) agent.destroy();
+        const sorted = Float64Array.from(answerTimes).sort();
+        result.answeredP50 = quantile(sorted, 0.5);
+        result.answeredP99 = quantile(sorted, 0.99);
         resolve(result);
       }
     };

@@ -15,6 +15,12 @@ export interface RawWsHandlers {
 }
 
 export class RawWsClient {
+  /**
+   * Once set, `event` frames are only counted (in `events`), not handed to `onText`: no copy, no
+   * allocation, for receivers that read every frame but time only some (fanout-subscribers.ts).
+   */
+  countEventsOnly = false;
+  events = 0;
   readonly #socket: Socket;
   #buffer: Buffer = Buffer.alloc(0);
   #upgraded = false;
@@ -95,8 +101,13 @@ export class RawWsClient {
         start = offset + 10;
       }
       if (buffer.length < start + length) break;
-      const payload = buffer.subarray(start, start + length);
       offset = start + length;
+      // `{"type":"event"…`: the only server frame type starting "ev" (bytes 9 and 10).
+      if (opcode === 0x1 && this.countEventsOnly && buffer[start + 9] === 0x65 && buffer[start + 10] === 0x76) {
+        this.events += 1;
+        continue;
+      }
+      const payload = buffer.subarray(start, start + length);
       if (opcode === 0x1) this.#handlers.onText(payload);
       else if (opcode === 0x8) {
         this.#finish(payload.length >= 2 ? payload.readUInt16BE(0) : 1005);

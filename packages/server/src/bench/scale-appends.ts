@@ -34,13 +34,22 @@ const APPEND_BODIES = Array.from({ length: BENCH_HUMANS }, (_, i) =>
   }),
 );
 
-type Setup = 'raw pg' | 'raw pg x2, notify in tx' | 'raw pg x2, notify after' | 'sqlite' | 'pg x1' | 'pg x2' | 'pg x3';
+type Setup =
+  | 'raw pg'
+  | 'raw pg x2'
+  | 'raw pg x2, notify in tx'
+  | 'raw pg x2, notify after'
+  | 'sqlite'
+  | 'pg x1'
+  | 'pg x2'
+  | 'pg x3';
 const SETUPS: readonly Setup[] = [
   'raw pg',
   'sqlite',
   'pg x1',
   'pg x2',
   'pg x3',
+  'raw pg x2',
   'raw pg x2, notify in tx',
   'raw pg x2, notify after',
 ];
@@ -128,6 +137,8 @@ export async function scaleAppendFigures(adminUrl: string, root: string, notes: 
         let result: Round;
         if (setup === 'raw pg') {
           result = await rawPg(raw.url, 1, 'none');
+        } else if (setup === 'raw pg x2') {
+          result = await rawPg(raw.url, 2, 'none');
         } else if (setup === 'raw pg x2, notify in tx') {
           result = await rawPg(raw.url, 2, 'in-transaction');
         } else if (setup === 'raw pg x2, notify after') {
@@ -188,11 +199,12 @@ export async function scaleAppendFigures(adminUrl: string, root: string, notes: 
     `Appends: closed loop, one \`message_part\` text-delta event per POST on keep-alive connections (raw HTTP/1.1 client, one process per instance), ` +
       `${SCALE_CONNECTIONS} connections each on its own thread, split evenly over the instances; tokens of ${BENCH_HUMANS} humans in turn; ` +
       `rate limits on (the defaults); ${WARMUP_MS / 1000} s warm-up, ${DURATION_MS / 1000} s measured, ${ROUNDS} rounds, each setup once per round in a rotating order. ` +
-      'Raw pg: the same rows (event insert, thread head moved under its row lock) from 50 closed-loop writers in one process, group-committed one transaction at a time on one connection, no HTTP. ' +
+      'Raw pg: the same rows (event insert, thread head moved under its row lock) from 50 closed-loop writers in one process, group-committed one transaction at a time on one connection, no HTTP, ' +
+      "five round trips per group (BEGIN, lock, insert, head update, COMMIT), each sent after the previous one's answer; Bubble's store pipelines its connection: one round trip per group while groups follow one another (`postgres-group-commit.ts`). " +
       'Instances are started for their scenario and stopped after it, so an idle one never shares the CPUs. ' +
-      'The two raw pg rows with NOTIFY put the same 50 writers in two processes of 25, each sending one `pg_notify` per group as Bubble sends its cluster hint, ' +
+      'The raw pg rows with two writers put the same 50 writers in two processes of 25; the two with NOTIFY send one `pg_notify` per group as Bubble sends its cluster hint, ' +
       'either inside the transaction (as the store does now) or on a second connection right after COMMIT: PostgreSQL holds a database-wide lock from a ' +
-      "NOTIFYing transaction's pre-commit until its commit record is flushed, so such commits never share a flush across connections.",
+      "NOTIFYing transaction's pre-commit until its commit record is flushed, so such commits never share a flush across connections; their baseline is the same two writers without NOTIFY.",
   );
   return [
     figure('Bubble, one instance on PostgreSQL (baseline: raw pg)', 'pg x1', 'raw pg', {
@@ -205,15 +217,16 @@ export async function scaleAppendFigures(adminUrl: string, root: string, notes: 
     }),
     figure('Bubble, three instances (baseline: two)', 'pg x3', 'pg x2'),
     figure('Bubble, one instance on PostgreSQL (baseline: Bubble on SQLite)', 'pg x1', 'sqlite'),
+    figure('raw pg, two writers (baseline: raw pg, one writer)', 'raw pg x2', 'raw pg'),
     figure(
-      'raw pg, two writers, a NOTIFY inside each transaction (baseline: raw pg, one writer)',
+      'raw pg, two writers, a NOTIFY inside each transaction (baseline: raw pg, two writers without)',
       'raw pg x2, notify in tx',
-      'raw pg',
+      'raw pg x2',
     ),
     figure(
-      'raw pg, two writers, a NOTIFY right after each COMMIT (baseline: raw pg, one writer)',
+      'raw pg, two writers, a NOTIFY right after each COMMIT (baseline: raw pg, two writers without)',
       'raw pg x2, notify after',
-      'raw pg',
+      'raw pg x2',
     ),
   ];
 }

@@ -11,26 +11,42 @@
  *    subscribers on one thread at 1,000 events/s; baseline: bare `ws`
  *    broadcasting one frame per event.
  * 3. RSS per idle authenticated WebSocket; baseline: bare `ws`.
+ * 4. Growth (issue #19): reads at the tail and in the middle of a 1,000- and a 1,000,000-event
+ *    thread, the backlog replay rate, fan-out at 1,000 subscribers on one thread and at 10,000
+ *    connections over 1,000 threads, each at a small and a large size, as one growth table;
+ *    baselines: bare `http`/`ws` over SQLite on the same files, bare `ws` fan-out. Sizes from
+ *    `BENCH_*` environment variables (growth-options.ts); limits off.
  *
  * Bubble runs twice, rate limits off and on (the defaults, as shipped), back
  * to back in every scenario and round, so the on/off ratio is read against the
  * same moment of this noisy machine; `--limits on|off` measures one only.
  * The load is spread over BENCH_HUMANS people (see bench-bubble.ts).
  *
- * Sections: append-figures.ts, fanout-figures.ts, and memory below.
+ * Sections: append-figures.ts, fanout-figures.ts, memory below, growth-reads.ts and growth-fanout.ts.
  *
- * Every loop is bounded in count and time; the whole run takes about eight minutes.
+ * Every loop is bounded in count and time; the whole run takes about thirteen minutes.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { IdleJob } from './idle-connections.js';
-import { benchmarksMarkdown, consoleTable, mergeBenchmarksFile, type Figure } from './bench-report.js';
+import {
+  benchmarksMarkdown,
+  consoleTable,
+  growthConsoleTable,
+  mergeBenchmarksFile,
+  type Figure,
+  type GrowthRow,
+  type GrowthSection,
+} from './bench-report.js';
 import { rssKiB, runCommand, sleep, stopProcess, Worker, type StartedServer } from './bench-processes.js';
 import { limitsFromArgs, startBubble, type Limits } from './bench-bubble.js';
 import { appendFigures, httpCeiling } from './append-figures.js';
 import { fanoutFigures } from './fanout-figures.js';
 import { log, named, repoRoot, serverBin, startBaseline, worker } from './bench-common.js';
+import { atIssueSizes, growthOptionsFromEnv, type GrowthOptions } from './growth-options.js';
+import { growthReadFigures, READS_SECTION, REPLAY_SECTION } from './growth-reads.js';
+import { FANOUT_SECTION, growthFanoutFigures } from './growth-fanout.js';
 
 const IDLE_CONNECTIONS = 1_000;
 
@@ -108,14 +124,39 @@ function compareLimits(figures: Figure[], modes: readonly Limits[]): string[] {
   return lines;
 }
 
-const SECTIONS = ['appends', 'fanout', 'memory'] as const;
+const SECTIONS = ['appends', 'fanout', 'memory', 'growth-reads', 'growth-fanout'] as const;
 type Section = (typeof SECTIONS)[number];
 
-/** `--only fanout,memory` runs some sections and leaves BENCHMARKS.md alone. */
+async function growthFigures(
+  root: string,
+  notes: string[],
+  options: GrowthOptions,
+  sections: readonly Section[],
+): Promise<{ figures: Figure[]; growth: GrowthSection }> {
+  const none = { figures: [], rows: [] };
+  const reads = sections.includes('growth-reads') ? await growthReadFigures(root, notes, options) : none;
+  const fanout = sections.includes('growth-fanout') ? await growthFanoutFigures(root, notes, options) : none;
+  const rows: GrowthRow[] = [...reads.rows, ...fanout.rows];
+  return {
+    figures: [...reads.figures, ...fanout.figures],
+    growth: {
+      title: 'Growth (issue #19): small against large',
+      intro:
+        'Each figure at a small and a large size in the same run, its growth (large / small), and the baseline at the large size with the ratio to it; ' +
+        'the sections below give every figure next to its baseline. Rate limits off in all of them (see the notes).',
+      rows,
+      sections: [READS_SECTION, REPLAY_SECTION, FANOUT_SECTION],
+    },
+  };
+}
+
+/** `--only fanout,memory` runs some sections and leaves BENCHMARKS.md alone; `growth` is both growth sections. */
 function sectionsFromArgs(argv: string[]): Section[] {
   const at = argv.indexOf('--only');
   if (at < 0) return [...SECTIONS];
-  const wanted = (argv[at + 1] ?? '').split(',');
+  const wanted = (argv[at + 1] ?? '')
+    .split(',')
+    .flatMap((name) => (name === 'growth' ? ['growth-reads', 'growth-fanout'] : [name]));
   const unknown = wanted.filter((name) => !(SECTIONS as readonly string[]).includes(name));
   if (unknown.length > 0) throw new Error(`unknown section(s) ${unknown.join(', ')}; expected ${SECTIONS.join(', ')}`);
   return wanted as Section[];
@@ -126,9 +167,11 @@ async function main(): Promise<void> {
   const loadAtStart = loadavg()[0] ?? 0;
   const sections = sectionsFromArgs(process.argv.slice(2));
   const modes = limitsFromArgs(process.argv.slice(2));
+  const growthOptions = growthOptionsFromEnv(process.env);
   const root = await mkdtemp(join(tmpdir(), 'bubble-bench-'));
   const notes: string[] = [];
   const figures: Figure[] = [];
+  let growth: GrowthSection | undefined;
   try {
     if (sections.includes('appends')) {
       const probe = JSON.parse(await runCommand(process.execPath, [worker('fsync-probe'), root])) as {
@@ -149,6 +192,11 @@ async function main(): Promise<void> {
     }
     if (sections.includes('fanout')) figures.push(...(await fanoutFigures(root, notes, modes)));
     if (sections.includes('memory')) figures.push(...(await memoryFigures(root, notes, modes)));
+    if (sections.includes('growth-reads') || sections.includes('growth-fanout')) {
+      const result = await growthFigures(root, notes, growthOptions, sections);
+      figures.push(...result.figures);
+      growth = result.growth;
+    }
   } finally {
     await rm(root, { recursive: true, force: true });
   }
@@ -171,13 +219,14 @@ async function main(): Promise<void> {
   notes.push(`Whole run took ${Math.round((Date.now() - started) / 1000)} s.`);
   process.stdout.write(`${consoleTable(figures)}\n`);
   if (comparisons.length > 0) process.stdout.write(`\n${comparisons.join('\n')}\n`);
+  if (growth !== undefined) process.stdout.write(`\n${growth.title}\n${growthConsoleTable(growth.rows)}\n`);
   process.stdout.write(
     `load average (1 min) at start / end: ${machine.loadAverage.start.toFixed(2)} / ${machine.loadAverage.end.toFixed(2)} on ${machine.cpus} CPUs\n`,
   );
-  if (sections.length < SECTIONS.length || modes.length < 2) return;
+  if (sections.length < SECTIONS.length || modes.length < 2 || !atIssueSizes(growthOptions)) return;
   const benchmarksPath = join(repoRoot, 'BENCHMARKS.md');
   const current = await readFile(benchmarksPath, 'utf8').catch(() => null);
-  await writeFile(benchmarksPath, mergeBenchmarksFile(current, benchmarksMarkdown(figures, machine, notes)));
+  await writeFile(benchmarksPath, mergeBenchmarksFile(current, benchmarksMarkdown(figures, machine, notes, growth)));
   process.stdout.write(`wrote ${join(repoRoot, 'BENCHMARKS.md')}\n`);
 }
 
