@@ -4,7 +4,16 @@ import { join } from 'node:path';
 import type { EventEnvelope } from '@bubble/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runText, startScubaWorld, waitForLog, type ScubaProcess, type ScubaWorld } from './support/scuba-world.js';
-import { botRuns, finishedOf, firstDelta, quickRule, slowRule } from './support/turn-helpers.js';
+import {
+  botPart,
+  botRuns,
+  chunkOf,
+  finishedOf,
+  firstDelta,
+  outputText,
+  quickRule,
+  slowRule,
+} from './support/turn-helpers.js';
 
 /**
  * Spare CLIs (issue 19, "A spare engine"), end to end: the real server, the
@@ -20,19 +29,6 @@ afterEach(async () => {
   world = undefined;
 });
 
-type Chunk = { type: string; toolCallId?: string; output?: unknown; errorText?: string };
-const chunkOf = (e: EventEnvelope) => e.data.chunk as Chunk;
-const botPart = (w: ScubaWorld, type: string, toolCallId?: string) => (e: EventEnvelope) =>
-  e.principalId === w.botId &&
-  e.type === 'message_part' &&
-  chunkOf(e).type === type &&
-  (toolCallId === undefined || chunkOf(e).toolCallId === toolCallId);
-const outputText = (e: EventEnvelope): string => {
-  const output = chunkOf(e).output;
-  return Array.isArray(output)
-    ? output.map((b) => String((b as { text?: unknown }).text ?? '')).join('')
-    : String(output);
-};
 const finished = (w: ScubaWorld) => (all: EventEnvelope[]) =>
   all.filter((e) => e.principalId === w.botId && e.type === 'run_finished').length;
 const after = {

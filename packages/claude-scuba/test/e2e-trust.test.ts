@@ -15,6 +15,7 @@ import type { EventEnvelope } from '@bubble/protocol';
 import { BubbleApiError, BubbleClient } from '@bubble/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startScubaWorld, waitForLog, type ScubaWorld } from './support/scuba-world.js';
+import { botPart, chunkOf, outputText } from './support/turn-helpers.js';
 
 /**
  * A bot is safe to share: the attack of issue 11, step by step, against the
@@ -28,25 +29,6 @@ afterEach(async () => {
   world = undefined;
   for (const cleanup of cleanups.splice(0)) cleanup();
 });
-
-type Chunk = {
-  type: string;
-  toolCallId?: string;
-  output?: unknown;
-  providerMetadata?: { bubble?: Record<string, unknown> };
-};
-const chunkOf = (e: EventEnvelope) => e.data.chunk as Chunk;
-const botPart = (w: ScubaWorld, type: string, toolCallId?: string) => (e: EventEnvelope) =>
-  e.principalId === w.botId &&
-  e.type === 'message_part' &&
-  chunkOf(e).type === type &&
-  (toolCallId === undefined || chunkOf(e).toolCallId === toolCallId);
-const outputText = (e: EventEnvelope): string => {
-  const output = chunkOf(e).output;
-  return Array.isArray(output)
-    ? output.map((b) => String((b as { text?: unknown }).text ?? '')).join('')
-    : String(output);
-};
 
 const bash = (id: string, command: string) => ({
   type: 'tool_use' as const,

@@ -25,6 +25,13 @@ const thread = (id: string) => ({
   },
 });
 
+/** The server's answer over its budget: 429 `rate_limited` with `Retry-After`. */
+function tooMany(res: ServerResponse, retryAfterSeconds: number): void {
+  res
+    .writeHead(429, { 'content-type': 'application/json', 'retry-after': String(retryAfterSeconds) })
+    .end(JSON.stringify({ error: { code: 'rate_limited', message: 'too many requests' } }));
+}
+
 async function serve(handle: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
   server = createServer(handle);
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
@@ -65,9 +72,7 @@ describe('a client pacing its requests', () => {
       arrivals.push({ path: req.url!, at: Date.now() });
       if (!refused) {
         refused = true;
-        res
-          .writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' })
-          .end(JSON.stringify({ error: { code: 'rate_limited', message: 'too many requests' } }));
+        tooMany(res, 1);
         return;
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(thread('th_x')));
@@ -91,13 +96,7 @@ describe('a client pacing its requests', () => {
       arrivals.push({ path: req.url!, at: Date.now() });
       if (!refused) {
         refused = true;
-        setTimeout(
-          () =>
-            res
-              .writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' })
-              .end(JSON.stringify({ error: { code: 'rate_limited', message: 'too many requests' } })),
-          30,
-        );
+        setTimeout(() => tooMany(res, 1), 30);
         return;
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(thread('th_x')));
@@ -115,9 +114,7 @@ describe('a client pacing its requests', () => {
     const url = await serve((_req, res) => {
       if (refusals < 5) {
         refusals += 1;
-        res
-          .writeHead(429, { 'content-type': 'application/json', 'retry-after': '0' })
-          .end(JSON.stringify({ error: { code: 'rate_limited', message: 'too many requests' } }));
+        tooMany(res, 0);
         return;
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(thread('th_x')));

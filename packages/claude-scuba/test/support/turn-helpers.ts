@@ -45,3 +45,28 @@ export const firstDelta =
         e.type === 'message_part' &&
         (e.data.chunk as { type: string }).type === 'text-delta',
     );
+
+/** A `message_part` chunk as the e2e tests read it. */
+export type Chunk = {
+  type: string;
+  toolCallId?: string;
+  output?: unknown;
+  errorText?: string;
+  providerMetadata?: { bubble?: Record<string, unknown> };
+};
+export const chunkOf = (e: EventEnvelope) => e.data.chunk as Chunk;
+
+/** The bot's `message_part` of chunk `type` (and of `toolCallId`, when given). */
+export const botPart = (w: ScubaWorld, type: string, toolCallId?: string) => (e: EventEnvelope) =>
+  e.principalId === w.botId &&
+  e.type === 'message_part' &&
+  chunkOf(e).type === type &&
+  (toolCallId === undefined || chunkOf(e).toolCallId === toolCallId);
+
+/** A tool output chunk's text (the CLI gives text blocks or a string). */
+export const outputText = (e: EventEnvelope): string => {
+  const output = chunkOf(e).output;
+  return Array.isArray(output)
+    ? output.map((b) => String((b as { text?: unknown }).text ?? '')).join('')
+    : String(output);
+};
