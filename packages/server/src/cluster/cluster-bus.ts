@@ -1,9 +1,10 @@
 import type { Logger } from 'pino';
 import { createLiveBus, IN_PROCESS_WATCH, type LiveBus } from '../live/live-bus.js';
-import type { ClusterFeed, ClusterHint, PresenceFeed } from '../store/cluster-feed.js';
+import type { ClusterFeed, ClusterHint, OutboxEntry, PresenceFeed } from '../store/cluster-feed.js';
 import type { BubbleStore } from '../store/store.js';
 import { startClusterListener } from './cluster-listener.js';
 import { failureLog } from './failure-log.js';
+import { startOutboxPruner } from './outbox-pruner.js';
 import { OutboxReader } from './outbox-reader.js';
 import { OwnMessages } from './own-messages.js';
 import { ThreadSequencers } from './thread-sequencer.js';
@@ -18,7 +19,22 @@ export interface ClusterOptions {
   headsRecheckMs?: number;
   /** How often the LISTEN connection is proved alive. Default 5,000 ms. */
   listenerHealthCheckMs?: number;
+  /**
+   * Outbox entries older than this are deleted (`outbox-pruner.ts`). An instance that could not
+   * read the outbox for longer re-checks revocations and grants from the tables instead. Default
+   * 600,000 ms (10 min): thousands of times what a live reader needs.
+   */
+  outboxRetentionMs?: number;
 }
+
+export const OUTBOX_RETENTION_MS = 600_000;
+
+/**
+ * How far before its last complete read a reader that fell behind the pruning re-checks: the
+ * times it compares are written by each instance's own clock when its transaction started, so
+ * this covers clocks apart and transactions that took a while to commit.
+ */
+const RECHECK_BEFORE_MS = 300_000;
 
 /** What the bus reads from a store shared by several instances. */
 export type ClusterStore = ClusterFeed & Pick<BubbleStore, 'readEventsAfter'>;
@@ -71,7 +87,11 @@ interface ClusterLink {
  *   outbox with the other instances' entries (`own-messages.ts`);
  * - the outbox is read every `outboxPollMs` and when a notification says it moved
  *   (`outbox-reader.ts`); the LISTEN connection reconnects with backoff and each reconnection
- *   re-reads the served heads and the outbox (`cluster-listener.ts`).
+ *   re-reads the served heads and the outbox (`cluster-listener.ts`);
+ * - entries older than `outboxRetentionMs` are pruned (`outbox-pruner.ts`); a reader that finds
+ *   entries it never read pruned publishes what the tables say changed since its last complete
+ *   read (revoked tokens and JWTs, grants), through the same filter as outbox entries, and
+ *   re-reads the served heads, as for an `overflow` hint.
  */
 export function createClusterBus(options: { logger: Logger; onListenerError?: (error: unknown) => void }): ClusterBus {
   const local = createLiveBus(
@@ -149,12 +169,23 @@ async function joinCluster(
     },
     healthCheckMs: options.listenerHealthCheckMs,
   });
+  const deliver = (message: OutboxEntry['message']): void => {
+    if (message.kind === 'presence' || own.outbox(message)) local.publish(message);
+  };
   try {
     outbox = await OutboxReader.start({
       feed: store,
       pollMs: options.outboxPollMs ?? 250,
-      deliver: (entry) => {
-        if (entry.message.kind === 'presence' || own.outbox(entry.message)) local.publish(entry.message);
+      deliver: (entry) => deliver(entry.message),
+      onOverflow: async (since) => {
+        void recheck();
+        const changes = await store.recentChanges(new Date(since - RECHECK_BEFORE_MS).toISOString());
+        for (const message of changes) deliver(message);
+        logger.warn(
+          { since: new Date(since).toISOString(), republished: changes.length },
+          'outbox entries this instance never read were pruned (it could not read the outbox for that long); ' +
+            'published again what the tables say changed since then',
+        );
       },
       onError: failureLog(logger, 'reading the cluster outbox failed; retrying'),
     });
@@ -165,12 +196,18 @@ async function joinCluster(
   const reader = outbox;
   const recheckTimer = setInterval(() => void recheck(), options.headsRecheckMs ?? 2_000);
   recheckTimer.unref();
+  const pruner = startOutboxPruner({
+    feed: store,
+    retentionMs: options.outboxRetentionMs ?? OUTBOX_RETENTION_MS,
+    onError: failureLog(logger, 'pruning the cluster outbox failed; retrying later'),
+  });
   return {
     sequencers,
     own,
     outbox: reader,
     async close() {
       clearInterval(recheckTimer);
+      pruner.stop();
       reader.stop();
       sequencers.close();
       await listener.close();

@@ -16,8 +16,15 @@ class FakeOutbox {
     this.visible.push(...ids.map(entry));
     this.visible.sort((a, b) => a.id - b.id);
   }
+  /** Deletes every entry below `id`, as the pruner deletes a prefix. */
+  prune(id: number): void {
+    this.visible = this.visible.filter((e) => e.id >= id);
+  }
   async outboxHead(): Promise<number> {
     return this.visible.at(-1)?.id ?? 0;
+  }
+  async outboxTail(): Promise<number> {
+    return this.visible[0]?.id ?? 0;
   }
   async readOutboxAfter(cursor: number, limit: number): Promise<OutboxEntry[]> {
     this.reads += 1;
@@ -29,14 +36,21 @@ class FakeOutbox {
 async function start(outbox: FakeOutbox, now: () => number = Date.now) {
   const delivered: number[] = [];
   const errors: unknown[] = [];
+  /** The `since` of each `onOverflow` call; `failOverflow` makes the next ones reject. */
+  const overflows: number[] = [];
+  const control = { failOverflow: false };
   const reader = await OutboxReader.start({
     feed: outbox,
     deliver: (e) => delivered.push(e.id),
+    onOverflow: async (since) => {
+      overflows.push(since);
+      if (control.failOverflow) throw new Error('re-check failed');
+    },
     onError: (e) => errors.push(e),
     pollMs: 60_000,
     now,
   });
-  return { reader, delivered, errors };
+  return { reader, delivered, errors, overflows, control };
 }
 
 describe('OutboxReader', () => {
@@ -110,6 +124,69 @@ describe('OutboxReader', () => {
     outbox.fail = false;
     await reader.read();
     expect(delivered).toEqual([1]);
+    reader.stop();
+  });
+
+  it('finds entries it never read pruned: moves on to what is kept and re-checks since its last complete read', async () => {
+    let now = 1_000;
+    const outbox = new FakeOutbox();
+    outbox.commit(1, 2);
+    const { reader, delivered, overflows, errors } = await start(outbox, () => now);
+    now = 2_000;
+    await reader.read();
+    // Cut off: 3 to 6 commit, and 3 to 5 are pruned before this reader reads again.
+    outbox.fail = true;
+    now = 3_000;
+    outbox.commit(3, 4, 5, 6);
+    await reader.read();
+    outbox.prune(6);
+    outbox.fail = false;
+    now = 900_000;
+    await reader.read();
+    expect(delivered).toEqual([6]);
+    // Its last complete read started at 2,000 ms: everything after that is re-checked.
+    expect(overflows).toEqual([2_000]);
+    expect(errors).toHaveLength(1);
+    // The missing ids are given up, not waited for: no more re-checks, and 7 comes as usual.
+    outbox.commit(7);
+    await reader.read();
+    expect(delivered).toEqual([6, 7]);
+    expect(overflows).toHaveLength(1);
+    reader.stop();
+  });
+
+  it('counts a read with a re-check as complete only once the re-check succeeded, and retries it', async () => {
+    let now = 1_000;
+    const outbox = new FakeOutbox();
+    const { reader, delivered, overflows, control, errors } = await start(outbox, () => now);
+    outbox.commit(1, 2, 3);
+    outbox.prune(3);
+    control.failOverflow = true;
+    now = 5_000;
+    await reader.read();
+    expect(delivered).toEqual([3]);
+    expect(errors).toHaveLength(1);
+    expect(reader.lastCompleteReadStartedAt).toBe(1_000);
+    control.failOverflow = false;
+    now = 6_000;
+    await reader.read();
+    expect(overflows).toEqual([1_000, 1_000]);
+    expect(reader.lastCompleteReadStartedAt).toBe(6_000);
+    await reader.read();
+    expect(overflows).toHaveLength(2);
+    reader.stop();
+  });
+
+  it('a gap that is only a hole (the oldest entry kept is below it) is no overflow', async () => {
+    const outbox = new FakeOutbox();
+    outbox.commit(1);
+    const { reader, delivered, overflows } = await start(outbox);
+    outbox.commit(3);
+    await reader.read();
+    outbox.commit(2);
+    await reader.read();
+    expect(delivered).toEqual([3, 2]);
+    expect(overflows).toEqual([]);
     reader.stop();
   });
 

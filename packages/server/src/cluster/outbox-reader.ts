@@ -1,9 +1,16 @@
 import type { ClusterFeed, OutboxEntry } from '../store/cluster-feed.js';
 
 export interface OutboxReaderOptions {
-  feed: Pick<ClusterFeed, 'outboxHead' | 'readOutboxAfter'>;
+  feed: Pick<ClusterFeed, 'outboxHead' | 'readOutboxAfter' | 'outboxTail'>;
   /** Each entry once, in id order (an entry that fills a hole comes after higher ids read before it). */
   deliver(entry: OutboxEntry): void;
+  /**
+   * Entries this reader never read were pruned (it could not read the outbox for longer than they
+   * are kept): whatever they said since `since` (ms, when the last read that reached the end
+   * started) must be found out another way. Called once the entries still there are delivered;
+   * the read counts as complete only when it resolves, and a read after it rejects calls it again.
+   */
+  onOverflow(since: number): Promise<void>;
   onError(error: unknown): void;
   /** How often the outbox is read when nothing wakes the reader. */
   pollMs: number;
@@ -25,6 +32,11 @@ const MAX_HOLES_PER_GAP = 256;
  * not a loss: holes are read again on every pass until they fill or until they are old enough
  * that their transaction must have rolled back (`HOLE_WAIT_MS`; a rolled-back group commit leaves
  * them behind). That costs a re-read of the few entries after the oldest hole while one is open.
+ *
+ * Old entries are pruned (`outbox-pruner.ts`). A reader that finds ids missing right after its
+ * cursor asks for the oldest id still kept: if that is past them, they may have been entries it
+ * can no longer read, so it moves on to what is kept and tells `onOverflow` (a rolled-back id
+ * there makes that a false alarm, which costs a re-check, never a miss).
  */
 export class OutboxReader {
   #cursor: number;
@@ -33,6 +45,8 @@ export class OutboxReader {
   #reading: Promise<void> | null = null;
   #again = false;
   #stopped = false;
+  /** Entries were pruned before this reader read them: when its last complete read before that started (ms). */
+  #missedSince: number | null = null;
   readonly #now: () => number;
   /** When the last read that reached the end of the outbox started (ms), or null before the first. */
   lastCompleteReadStartedAt: number | null = null;
@@ -101,16 +115,42 @@ export class OutboxReader {
 
   async #readToEnd(): Promise<void> {
     let from = this.#holes.size > 0 ? Math.min(...this.#holes.keys()) - 1 : this.#cursor;
+    let checkedGap = false;
     for (;;) {
       const page = await this.#options.feed.readOutboxAfter(from, PAGE);
       if (this.#stopped) return;
-      for (const entry of page) this.#take(entry);
+      for (const entry of page) {
+        if (!checkedGap && entry.id > this.#cursor) {
+          checkedGap = true;
+          if (entry.id > this.#cursor + 1) await this.#skipPruned(entry.id);
+          if (this.#stopped) return;
+        }
+        this.#take(entry);
+      }
       const last = page[page.length - 1];
       if (last === undefined || page.length < PAGE) break;
       from = last.id;
     }
+    if (this.#missedSince !== null) {
+      await this.#options.onOverflow(this.#missedSince);
+      this.#missedSince = null;
+    }
     const cutoff = this.#now() - HOLE_WAIT_MS;
     for (const [id, since] of this.#holes) if (since < cutoff) this.#holes.delete(id);
+  }
+
+  /**
+   * Ids between the cursor and `next` (the first entry read past it) are missing: holes, or
+   * entries pruned before this reader got to them. Those below the oldest id still kept can never
+   * be read: the cursor moves past them, and what they said is re-checked (`onOverflow`).
+   */
+  async #skipPruned(next: number): Promise<void> {
+    const tail = await this.#options.feed.outboxTail();
+    const readable = Math.min(tail, next);
+    if (readable <= this.#cursor + 1) return;
+    this.#missedSince = Math.min(this.#missedSince ?? Number.POSITIVE_INFINITY, this.lastCompleteReadStartedAt ?? 0);
+    this.#cursor = readable - 1;
+    for (const id of this.#holes.keys()) if (id < readable) this.#holes.delete(id);
   }
 
   #take(entry: OutboxEntry): void {

@@ -14,13 +14,29 @@ import type { LiveBusMessage } from '../live/live-bus.js';
  *   written to an outbox table in the same transaction as the change, and read by every instance
  *   in id order from {@link ClusterFeed.readOutboxAfter}. The same notification says the outbox
  *   moved (`outbox`), and instances also poll it, so a lost notification cannot keep a revoked
- *   token alive.
+ *   token alive. Old entries are pruned; an instance that could not read for that long re-checks
+ *   with {@link ClusterFeed.recentChanges} what it missed.
  */
 export interface ClusterFeed {
   /** The id of the newest outbox entry (0 when empty). */
   outboxHead(): Promise<number>;
   /** Outbox entries with `id > cursor`, ascending, at most `limit`. */
   readOutboxAfter(cursor: number, limit: number): Promise<OutboxEntry[]>;
+  /** The id of the oldest outbox entry still kept (0 when empty): whatever was below it is gone (pruned). */
+  outboxTail(): Promise<number>;
+  /**
+   * Deletes up to `limit` of the oldest entries, written more than `olderThanMs` ago (by the store's
+   * clock); answers how many. What goes is a prefix in id order (so `outboxTail` tells a reader what
+   * it can no longer read), never the newest entry, and nothing while another instance is pruning.
+   */
+  pruneOutbox(olderThanMs: number, limit: number): Promise<number>;
+  /**
+   * What the outbox said since `sinceIso`, rebuilt from the tables, for a reader that finds entries
+   * it never read pruned: the tokens revoked since (per principal), JWTs ended since, grants made
+   * or revoked since (each as its row is now), oldest first. Renames and presence are not rebuilt
+   * (presence is re-read every few seconds anyway).
+   */
+  recentChanges(sinceIso: string): Promise<Array<OutboxEntry['message']>>;
   /** The current head seq of each of these threads (threads that do not exist are left out). */
   threadHeads(threadIds: readonly string[]): Promise<Map<string, number>>;
   /** The connection string the store was opened with, for a LISTEN connection of its own. */

@@ -35,7 +35,11 @@ const NETWORK_CODES = new Set([
  */
 const RETRYABLE_STATES = new Set(['57P01', '57P02', '57P03', '53300', '57014', '40001', '40P01']);
 
+/** What node-postgres rejects a query with when `query_timeout` passed without an answer (`postgres-pool.ts`). */
+const QUERY_TIMEOUT_MESSAGE = 'Query read timeout';
+
 const CONNECTION_MESSAGES = [
+  QUERY_TIMEOUT_MESSAGE,
   'Connection terminated',
   'Client has encountered a connection error',
   'Client was closed and is not queryable',
@@ -58,6 +62,16 @@ export function isConnectionLost(error: unknown): boolean {
   if (!isUnavailable(error)) return false;
   const code = (error as { code?: unknown }).code;
   return code !== '57014' && code !== '40001' && code !== '40P01' && code !== '53300';
+}
+
+/**
+ * Whether the database answered nothing within the client's query timeout. The connection is
+ * given up (it may be half-open, or its backend stopped), and the request is not sent again: it
+ * has waited long enough, and a database that answers nobody would only make it wait as long
+ * once more. It is answered 503.
+ */
+export function isQueryTimeout(error: unknown): boolean {
+  return error instanceof Error && error.message === QUERY_TIMEOUT_MESSAGE;
 }
 
 /**

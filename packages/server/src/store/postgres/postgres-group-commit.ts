@@ -1,7 +1,13 @@
 import type pg from 'pg';
 import type { LiveBusMessage } from '../../live/live-bus.js';
 import { AppendFactsCache, type AppendKeys, type FactRow } from './postgres-append-facts.js';
-import { isConnectionLost, isRaceLost, StoreUnavailableError, toStoreError } from './postgres-errors.js';
+import {
+  isConnectionLost,
+  isQueryTimeout,
+  isRaceLost,
+  StoreUnavailableError,
+  toStoreError,
+} from './postgres-errors.js';
 import { closingStatements, LOCK_THREADS_SQL, notifyStatement } from './postgres-group-sql.js';
 import { preparedName, sendAll, type Statement } from './postgres-pipeline.js';
 import { connectOrUnavailable } from './postgres-pool.js';
@@ -51,7 +57,10 @@ type Attempt =
  * thread heads, runs and log entries likewise, one `pg_notify` on `CLUSTER_CHANNEL` carries the
  * new heads and outbox id, and COMMIT. A job refused before it writes is dropped from the group
  * (see `WriteTx`); any other failure rolls the group back and runs each job again alone, in its
- * own transaction (no savepoints: PostgreSQL slows sharply past 64 subtransactions).
+ * own transaction (no savepoints: PostgreSQL slows sharply past 64 subtransactions). A query
+ * the database does not answer within the client's timeout (`queryTimeoutMs`: a partition, a
+ * stopped backend) fails the whole group with 503 at once, nothing run again, and node-postgres
+ * closes the connection; the next group opens a new one.
  *
  * Round trips: the writer's connection is pipelined (`postgres-pipeline.ts`). A group's BEGIN,
  * locks and facts go in one, its writes, notification and COMMIT in another, and the next group's
@@ -149,9 +158,10 @@ export class PostgresGroupCommit {
       this.#settle(open.batch, attempt);
       return attempt.next;
     }
-    if (attempt.committing || attempt.error instanceof StoreUnavailableError) {
+    if (attempt.committing || attempt.error instanceof StoreUnavailableError || isQueryTimeout(attempt.error)) {
       // The connection died during COMMIT (the group may or may not have committed, so no job may run
-      // again), or no connection could be had at all (each job alone would only wait for one again).
+      // again), or no connection could be had at all, or the database answered nothing in time (each
+      // job alone would only wait as long again).
       for (const pending of open.batch) pending.reject(toStoreError(attempt.error));
       return undefined;
     }
@@ -163,8 +173,8 @@ export class PostgresGroupCommit {
   }
 
   /**
-   * A job in its own transaction. One that lost its connection before COMMIT, or lost a race with
-   * another instance's transaction, runs once more (with `retry`).
+   * A job in its own transaction. One that lost its connection before COMMIT (other than to a
+   * query timeout), or lost a race with another instance's transaction, runs once more (with `retry`).
    */
   async #commitAlone(pending: Pending, retry = true): Promise<void> {
     let attempt: Attempt;
@@ -174,7 +184,12 @@ export class PostgresGroupCommit {
       attempt = { ok: false, error, committing: false };
     }
     if (attempt.ok) this.#settle([pending], attempt);
-    else if (!attempt.committing && retry && (isConnectionLost(attempt.error) || isRaceLost(attempt.error))) {
+    else if (
+      !attempt.committing &&
+      retry &&
+      !isQueryTimeout(attempt.error) &&
+      (isConnectionLost(attempt.error) || isRaceLost(attempt.error))
+    ) {
       await this.#commitAlone(pending, false);
     } else pending.reject(toStoreError(attempt.error));
   }

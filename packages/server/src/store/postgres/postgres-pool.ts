@@ -1,10 +1,13 @@
 import pg from 'pg';
-import { isConnectionLost, StoreUnavailableError, toStoreError } from './postgres-errors.js';
+import { isConnectionLost, isQueryTimeout, StoreUnavailableError, toStoreError } from './postgres-errors.js';
 
 export interface PostgresPoolOptions {
   /** Connections in the pool, the group-commit writer's one included (at least 2). Default 10. */
   poolSize?: number;
-  /** The server cancels a statement that runs longer (ms, 0 = never). Default 30,000. */
+  /**
+   * The server cancels a statement that runs longer (ms, 0 = never). Default 30,000. The client
+   * gives a connection up when a query gets no answer for longer still (`queryTimeoutMs`).
+   */
   statementTimeoutMs?: number;
   /** How long a request waits for a free connection (or a new one to open) before a 503. Default 10,000. */
   connectionTimeoutMs?: number;
@@ -20,24 +23,50 @@ export const POSTGRES_DEFAULTS = Object.freeze({
 
 const INT8_OID = 20;
 
+/** How the pool's connections show up in `pg_stat_activity`. */
+export const POOL_APPLICATION_NAME = 'bubble-server';
+/** How the group-commit writer's connection shows up in `pg_stat_activity`. */
+export const WRITER_APPLICATION_NAME = 'bubble-server-writer';
+
+/** With no statement timeout, a query the database has not answered in five minutes is given up all the same. */
+const QUERY_TIMEOUT_WITHOUT_STATEMENT_TIMEOUT_MS = 300_000;
+
+/**
+ * How long the client waits for the answer to a query (ms) before it gives the connection up: half
+ * as long again as the server's statement timeout, and at least a second more, so that the
+ * server's own cancel (57014, which keeps the connection) comes first whenever the server is
+ * there to send it. This is for a database that answers nothing at all (a partition, a half-open
+ * TCP connection, a stopped backend), which `statement_timeout` cannot help with: the query fails
+ * with a 503 and its connection is closed, not given back to the pool. On the pipelined writer a
+ * query's wait also covers the statements sent ahead of it, which the margin leaves room for.
+ */
+export function queryTimeoutMs(statementTimeoutMs: number): number {
+  if (statementTimeoutMs <= 0) return QUERY_TIMEOUT_WITHOUT_STATEMENT_TIMEOUT_MS;
+  return statementTimeoutMs + Math.max(1_000, Math.round(statementTimeoutMs / 2));
+}
+
 /**
  * A pool whose bigint columns (seqs, ids) read as numbers, not strings: they stay far below 2^53.
  * Set per pool, never on the driver's global type table. `connections` sizes it (default: the
  * option's `poolSize`); `pipeline` lets a connection take statements before the previous answer
- * arrives (`postgres-pipeline.ts`).
+ * arrives (`postgres-pipeline.ts`). Every query has a client-side timeout (`queryTimeoutMs`);
+ * node-postgres closes a pipelined connection whose query times out, and the store closes the
+ * others (`poolReader`, the group commit's release of a broken connection).
  */
 export function createPool(
   connectionString: string,
   options: PostgresPoolOptions = {},
-  shape: { connections?: number; pipeline?: boolean } = {},
+  shape: { connections?: number; pipeline?: boolean; applicationName?: string } = {},
 ): pg.Pool {
+  const statementTimeoutMs = options.statementTimeoutMs ?? POSTGRES_DEFAULTS.statementTimeoutMs;
   const pool = new pg.Pool({
     connectionString,
     max: shape.connections ?? Math.max(2, options.poolSize ?? POSTGRES_DEFAULTS.poolSize),
     pipeline: shape.pipeline ?? false,
-    statement_timeout: options.statementTimeoutMs ?? POSTGRES_DEFAULTS.statementTimeoutMs,
+    statement_timeout: statementTimeoutMs,
+    query_timeout: queryTimeoutMs(statementTimeoutMs),
     connectionTimeoutMillis: options.connectionTimeoutMs ?? POSTGRES_DEFAULTS.connectionTimeoutMs,
-    application_name: 'bubble-server',
+    application_name: shape.applicationName ?? POOL_APPLICATION_NAME,
     keepAlive: true,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
@@ -56,8 +85,10 @@ export interface Reader {
 
 /**
  * A read that fails because its connection was already dead (killed while idle in the pool) is
- * sent once more on a fresh one: a read can always be repeated. Errors come out as the store's:
- * a database that cannot be connected to at all (down, refusing connections, gone) is a 503.
+ * sent once more on a fresh one: a read can always be repeated. One that timed out is not (see
+ * `isQueryTimeout`); its connection is closed all the same. Errors come out as the store's:
+ * a database that cannot be connected to at all (down, refusing connections, gone, answering
+ * nothing) is a 503.
  * The statements named in `prepared` (text to name) are parsed and planned once per connection.
  */
 export function poolReader(pool: pg.Pool, prepared: ReadonlyMap<string, string> = new Map()): Reader {
@@ -75,7 +106,7 @@ export function poolReader(pool: pg.Pool, prepared: ReadonlyMap<string, string> 
           return (await client.query(query, params as unknown[])).rows as R[];
         } catch (error) {
           if (isConnectionLost(error)) broken = error as Error;
-          if (attempt === 0 && broken !== undefined) continue;
+          if (attempt === 0 && broken !== undefined && !isQueryTimeout(error)) continue;
           throw toStoreError(error);
         } finally {
           client.off('error', onError);

@@ -158,5 +158,6 @@ export const SQL = {
 
   outboxHead: 'SELECT coalesce(max(id), 0) AS id FROM outbox',
   outboxAfter: 'SELECT id, message FROM outbox WHERE id > $1 ORDER BY id LIMIT $2',
+  outboxTail: 'SELECT coalesce(min(id), 0) AS id FROM outbox',
   ping: 'SELECT 1',
 } as const;

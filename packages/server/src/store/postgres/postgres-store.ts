@@ -1,4 +1,4 @@
-import type { ClusterFeed, OutboxEntry, PresenceFeed } from '../cluster-feed.js';
+import type { ClusterFeed, PresenceFeed } from '../cluster-feed.js';
 import type { BubbleStore, StoreOpenOptions } from '../store.js';
 import type { PostgresStoreContext } from './postgres-context.js';
 import { toStoreError } from './postgres-errors.js';
@@ -6,9 +6,16 @@ import { eventMethods } from './postgres-events.js';
 import { PostgresGroupCommit, type WriteJob } from './postgres-group-commit.js';
 import { inviteMethods } from './postgres-invites.js';
 import { migratePostgres } from './postgres-migrate.js';
+import { outboxMethods } from './postgres-outbox.js';
 import { peopleMethods } from './postgres-people.js';
 import { presenceMethods } from './postgres-presence.js';
-import { createPool, POSTGRES_DEFAULTS, poolReader, type PostgresPoolOptions } from './postgres-pool.js';
+import {
+  createPool,
+  POSTGRES_DEFAULTS,
+  poolReader,
+  type PostgresPoolOptions,
+  WRITER_APPLICATION_NAME,
+} from './postgres-pool.js';
 import { SQL } from './postgres-sql.js';
 import { threadMethods } from './postgres-threads.js';
 
@@ -31,7 +38,11 @@ export async function openPostgresStore(
   // The group commit holds one connection at a time, its own, pipelined; the reads share the rest.
   const poolSize = Math.max(2, options.poolSize ?? POSTGRES_DEFAULTS.poolSize);
   const pool = createPool(connectionString, options, { connections: poolSize - 1 });
-  const writerPool = createPool(connectionString, options, { connections: 1, pipeline: true });
+  const writerPool = createPool(connectionString, options, {
+    connections: 1,
+    pipeline: true,
+    applicationName: WRITER_APPLICATION_NAME,
+  });
   try {
     await migratePostgres(pool);
   } catch (error) {
@@ -64,11 +75,7 @@ export async function openPostgresStore(
     ...eventMethods(context),
     ...presenceMethods(context),
 
-    outboxHead: async () => (await db.query<{ id: number }>(SQL.outboxHead))[0]!.id,
-    readOutboxAfter: async (cursor, limit) =>
-      (await db.query<{ id: number; message: OutboxEntry['message'] }>(SQL.outboxAfter, [cursor, limit])).map(
-        (row) => ({ id: row.id, message: row.message }),
-      ),
+    ...outboxMethods(context),
     threadHeads: async (threadIds) =>
       new Map(
         (await db.query<{ thread_id: string; head_seq: number }>(SQL.threadHeads, [threadIds])).map((row) => [
