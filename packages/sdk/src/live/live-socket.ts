@@ -91,7 +91,7 @@ export class LiveSocket {
     this.#heartbeat = new Heartbeat(
       settings.heartbeatIntervalMs,
       settings.heartbeatTimeoutMs,
-      () => this.#send({ type: 'ping' }),
+      () => this.mux.ping(),
       () => {
         this.#logger.warn('no answer to ping; the connection is dead, reconnecting');
         this.#socket?.terminate();
@@ -238,7 +238,8 @@ export class LiveSocket {
         return;
       }
       case 'pong':
-        // Any frame is a sign of life (counted on arrival); a pong says nothing more.
+        // Any frame is a sign of life (counted on arrival); a pong tells the subscribes which ping it answers.
+        this.mux.pong();
         return;
       case 'subscribed':
       case 'event':

@@ -1,8 +1,9 @@
-import { LIMITS, type EventEnvelope, type SubscribeBatchEntry } from '@bubble/protocol';
+import { LIMITS, type ErrorFrame, type EventEnvelope, type SubscribeBatchEntry } from '@bubble/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { event, type FakeSocket, fakeTransport, PRINCIPAL, tick } from '../../test/support/fake-web-socket.js';
 import { BubbleLive } from './bubble-live.js';
-import type { LiveState } from './live-options.js';
+import type { BubbleLiveOptions, LiveState } from './live-options.js';
+import { PACED_WINDOW } from './subscribe-pacing.js';
 import { SUBSCRIBE_LINGER_MS } from './subscribe-queue.js';
 
 /**
@@ -17,7 +18,7 @@ afterEach(() => {
   for (const live of lives.splice(0)) live.close();
 });
 
-function makeLive() {
+function makeLive(options: BubbleLiveOptions = {}) {
   const transport = fakeTransport(false);
   const states: LiveState[] = [];
   const live = new BubbleLive({
@@ -26,6 +27,7 @@ function makeLive() {
     webSocketFactory: transport.factory,
     random: () => 0,
     onStateChange: (state) => states.push(state),
+    ...options,
   });
   lives.push(live);
   return { live, transport, states };
@@ -48,6 +50,26 @@ function subscribed(socket: FakeSocket): Array<[string, number]> {
 
 const batchOf = (socket: FakeSocket, index = -1): SubscribeBatchEntry[] =>
   socket.ofType('subscribe_batch').at(index)?.subscriptions ?? [];
+
+/** A frame refused by the server's frame rate limit; `id` only where the frame had one. */
+function rateLimited(id?: string, retryAfterSeconds = 0.05): ErrorFrame {
+  return {
+    type: 'error',
+    ...(id === undefined ? {} : { id }),
+    error: { code: 'rate_limited', message: 'too many frames from alice', details: { retryAfterSeconds } },
+  };
+}
+
+/** What a server before subscribe_batch answers one: an unknown frame type, with no id. */
+const UNKNOWN_BATCH: ErrorFrame = {
+  type: 'error',
+  error: {
+    code: 'invalid_request',
+    message:
+      'unknown frame type "subscribe_batch"; expected one of client.auth, subscribe, subscribe_grants, unsubscribe, ping',
+    details: { type: 'subscribe_batch' },
+  },
+};
 
 describe('BubbleLive subscribing many threads', () => {
   it('sends the subscribes asked for in one task as one subscribe_batch, and a lone one as a plain subscribe', async () => {
@@ -197,15 +219,7 @@ describe('BubbleLive subscribing many threads', () => {
     await signIn(socket);
     expect(socket.ofType('subscribe_batch')).toHaveLength(1);
     // What a server before subscribe_batch answers: an unknown frame type, with no id.
-    socket.push({
-      type: 'error',
-      error: {
-        code: 'invalid_request',
-        message:
-          'unknown frame type "subscribe_batch"; expected one of client.auth, subscribe, subscribe_grants, unsubscribe, ping',
-        details: { type: 'subscribe_batch' },
-      },
-    });
+    socket.push(UNKNOWN_BATCH);
     expect(socket.sent.slice(2)).toEqual([
       { type: 'subscribe', id: 's1', threadId: 'th_1', afterSeq: 3 },
       { type: 'subscribe', id: 's2', threadId: 'th_2', afterSeq: 3 },
@@ -245,5 +259,98 @@ describe('BubbleLive subscribing many threads', () => {
     live.subscribeThread('th_4');
     await tick(SUBSCRIBE_LINGER_MS + 5);
     expect(socket.ofType('subscribe_batch')).toHaveLength(2);
+  });
+
+  it('subscribes again a batch refused whole (rate_limited without id), told apart from a refused ping by order', async () => {
+    const { live, transport } = makeLive({ heartbeatIntervalMs: 30, heartbeatTimeoutMs: 5_000 });
+    live.subscribeThread('th_0');
+    const socket = transport.sockets[0]!;
+    await signIn(socket);
+    socket.push({ type: 'subscribed', id: 's1', headSeq: 1 });
+    // A ping goes out, and is not answered yet; then a batch, behind it.
+    await tick(60);
+    expect(socket.ofType('ping')).toHaveLength(1);
+    const batched = ['th_1', 'th_2'].map((threadId) => live.subscribeThread(threadId));
+    await tick();
+    expect(batchOf(socket).map((entry) => entry.id)).toEqual(['s2', 's3']);
+    // The server answers frames as it reads them: the first refusal without id is the ping's.
+    socket.push(rateLimited());
+    await tick(120);
+    expect(socket.ofType('subscribe_batch')).toHaveLength(1);
+    // The next is the batch's: its subscriptions go again after the wait, in one batch.
+    socket.push(rateLimited());
+    await tick(120);
+    expect(batchOf(socket)).toEqual([
+      { id: 's4', threadId: 'th_1', afterSeq: 0 },
+      { id: 's5', threadId: 'th_2', afterSeq: 0 },
+    ]);
+    socket.push({ type: 'subscribed', id: 's5', headSeq: 1 });
+    socket.push({ type: 'event', id: 's5', event: event(1, 'th_2') });
+    expect(await batched[1]!.next()).toMatchObject({ value: { seq: 1, threadId: 'th_2' } });
+    // The server answered an entry by its id: it takes batches, so an error without id is now a ping's.
+    socket.push(rateLimited());
+    await tick(120);
+    expect(socket.ofType('subscribe_batch')).toHaveLength(2);
+    expect(socket.ofType('subscribe')).toEqual([{ type: 'subscribe', id: 's1', threadId: 'th_0', afterSeq: 0 }]);
+  });
+
+  it('sends no ping while a batch awaits its first answer (that answer is the sign of life)', async () => {
+    const { live, transport } = makeLive({ heartbeatIntervalMs: 30, heartbeatTimeoutMs: 200 });
+    live.subscribeThread('th_1');
+    live.subscribeThread('th_2');
+    const socket = transport.sockets[0]!;
+    await signIn(socket);
+    await tick(100);
+    expect(socket.ofType('ping')).toEqual([]);
+    // Once it is answered, pings go again (the first after the wait for the skipped one's answer).
+    socket.push({ type: 'subscribed', id: 's1', headSeq: 0 });
+    for (let waited = 0; socket.ofType('ping').length === 0 && waited < 1_000; waited += 10) await tick(10);
+    expect(socket.ofType('ping')).toHaveLength(1);
+    socket.push({ type: 'pong' });
+    expect(transport.sockets).toHaveLength(1);
+  });
+
+  it(`paces one subscribe each: at most ${PACED_WINDOW} unanswered, none during a rate_limited wait, then one at a time`, async () => {
+    const { live, transport } = makeLive();
+    const count = 40;
+    const subscriptions = Array.from({ length: count }, (_, i) => live.subscribeThread(`th_${i}`));
+    const socket = transport.sockets[0]!;
+    await signIn(socket);
+    socket.push(UNKNOWN_BATCH);
+    const sentIds = () => socket.ofType('subscribe').map((frame) => frame.id);
+    expect(sentIds()).toHaveLength(PACED_WINDOW);
+    // Each answer lets one more go.
+    socket.push({ type: 'subscribed', id: 's1', headSeq: 0 });
+    expect(sentIds()).toHaveLength(PACED_WINDOW + 1);
+    // A refusal: nothing more until the server's wait is over, whatever else is answered meanwhile.
+    socket.push(rateLimited('s2', 0.1));
+    for (const id of sentIds().slice(2)) socket.push({ type: 'subscribed', id, headSeq: 0 });
+    // One not sent yet that ends is taken back: the server never hears of it.
+    subscriptions[count - 1]!.unsubscribe();
+    await tick(60);
+    expect(sentIds()).toHaveLength(PACED_WINDOW + 1);
+    // Then one, and one more for each answered: 1, 2, 4, ...
+    await tick(60);
+    expect(sentIds()).toHaveLength(PACED_WINDOW + 2);
+    const answered = new Set(sentIds());
+    const answerNew = () => {
+      const fresh = sentIds().filter((id) => !answered.has(id));
+      for (const id of fresh) {
+        answered.add(id);
+        socket.push({ type: 'subscribed', id, headSeq: 0 });
+      }
+      return fresh.length;
+    };
+    answered.delete(sentIds().at(-1)!);
+    expect(answerNew()).toBe(1);
+    expect(answerNew()).toBe(2);
+    expect(answerNew()).toBe(4);
+    while (answerNew() > 0) await tick();
+    // All went, the refused one twice (again after the wait, with a new id), the ended one never.
+    const threads = socket.ofType('subscribe').map((frame) => frame.threadId);
+    expect(new Set(threads).size).toBe(count - 1);
+    expect(threads).not.toContain(`th_${count - 1}`);
+    expect(threads.filter((threadId) => threadId === 'th_1')).toHaveLength(2);
+    expect(socket.ofType('unsubscribe')).toEqual([]);
   });
 });

@@ -11,10 +11,7 @@ import {
   type SubscriptionEndReason,
   type SubscriptionHost,
 } from './live-subscription.js';
-import { SubscribeQueue } from './subscribe-queue.js';
-
-/** The wait before subscribing again after a `rate_limited` refusal that gave no `retryAfterSeconds`. */
-const DEFAULT_RETRY_AFTER_SECONDS = 1;
+import { retryAfterSecondsOf, SubscribeQueue } from './subscribe-queue.js';
 
 /** The server frames that belong to a subscription: all but `server.ready` and `pong`. */
 export type SubscriptionFrame = Exclude<ServerFrame, { type: 'server.ready' | 'pong' }>;
@@ -44,7 +41,9 @@ export interface MuxLink {
  * one as a plain `subscribe`), or one by one to a server that does not take batches; see
  * `SubscribeQueue`. A subscribe refused as `rate_limited` is sent again after the server's
  * `retryAfterSeconds`, together with the others it refused meanwhile; it never reaches the
- * consumer as a failure.
+ * consumer as a failure. So are the subscribes of a batch refused whole (a `rate_limited` error
+ * without id, from a server that does not know batches), which the queue tells apart from a
+ * refused ping.
  *
  * Falling behind: each subscription buffers at most `bufferLimit` items. When one is full:
  * - where the socket has flow control (Node), reading stops until every buffer is below half.
@@ -88,7 +87,14 @@ export class SubscriptionMux implements SubscriptionHost {
     this.#logger = logger;
     this.#backoff = backoff;
     this.#random = random;
-    this.#subscribes = new SubscribeQueue({ send: (frame) => link.send(frame), isReady: () => link.isReady() }, logger);
+    this.#subscribes = new SubscribeQueue(
+      {
+        send: (frame) => link.send(frame),
+        isReady: () => link.isReady(),
+        isWanted: (wireId) => this.#wire.has(wireId),
+      },
+      logger,
+    );
   }
 
   get size(): number {
@@ -105,6 +111,19 @@ export class SubscriptionMux implements SubscriptionHost {
     for (const subscription of this.#subscriptions)
       if (!this.#parked.has(subscription)) this.#subscribeOnWire(subscription, 'delivered');
     this.#subscribes.flush();
+  }
+
+  /**
+   * The heartbeat's ping, sent now unless a batch's answer is awaited (which shows the socket is
+   * alive as well, and must not be mistaken for the ping's); see `SubscribeQueue`. It goes before
+   * the subscribes that wait.
+   */
+  ping(): void {
+    if (this.#subscribes.ping()) this.#link.send({ type: 'ping' });
+  }
+
+  pong(): void {
+    this.#subscribes.pong();
   }
 
   /** The socket is gone: its wire ids, its pause and the (re)subscribes planned on it go with it. */
@@ -177,10 +196,12 @@ export class SubscriptionMux implements SubscriptionHost {
         return;
       }
       case 'error': {
-        if (frame.id === undefined && this.#subscribes.refusedBatches(frame, (wireId) => this.#wire.has(wireId)))
+        if (frame.id === undefined) {
+          this.#refusedWithoutId(frame);
           return;
-        if (frame.id !== undefined) this.#subscribes.answered(frame.id);
-        const subscription = frame.id === undefined ? undefined : this.#wire.get(frame.id);
+        }
+        this.#subscribes.answered(frame.id, frame);
+        const subscription = this.#wire.get(frame.id);
         if (subscription === undefined) {
           this.#logger.warn({ code: frame.error.code, message: frame.error.message }, 'error frame from the server');
           return;
@@ -217,7 +238,9 @@ export class SubscriptionMux implements SubscriptionHost {
     if (!this.#subscriptions.has(subscription)) return;
     const wireId = this.#wireIdOf.get(subscription);
     this.#forget(subscription);
-    if (wireId !== undefined && this.#link.isReady()) this.#send({ type: 'unsubscribe', id: wireId });
+    // A subscribe still waiting to go out is taken back: the server never hears of it.
+    if (wireId !== undefined && this.#link.isReady() && !this.#subscribes.withdraw(wireId))
+      this.#send({ type: 'unsubscribe', id: wireId });
     if (this.#subscriptions.size === 0) this.#link.emptied();
     else this.drained(subscription);
   }
@@ -258,6 +281,25 @@ export class SubscriptionMux implements SubscriptionHost {
     );
   }
 
+  /**
+   * An error frame without id: about a batch (refused whole: its subscriptions go again after the
+   * wait; or not known to the server: the queue sends one subscribe each), or about nothing we
+   * subscribe (a refused ping), which is only logged.
+   */
+  #refusedWithoutId(frame: ErrorFrame): void {
+    const refused = this.#subscribes.answeredWithoutId(frame);
+    if (refused === null) {
+      this.#logger.warn({ code: frame.error.code, message: frame.error.message }, 'error frame from the server');
+      return;
+    }
+    for (const wireId of refused) {
+      const subscription = this.#wire.get(wireId);
+      if (subscription === undefined) continue;
+      this.#forgetWire(subscription);
+      this.#retryWhenAllowed(subscription, frame);
+    }
+  }
+
   /** The server confirmed a subscription: the connection works, so the backoff starts over. */
   #served(subscription: AnyLiveSubscription): void {
     this.#refusals.delete(subscription);
@@ -291,8 +333,7 @@ export class SubscriptionMux implements SubscriptionHost {
    * them anyway.
    */
   #retryWhenAllowed(subscription: AnyLiveSubscription, frame: ErrorFrame): void {
-    const given = frame.error.details.retryAfterSeconds;
-    const seconds = typeof given === 'number' && given > 0 ? given : DEFAULT_RETRY_AFTER_SECONDS;
+    const seconds = retryAfterSecondsOf(frame);
     this.#rateLimited.add(subscription);
     const until = Date.now() + seconds * 1000 * (1 + this.#random() / 10);
     if (this.#rateLimitTimer !== undefined && until <= this.#rateLimitUntil) return;
