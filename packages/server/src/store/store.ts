@@ -123,10 +123,21 @@ export interface BubbleStore {
   close(): Promise<void>;
 }
 
+/**
+ * Makes every commit so far durable (SQLite: an `fdatasync` of the WAL file), off the event loop,
+ * and calls back once it has, with the error if it could not.
+ */
+export type DurableSync = (done: (error: Error | null) => void) => void;
+
 export interface StoreOpenOptions {
   /** Called synchronously right after each commit, in commit order (per thread, seq order). */
   onCommit?: (messages: LiveBusMessage[]) => void;
   now?: () => Date;
+  /**
+   * SQLite only, for tests: wraps the sync that makes commits durable (`group-commit.ts`), to
+   * hold it back or fail it.
+   */
+  wrapDurableSync?: (sync: DurableSync) => DurableSync;
 }
 
 export interface NewPrincipal {

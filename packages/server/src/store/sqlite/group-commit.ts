@@ -1,5 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { LiveBusMessage } from '../../live/live-bus.js';
+import { StoreUnavailableError } from '../postgres/postgres-errors.js';
+import type { DurableSync } from '../store.js';
 
 /**
  * A write job: runs inside the group's transaction. It may run twice (see
@@ -19,6 +21,18 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
+/** A committed group waiting for the sync that makes it durable. */
+interface Unsynced {
+  batch: Pending[];
+  run: GroupRun;
+}
+
+/** The seqs of a thread committed but not yet durable. */
+interface PendingSeqs {
+  from: number;
+  to: number;
+}
+
 /**
  * Group commit. Writes that arrive while the event loop is busy are queued and
  * committed together in one transaction (one fsync). A group first runs without
@@ -28,6 +42,17 @@ interface Pending {
  * of it was committed or published). Promises settle only after COMMIT; the
  * live messages of the committed jobs are handed to `onCommit` right after
  * COMMIT, in job order, before any promise settles.
+ *
+ * With a `sync` (the connection at `synchronous = NORMAL`, so COMMIT writes the WAL without
+ * waiting for the disk), "after COMMIT" means after the sync that follows it: a group is
+ * committed at once, then one `sync` runs in the thread pool for every group committed since the
+ * last one began, and only when it answers are those groups' messages published and their
+ * promises settled, in commit order. The event loop never waits for the disk, and a slow flush
+ * is shared by every write that arrived meanwhile. Until then their events are committed but not
+ * durable: `pendingFrom` tells the store's readers which seqs of a thread not to show yet, so no
+ * one reads an event that a power cut could still take back. A failed sync fails its groups'
+ * writes and every later one (`unavailable`): what the disk holds is no longer known, and a
+ * restart is what recovers it.
  */
 export class GroupCommit {
   #queue: Pending[] = [];
@@ -41,10 +66,17 @@ export class GroupCommit {
   readonly #rollbackTo: Statement;
   readonly #db: Database;
   readonly #onCommit: (messages: LiveBusMessage[]) => void;
+  readonly #sync: DurableSync | undefined;
+  /** Committed groups that no sync has covered yet, in commit order. */
+  #unsynced: Unsynced[] = [];
+  #syncing = false;
+  #failed: Error | null = null;
+  readonly #pending = new Map<string, PendingSeqs>();
 
-  constructor(db: Database, onCommit: (messages: LiveBusMessage[]) => void) {
+  constructor(db: Database, onCommit: (messages: LiveBusMessage[]) => void, sync?: DurableSync) {
     this.#db = db;
     this.#onCommit = onCommit;
+    this.#sync = sync;
     this.#begin = db.prepare('BEGIN IMMEDIATE');
     this.#commit = db.prepare('COMMIT');
     this.#rollback = db.prepare('ROLLBACK');
@@ -54,6 +86,7 @@ export class GroupCommit {
   }
 
   enqueue<T>(run: WriteJob<T>): Promise<T> {
+    if (this.#failed !== null) return Promise.reject(this.#failed);
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({ run, resolve: resolve as (value: unknown) => void, reject });
       if (!this.#scheduled) {
@@ -63,16 +96,29 @@ export class GroupCommit {
     });
   }
 
-  /** Resolves once nothing is queued. */
+  /** Resolves once nothing is queued or waiting for its sync. */
   drained(): Promise<void> {
-    if (this.#queue.length === 0 && !this.#scheduled) return Promise.resolve();
+    if (this.#isIdle()) return Promise.resolve();
     return new Promise((resolve) => this.#idle.push(resolve));
+  }
+
+  /**
+   * The first seq of `threadId` that is committed but not durable yet (readers show only the
+   * seqs below it), or undefined when every committed event of the thread is durable.
+   */
+  pendingFrom(threadId: string): number | undefined {
+    return this.#pending.get(threadId)?.from;
   }
 
   #flush(): void {
     this.#scheduled = false;
     const batch = this.#queue;
     this.#queue = [];
+    if (batch.length === 0) {
+      // A failed sync refused what was queued.
+      this.#notifyIdle();
+      return;
+    }
     try {
       this.#commitGroup(batch);
     } catch (error) {
@@ -99,12 +145,73 @@ export class GroupCommit {
       ran = this.#runJobs(batch, true)!;
     }
     this.#commit.run();
+    if (this.#sync === undefined) {
+      this.#settle(batch, ran);
+      return;
+    }
+    for (const message of ran.messages) {
+      if (message.kind !== 'events' || message.events.length === 0) continue;
+      const first = (message.events[0] as { seq: number }).seq;
+      const last = (message.events[message.events.length - 1] as { seq: number }).seq;
+      const seqs = this.#pending.get(message.threadId);
+      if (seqs === undefined) this.#pending.set(message.threadId, { from: first, to: last });
+      else seqs.to = last;
+    }
+    this.#unsynced.push({ batch, run: ran });
+    this.#startSync();
+  }
+
+  /** Publishes a durable group's messages, then settles its promises. */
+  #settle(batch: Pending[], ran: GroupRun): void {
     if (ran.messages.length > 0) this.#onCommit(ran.messages);
     batch.forEach((job, i) => {
       const outcome = ran.outcomes[i];
       if (outcome?.ok) job.resolve(outcome.value);
       else job.reject(outcome?.error);
     });
+  }
+
+  /** One sync at a time; it covers every group committed before it began. */
+  #startSync(): void {
+    const sync = this.#sync;
+    if (sync === undefined || this.#syncing || this.#unsynced.length === 0) return;
+    this.#syncing = true;
+    const covered = this.#unsynced;
+    this.#unsynced = [];
+    sync((error) => {
+      this.#syncing = false;
+      if (error !== null) this.#failSync(covered, error);
+      else {
+        for (const group of covered) {
+          this.#markDurable(group.run.messages);
+          this.#settle(group.batch, group.run);
+        }
+      }
+      this.#startSync();
+      this.#notifyIdle();
+    });
+  }
+
+  #markDurable(messages: readonly LiveBusMessage[]): void {
+    for (const message of messages) {
+      if (message.kind !== 'events' || message.events.length === 0) continue;
+      const last = (message.events[message.events.length - 1] as { seq: number }).seq;
+      const seqs = this.#pending.get(message.threadId);
+      if (seqs === undefined) continue;
+      if (seqs.to <= last) this.#pending.delete(message.threadId);
+      else seqs.from = last + 1;
+    }
+  }
+
+  /** The disk refused: these groups' writes, and every later one, fail; their events stay unread. */
+  #failSync(covered: readonly Unsynced[], cause: Error): void {
+    const error = new StoreUnavailableError(cause);
+    this.#failed = error;
+    const groups = [...covered, ...this.#unsynced];
+    this.#unsynced = [];
+    for (const group of groups) for (const job of group.batch) job.reject(error);
+    for (const job of this.#queue) job.reject(error);
+    this.#queue = [];
   }
 
   /** Runs every job of the group; without `isolated`, answers null at the first job that throws. */
@@ -129,8 +236,12 @@ export class GroupCommit {
     return { outcomes, messages };
   }
 
+  #isIdle(): boolean {
+    return this.#queue.length === 0 && !this.#scheduled && this.#unsynced.length === 0 && !this.#syncing;
+  }
+
   #notifyIdle(): void {
-    if (this.#queue.length > 0 || this.#scheduled) return;
+    if (!this.#isIdle()) return;
     const waiters = this.#idle;
     this.#idle = [];
     for (const w of waiters) w();

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import type { EventEnvelope, Grant } from '@bubble/protocol';
+import type { EventEnvelope, Grant, Thread } from '@bubble/protocol';
 import { conflict, forbidden, notFound } from '../../errors/bubble-error.js';
 import { RUN_BOUND_TYPES, type RunState, stepRun } from '../../domain/run-rules.js';
 import { isSameEvent } from '../../domain/same-event.js';
@@ -7,6 +7,7 @@ import { newEventId } from '../../domain/ids.js';
 import type { LiveBusMessage } from '../../live/live-bus.js';
 import type { AppendInput, AppendResult, BubbleStore, StoreOpenOptions } from '../store.js';
 import { GroupCommit } from './group-commit.js';
+import { openWalForSync } from './sqlite-wal-sync.js';
 import type { SqliteStoreContext } from './sqlite-context.js';
 import { inviteMethods } from './sqlite-invites.js';
 import { peopleMethods } from './sqlite-people.js';
@@ -40,13 +41,33 @@ export async function openSqliteStore(path: string, options: StoreOpenOptions = 
   const st = prepareStatements(db);
   const now = options.now ?? (() => new Date());
   const onCommit = options.onCommit;
-  const writes = new GroupCommit(db, (messages) => {
-    try {
-      onCommit?.(messages);
-    } catch {
-      // A listener's failure must not undo or block a committed write.
-    }
-  });
+  const wal = openWalForSync(db, path);
+  const sync = wal === null ? undefined : (options.wrapDurableSync ?? ((s) => s))(wal.sync);
+  const writes = new GroupCommit(
+    db,
+    (messages) => {
+      try {
+        onCommit?.(messages);
+      } catch {
+        // A listener's failure must not undo or block a committed write.
+      }
+    },
+    sync,
+  );
+  /** The durable part of a thread's events: readers never show a seq a power cut could take back. */
+  const visibleHead = (threadId: string, head: number): number => {
+    const from = writes.pendingFrom(threadId);
+    return from === undefined ? head : Math.min(head, from - 1);
+  };
+  const visibleThread = (row: ThreadRow): Thread => {
+    const thread = toThread(row);
+    const head = visibleHead(thread.threadId, thread.headSeq);
+    return head === thread.headSeq ? thread : { ...thread, headSeq: head };
+  };
+  const visibleEvents = (threadId: string, rows: EventRow[]): EventRow[] => {
+    const from = writes.pendingFrom(threadId);
+    return from === undefined ? rows : rows.filter((row) => row.seq < from);
+  };
   let closed = false;
 
   const write = <T>(job: (emit: (m: LiveBusMessage) => void, nowIso: string) => T): Promise<T> => {
@@ -289,20 +310,20 @@ export async function openSqliteStore(path: string, options: StoreOpenOptions = 
       }),
     getThread: async (threadId) => {
       const row = st.threadById.get(threadId) as ThreadRow | undefined;
-      return row ? toThread(row) : null;
+      return row ? visibleThread(row) : null;
     },
     getThreadAccess: async (threadId, principalId) => {
       const row = st.threadById.get(threadId) as ThreadRow | undefined;
       if (!row) return null;
       const grantRow = st.liveGrant.get(threadId, principalId) as GrantRow | undefined;
       return {
-        thread: toThread(row),
+        thread: visibleThread(row),
         ownGrant: grantRow ? toGrant(grantRow) : null,
         ancestorGrant: row.parent_thread_id !== null && st.ancestorGrant.get(threadId, principalId) !== undefined,
       };
     },
     listThreadsWithLiveGrant: async (principalId) =>
-      (st.threadsWithLiveGrant.all(principalId) as ThreadRow[]).map(toThread),
+      (st.threadsWithLiveGrant.all(principalId) as ThreadRow[]).map(visibleThread),
     listLiveGrantsOnThread: async (threadId) => (st.liveGrantsOnThread.all(threadId) as GrantRow[]).map(toGrant),
     listLiveGrantsOfPrincipal: async (principalId) => (st.liveGrantsOf.all(principalId) as GrantRow[]).map(toGrant),
     putGrant: (input) => write((emit, nowIso) => grantInJob(input, emit, nowIso)),
@@ -327,14 +348,16 @@ export async function openSqliteStore(path: string, options: StoreOpenOptions = 
     readEventsAfter: async (threadId, afterSeq, limit) => {
       const head = st.headSeq.get(threadId) as { head_seq: number } | undefined;
       if (!head) throw notFound(`thread ${threadId} not found`);
-      const rows = st.eventsAfter.all(threadId, afterSeq, limit) as EventRow[];
-      return { events: rows.map(toEnvelope), headSeq: head.head_seq };
+      const rows = visibleEvents(threadId, st.eventsAfter.all(threadId, afterSeq, limit) as EventRow[]);
+      return { events: rows.map(toEnvelope), headSeq: visibleHead(threadId, head.head_seq) };
     },
     readEventsBefore: async (threadId, beforeSeq, limit) => {
       const head = st.headSeq.get(threadId) as { head_seq: number } | undefined;
       if (!head) throw notFound(`thread ${threadId} not found`);
-      const rows = st.eventsBefore.all(threadId, beforeSeq, limit) as EventRow[];
-      return { events: rows.reverse().map(toEnvelope), headSeq: head.head_seq };
+      const visible = visibleHead(threadId, head.head_seq);
+      // Below the durable head only: a page read "before" a seq not yet durable starts at the durable head.
+      const rows = st.eventsBefore.all(threadId, Math.min(beforeSeq, visible + 1), limit) as EventRow[];
+      return { events: rows.reverse().map(toEnvelope), headSeq: visible };
     },
 
     putCursor: (threadId, principalId, seq) =>
@@ -399,6 +422,7 @@ export async function openSqliteStore(path: string, options: StoreOpenOptions = 
       closed = true;
       await writes.drained();
       db.close();
+      wal?.close();
     },
   };
   return store;
