@@ -1,7 +1,9 @@
 /**
  * Growth benches, fan-out (issue #19): append-to-receipt latency at a fixed offered rate with
  * many subscribers on one thread, and with many connections spread over many threads, each at a
- * small and a large size, against bare `ws` (`baseline-ws-server.ts`) with the same receivers.
+ * small and a large size, against bare `ws` (`baseline-ws-server.ts`) with the same receivers;
+ * on one thread also against the floor: a relay that only writes the frames, coalesced the way
+ * Bubble's hub writes them (`baseline-ws-server.ts --coalesce`), with a third set of receivers.
  *
  * One Bubble server (limits off, connection caps raised to fit) holds every thread, created
  * through the store before it starts with every bench human a member. In each case both sides'
@@ -68,10 +70,14 @@ interface SideRound {
   answeredP99: number;
 }
 
+type Side = 'ours' | 'base' | 'floor';
+
 interface CaseResult {
   kase: Case;
   ours: SideRound[];
   base: SideRound[];
+  /** The coalescing relay's rounds (one-thread cases only; empty otherwise). */
+  floor: SideRound[];
   jitter: JitterResult[];
   expected: { ours: number; base: number };
   /** How long the baseline's measured load ran (shorter than Bubble's where it cannot keep up). */
@@ -183,6 +189,7 @@ async function runCase(
   bubble: Bubble,
   threadIds: readonly string[],
   baseline: StartedServer,
+  relay: StartedServer,
   options: GrowthOptions,
 ): Promise<CaseResult> {
   const threads = threadIds.slice(0, kase.threads);
@@ -218,7 +225,12 @@ async function runCase(
     measureEvery,
     openAtOnce: 50,
   });
-  const sides: Record<'ours' | 'base', SideSetup> = {
+  // The relay floor only where one thread's frames go to every socket: that is where the writes are the work.
+  const floorReceivers =
+    kase.threads === 1
+      ? openReceivers(processes, kase.connections, { wsUrl: wsUrl(relay), measureEvery, openAtOnce: 50 })
+      : [];
+  const sides: Partial<Record<Side, SideSetup>> = {
     ours: {
       server: bubble,
       receivers: oursReceivers,
@@ -250,29 +262,46 @@ async function runCase(
       clients: kase.connections,
     },
   };
+  if (floorReceivers.length > 0)
+    sides.floor = {
+      server: relay,
+      receivers: floorReceivers,
+      publish: { url: '', urls: [`${relay.url}/publish`], mode: 'baseline', ratePerSecond: options.fanoutRate },
+      warmupMs: WARMUP_MS,
+      durationMs: options.fanoutDurationMs,
+      expectedPerClient: perClient(options.fanoutDurationMs),
+      clients: kase.connections,
+    };
+  const order = Object.keys(sides) as Side[];
   const result: CaseResult = {
     kase,
     ours: [],
     base: [],
+    floor: [],
     jitter: [],
-    expected: { ours: sides.ours.expectedPerClient, base: sides.base.expectedPerClient },
+    expected: { ours: perClient(options.fanoutDurationMs), base: perClient(baselineMs) },
     baselineMs,
     measureEvery,
     processes,
   };
   try {
     const openedAt = performance.now();
-    await Promise.all([...oursReceivers, ...baseReceivers].map((w) => w.next<{ ready: true }>(180_000)));
+    await Promise.all(
+      [...oursReceivers, ...baseReceivers, ...floorReceivers].map((w) => w.next<{ ready: true }>(180_000)),
+    );
     log(
-      `growth fan-out ${describe(kase)}: ${count(kase.connections)} + ${count(kase.connections)} sockets subscribed in ` +
+      `growth fan-out ${describe(kase)}: ${order.map(() => count(kase.connections)).join(' + ')} sockets subscribed in ` +
         `${((performance.now() - openedAt) / 1000).toFixed(1)} s (${processes} receiver process${processes === 1 ? '' : 'es'} a side)`,
     );
     for (let round = 0; round < options.rounds; round += 1) {
       const jitterProbe = new Worker<Record<string, never>>(worker('jitter-probe'), {});
       await jitterProbe.next<{ ready: true }>();
       try {
-        for (const on of round % 2 === 0 ? (['ours', 'base'] as const) : (['base', 'ours'] as const))
-          result[on].push(await measureSide(sides[on]));
+        // Each side goes first in turn, so none always runs on a machine the others warmed.
+        for (let k = 0; k < order.length; k += 1) {
+          const on = order[(round + k) % order.length] as Side;
+          result[on].push(await measureSide(sides[on] as SideSetup));
+        }
         jitterProbe.send('stop');
         result.jitter.push(await jitterProbe.next<JitterResult>());
       } finally {
@@ -284,11 +313,16 @@ async function runCase(
         `growth fan-out ${describe(kase)}, round ${round + 1}: bubble p50 ${ours.pooled.p50.toFixed(2)} p99 ${ours.pooled.p99.toFixed(2)} ms, append answered p99 ${ours.answeredP99.toFixed(1)} ms, from commit p99 ${ours.pooled.fromCreatedAtP99.toFixed(0)} ms ` +
           `(CPU ${(ours.cpu * 100).toFixed(0)}%, drained ${ours.drainMs.toFixed(0)} ms, ${ours.pooled.minPerClient}-${ours.pooled.maxPerClient} of ${result.expected.ours}, ${ours.cpuPerFrameUs.toFixed(2)} µs CPU a frame); ` +
           `baseline p50 ${base.pooled.p50.toFixed(2)} p99 ${base.pooled.p99.toFixed(2)} ms (drained ${base.drainMs.toFixed(0)} ms, ` +
-          `${base.pooled.minPerClient}-${base.pooled.maxPerClient} of ${result.expected.base}, ${base.cpuPerFrameUs.toFixed(2)} µs CPU a frame); host jitter max ${(result.jitter[round] as JitterResult).max.toFixed(1)} ms`,
+          `${base.pooled.minPerClient}-${base.pooled.maxPerClient} of ${result.expected.base}, ${base.cpuPerFrameUs.toFixed(2)} µs CPU a frame); ` +
+          (result.floor[round] === undefined
+            ? ''
+            : `relay floor p50 ${(result.floor[round] as SideRound).pooled.p50.toFixed(2)} p99 ${(result.floor[round] as SideRound).pooled.p99.toFixed(2)} ms ` +
+              `(CPU ${((result.floor[round] as SideRound).cpu * 100).toFixed(0)}%, ${(result.floor[round] as SideRound).cpuPerFrameUs.toFixed(2)} µs CPU a frame); `) +
+          `host jitter max ${(result.jitter[round] as JitterResult).max.toFixed(1)} ms`,
       );
     }
   } finally {
-    await Promise.all([...oursReceivers, ...baseReceivers].map((w) => w.stop()));
+    await Promise.all([...oursReceivers, ...baseReceivers, ...floorReceivers].map((w) => w.stop()));
   }
   return result;
 }
@@ -324,6 +358,7 @@ export async function growthFanoutFigures(root: string, notes: string[], options
     nodeArgs: profiling(options),
   });
   const baseline = await startBaseline('baseline-ws-server', []);
+  const relay = await startBaseline('baseline-ws-server', ['--coalesce']);
   // Every latency here starts with a durable commit: how fast this disk commits, as the fan-out starts.
   const disk = JSON.parse(await runCommand(process.execPath, [worker('fsync-probe'), root])) as {
     commitsPerSecond: number;
@@ -331,10 +366,11 @@ export async function growthFanoutFigures(root: string, notes: string[], options
   log(`growth fan-out: disk ${Math.round(disk.commitsPerSecond)} durable single-row commits/s`);
   const results: CaseResult[] = [];
   try {
-    for (const kase of cases) results.push(await runCase(kase, bubble, threadIds, baseline, options));
+    for (const kase of cases) results.push(await runCase(kase, bubble, threadIds, baseline, relay, options));
   } finally {
     await stopProcess(bubble.child);
     await stopProcess(baseline.child);
+    await stopProcess(relay.child);
   }
   notes.push(
     `Growth, fan-out: one Bubble (rate limits off; \`${raised.join(' ')}\`, the defaults being 4096 in all and 256 per address) holding ${count(mostThreads)} threads with every one of the ` +
@@ -353,7 +389,10 @@ export async function growthFanoutFigures(root: string, notes: string[], options
       `${count(BASELINE_FULL_LOAD_UP_TO)} frames/s it cannot keep up (a 5 s load takes it minutes to send), so there it is offered the same rate for ` +
       `${BASELINE_SHORT_MS / 1000} s after a ${BASELINE_SHORT_WARMUP_MS} ms warm-up: that only flatters it. ` +
       `When the fan-out started this disk allowed ${count(Math.round(disk.commitsPerSecond))} durable single-row commits/s (\`fsync-probe.ts\`): the append answer's p99 in each note is mostly that commit. ` +
-      "Server CPU per frame is the server process's user + system time over the warm-up and the measured load divided by the frames due to the receivers.",
+      "Server CPU per frame is the server process's user + system time over the warm-up and the measured load divided by the frames due to the receivers. " +
+      'The relay floor (one-thread cases): the same baseline process started with `--coalesce`, which encodes each posted frame once and writes every ' +
+      "socket's queue in one write per flush with the hold Bubble's hub uses (`ws-hub.ts`), with no authentication, store or durable commit, and its own receivers " +
+      'offered the same full load: what the writes alone cost on this machine, so the lowest latency any server writing these frames could show here.',
   );
   return report(results, options);
 }
@@ -402,6 +441,23 @@ function report(results: readonly CaseResult[], options: GrowthOptions): GrowthP
           figure.meetsTarget = figure.bubble <= 25;
         }
       }
+      figures.push(figure);
+    }
+    if (r.floor.length === 0) continue;
+    for (const key of ['p50', 'p99'] as const) {
+      const figure: Figure = {
+        section: FANOUT_SECTION,
+        name: `${key}, ${describe(r.kase)} (baseline: the relay floor)`,
+        unit: 'ms',
+        bubble: median(r.ours.map((x) => x.pooled[key])),
+        baseline: median(r.floor.map((x) => x.pooled[key])),
+        better: 'lower',
+      };
+      if (key === 'p99')
+        figure.note =
+          `p99 per round relay floor ${ms(r.floor.map((x) => x.pooled.p99))} ms, max ${ms(r.floor.map((x) => x.pooled.max))} ms; ` +
+          `relay CPU ${r.floor.map((x) => `${(x.cpu * 100).toFixed(0)}%`).join(' / ')} of a core, ${us(r.floor)} µs per frame delivered; ` +
+          `relay: ${delivery(r.floor, r.expected.ours)}`;
       figures.push(figure);
     }
   }

@@ -6,8 +6,8 @@ import type { Connection } from './connection.js';
 import { JoinedFrames, LiveBatch } from './live-batch.js';
 import type { ThreadSubscription } from './thread-subscription.js';
 
-/** How long a flush holds back the next one, as a multiple of the time it took. */
-const HOLD_PER_FLUSH_TIME = 0.5;
+/** How long a flush holds back the next one, as a multiple of the time it took (exported for the bench's relay baseline). */
+export const HOLD_PER_FLUSH_TIME = 0.5;
 
 /**
  * The routing tables of the WebSocket layer, and the one place that turns
