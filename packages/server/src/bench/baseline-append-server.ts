@@ -1,11 +1,13 @@
 /**
  * Baseline for the append benchmark (a child process): a bare Node `http`
  * server that inserts each posted event into better-sqlite3 (WAL,
- * synchronous=FULL) with the same group commit as Bubble: the requests whose
- * bodies arrived in one event-loop turn are inserted in one transaction, and
- * answered once it has committed. So every answered event is as durable as
- * Bubble's. No auth, no validation beyond JSON, no live fan-out, no
- * idempotency or run rules: the floor our server is compared to.
+ * synchronous=FULL) with group commit: the requests whose bodies arrived in one
+ * event-loop turn are inserted in one transaction, and answered once it has
+ * committed. So every answered event is as durable as Bubble's. No auth, no
+ * validation beyond JSON, no live fan-out, no idempotency or run rules. It
+ * waits for the disk on the event loop at every COMMIT, as Bubble did until it
+ * moved that sync to the thread pool (`store/sqlite/sqlite-wal-sync.ts`): the
+ * plain way to build this, which Bubble is compared to.
  *
  * Usage: node baseline-append-server.js <dataDir>; prints `listening on PORT`.
  */

@@ -130,14 +130,9 @@ export interface BubbleStore {
 export type DurableSync = (done: (error: Error | null) => void) => void;
 
 export interface StoreOpenOptions {
-  /** Called synchronously right after each commit, in commit order (per thread, seq order). */
+  /** Called once each commit is durable, in commit order (per thread, seq order), before its writes are answered. */
   onCommit?: (messages: LiveBusMessage[]) => void;
   now?: () => Date;
-  /**
-   * SQLite only, for tests: wraps the sync that makes commits durable (`group-commit.ts`), to
-   * hold it back or fail it.
-   */
-  wrapDurableSync?: (sync: DurableSync) => DurableSync;
 }
 
 export interface NewPrincipal {

@@ -12,7 +12,7 @@ import type { WsDeps, WsOptions } from './ws-deps.js';
 export const WS_PATH = '/v1/ws';
 const DEFAULT_MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 /** The longest a flush holds back the next one (`ws-hub.ts`), ms; exported for the bench's relay baseline. */
-export const DEFAULT_FLUSH_INTERVAL_MS = 5;
+export const DEFAULT_FLUSH_INTERVAL_MS = 20;
 /** A socket's queue is written out early once it holds this much (or a quarter of the limit). */
 const FLUSH_THRESHOLD_BYTES = 256 * 1024;
 /** How long `close()` waits for clients to answer the close handshake before cutting them off. */

@@ -50,9 +50,9 @@ export interface WsOptions {
    */
   maxBufferedBytes?: number;
   /**
-   * The longest a flush may wait after the previous one, in ms (default 5).
-   * The wait is half as long as the previous flush took, so a lone event goes out
-   * at once and heavy fan-out is written several frames per syscall. 0 flushes
+   * The longest a flush may wait after the previous one, in ms (default 20).
+   * The wait is as long as the previous flush took, so a lone event goes out
+   * at once and heavy fan-out is written many frames per syscall. 0 flushes
    * at the end of every turn.
    */
   flushIntervalMs?: number;

@@ -7,7 +7,7 @@ import { JoinedFrames, LiveBatch } from './live-batch.js';
 import type { ThreadSubscription } from './thread-subscription.js';
 
 /** How long a flush holds back the next one, as a multiple of the time it took (exported for the bench's relay baseline). */
-export const HOLD_PER_FLUSH_TIME = 0.5;
+export const HOLD_PER_FLUSH_TIME = 1;
 
 /**
  * The routing tables of the WebSocket layer, and the one place that turns
@@ -24,16 +24,19 @@ export const HOLD_PER_FLUSH_TIME = 0.5;
  *   JWT was issued before it.
  *
  * Writes are coalesced. Sockets that got frames in a turn are flushed together
- * at its end (a microtask), one corked burst (one `writev`) each. The next
- * flush then waits half as long as this one took (at most
- * `maxFlushIntervalMs`), so socket writes never take more than about two
- * thirds of a busy event loop: a lone event, or a few sockets, go out at once,
- * while heavy fan-out (many sockets, many events) is written several frames
- * per syscall, and the time saved is what the appends that feed it need.
- * Measured at 100 subscribers and 1,000 events/s (`npm run bench:server`,
- * 2-core AMD EPYC, 3 runs of 3 rounds each), a hold of 1x the flush time gave
- * p50 2.1 ms / p99 5.7-7.3 ms at 43-45% of a core; 0.5x gives p50 0.8-0.9 ms /
- * p99 4.6-6.4 ms at 52-59%; no hold at all, 56-61% for the same latency.
+ * at its end (a microtask), one write each. The next flush then waits as long
+ * as this one took (at most `maxFlushIntervalMs`), so socket writes never take
+ * more than about half of a busy event loop: a lone event, or a few sockets, go
+ * out at once, while heavy fan-out (many sockets, many events) is written many
+ * frames per syscall, and the time saved is what the appends that feed it need.
+ * On this 2-core VM a write to a loopback socket costs about 6.5 µs plus 0.5 µs
+ * per 280-byte frame it carries, so at 1,000 subscribers and 1,000 events/s
+ * (1,000,000 frames/s) the frames per write decide whether the server keeps up.
+ * Measured there (`bench:server` growth fan-out, 2 rounds each, commits synced
+ * off the loop): a hold of 1x the flush time, at most 20 ms, gave p99 68 / 174
+ * ms at 0.69-0.77 µs a frame; 0.5x at most 20 ms, 253 / 200 ms; 0.5x at most
+ * 5 ms (the earlier setting), 497 / 2,015 ms at 0.77-0.83 µs. At 100
+ * subscribers the three gave p99 34 / 22, 31 / 123 and 48 / 337 ms.
  */
 export class WsHub {
   readonly #threadSubscriptions = new Map<string, Set<ThreadSubscription>>();

@@ -1,21 +1,8 @@
 import { BubbleError } from '../../errors/bubble-error.js';
 
-/**
- * 503 for a database that cannot be reached or is shutting a connection down: the request may
- * well succeed if sent again (the pool reconnects). The catalogue has no 503 code yet, so this
- * carries `internal` (500's code, also retryable) with the status 503 and a `Retry-After`.
- */
-export class StoreUnavailableError extends BubbleError {
-  constructor(cause: unknown) {
-    super('internal', 'the database is unavailable; try again', {}, { 'retry-after': '1' });
-    this.name = 'StoreUnavailableError';
-    this.cause = cause;
-  }
+import { StoreUnavailableError } from '../store-errors.js';
 
-  override get status(): number {
-    return 503;
-  }
-}
+export { StoreUnavailableError };
 
 /** Node socket errors that mean the connection, not the request, failed. */
 const NETWORK_CODES = new Set([

@@ -1,6 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { LiveBusMessage } from '../../live/live-bus.js';
-import { StoreUnavailableError } from '../postgres/postgres-errors.js';
+import { StoreUnavailableError } from '../store-errors.js';
 import type { DurableSync } from '../store.js';
 
 /**
@@ -15,7 +15,7 @@ interface GroupRun {
   messages: LiveBusMessage[];
 }
 
-interface Pending {
+interface QueuedJob {
   run: WriteJob<unknown>;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
@@ -23,19 +23,19 @@ interface Pending {
 
 /** A committed group waiting for the sync that makes it durable. */
 interface Unsynced {
-  batch: Pending[];
+  batch: QueuedJob[];
   run: GroupRun;
 }
 
 /** The seqs of a thread committed but not yet durable. */
-interface PendingSeqs {
+interface UndurableSeqs {
   from: number;
   to: number;
 }
 
 /**
  * Group commit. Writes that arrive while the event loop is busy are queued and
- * committed together in one transaction (one fsync). A group first runs without
+ * committed together in one transaction (one sync of the disk). A group first runs without
  * savepoints; if a job throws, the attempt is rolled back and the group runs
  * again with each job in its own savepoint, so that one job's failure rolls back
  * only that job (the first attempt's results and messages are dropped: nothing
@@ -47,15 +47,19 @@ interface PendingSeqs {
  * waiting for the disk), "after COMMIT" means after the sync that follows it: a group is
  * committed at once, then one `sync` runs in the thread pool for every group committed since the
  * last one began, and only when it answers are those groups' messages published and their
- * promises settled, in commit order. The event loop never waits for the disk, and a slow flush
- * is shared by every write that arrived meanwhile. Until then their events are committed but not
+ * promises settled, in commit order. The event loop no longer waits for the disk at every commit
+ * (it still does at SQLite's automatic checkpoints, every 1,000 WAL pages), and a slow flush is
+ * shared by every write that arrived meanwhile. Until then their events are committed but not
  * durable: `pendingFrom` tells the store's readers which seqs of a thread not to show yet, so no
- * one reads an event that a power cut could still take back. A failed sync fails its groups'
- * writes and every later one (`unavailable`): what the disk holds is no longer known, and a
- * restart is what recovers it.
+ * one reads an event (or a head) that a power cut could still take back. Other rows of such a
+ * group (a grant, a token, an artifact version) are readable at once: each was asked for by a
+ * caller allowed to make it, and is answered only once durable. A failed sync fails its groups'
+ * writes and every later one with a 503, and `assertHealthy` (the store's `ping`, so the
+ * server's health check) fails from then on: what the disk holds is no longer known, and the
+ * operator must restart the server.
  */
 export class GroupCommit {
-  #queue: Pending[] = [];
+  #queue: QueuedJob[] = [];
   #scheduled = false;
   #idle: Array<() => void> = [];
   readonly #begin: Statement;
@@ -71,7 +75,7 @@ export class GroupCommit {
   #unsynced: Unsynced[] = [];
   #syncing = false;
   #failed: Error | null = null;
-  readonly #pending = new Map<string, PendingSeqs>();
+  readonly #undurable = new Map<string, UndurableSeqs>();
 
   constructor(db: Database, onCommit: (messages: LiveBusMessage[]) => void, sync?: DurableSync) {
     this.#db = db;
@@ -106,8 +110,13 @@ export class GroupCommit {
    * The first seq of `threadId` that is committed but not durable yet (readers show only the
    * seqs below it), or undefined when every committed event of the thread is durable.
    */
+  /** Throws once a sync has failed (see the class comment). */
+  assertHealthy(): void {
+    if (this.#failed !== null) throw this.#failed;
+  }
+
   pendingFrom(threadId: string): number | undefined {
-    return this.#pending.get(threadId)?.from;
+    return this.#undurable.get(threadId)?.from;
   }
 
   #flush(): void {
@@ -134,7 +143,7 @@ export class GroupCommit {
     this.#notifyIdle();
   }
 
-  #commitGroup(batch: Pending[]): void {
+  #commitGroup(batch: QueuedJob[]): void {
     this.#begin.run();
     // Most groups have no failing job: run them without a savepoint each. When one throws,
     // undo the whole attempt and run the group again with every job in its own savepoint.
@@ -153,8 +162,8 @@ export class GroupCommit {
       if (message.kind !== 'events' || message.events.length === 0) continue;
       const first = (message.events[0] as { seq: number }).seq;
       const last = (message.events[message.events.length - 1] as { seq: number }).seq;
-      const seqs = this.#pending.get(message.threadId);
-      if (seqs === undefined) this.#pending.set(message.threadId, { from: first, to: last });
+      const seqs = this.#undurable.get(message.threadId);
+      if (seqs === undefined) this.#undurable.set(message.threadId, { from: first, to: last });
       else seqs.to = last;
     }
     this.#unsynced.push({ batch, run: ran });
@@ -162,7 +171,7 @@ export class GroupCommit {
   }
 
   /** Publishes a durable group's messages, then settles its promises. */
-  #settle(batch: Pending[], ran: GroupRun): void {
+  #settle(batch: QueuedJob[], ran: GroupRun): void {
     if (ran.messages.length > 0) this.#onCommit(ran.messages);
     batch.forEach((job, i) => {
       const outcome = ran.outcomes[i];
@@ -178,34 +187,43 @@ export class GroupCommit {
     this.#syncing = true;
     const covered = this.#unsynced;
     this.#unsynced = [];
-    sync((error) => {
+    const finish = (error: Error | null): void => {
       this.#syncing = false;
       if (error !== null) this.#failSync(covered, error);
       else {
         for (const group of covered) {
           this.#markDurable(group.run.messages);
-          this.#settle(group.batch, group.run);
+          try {
+            this.#settle(group.batch, group.run);
+          } catch {
+            // A listener's failure must not stop the groups behind it.
+          }
         }
       }
       this.#startSync();
       this.#notifyIdle();
-    });
+    };
+    try {
+      sync(finish);
+    } catch (error) {
+      finish(error instanceof Error ? error : new Error(String(error)));
+    }
   }
 
   #markDurable(messages: readonly LiveBusMessage[]): void {
     for (const message of messages) {
       if (message.kind !== 'events' || message.events.length === 0) continue;
       const last = (message.events[message.events.length - 1] as { seq: number }).seq;
-      const seqs = this.#pending.get(message.threadId);
+      const seqs = this.#undurable.get(message.threadId);
       if (seqs === undefined) continue;
-      if (seqs.to <= last) this.#pending.delete(message.threadId);
+      if (seqs.to <= last) this.#undurable.delete(message.threadId);
       else seqs.from = last + 1;
     }
   }
 
   /** The disk refused: these groups' writes, and every later one, fail; their events stay unread. */
   #failSync(covered: readonly Unsynced[], cause: Error): void {
-    const error = new StoreUnavailableError(cause);
+    const error = new StoreUnavailableError(cause, 'the disk refused to make writes durable; restart the server');
     this.#failed = error;
     const groups = [...covered, ...this.#unsynced];
     this.#unsynced = [];
@@ -215,7 +233,7 @@ export class GroupCommit {
   }
 
   /** Runs every job of the group; without `isolated`, answers null at the first job that throws. */
-  #runJobs(batch: Pending[], isolated: boolean): GroupRun | null {
+  #runJobs(batch: QueuedJob[], isolated: boolean): GroupRun | null {
     const outcomes: Outcome[] = [];
     const messages: LiveBusMessage[] = [];
     for (const job of batch) {

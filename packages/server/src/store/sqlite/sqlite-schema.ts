@@ -165,7 +165,8 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
 export const SCHEMA_VERSION = latestVersion(SQLITE_MIGRATIONS);
 
 /**
- * WAL, durable commits (synchronous=FULL), then any pending migrations; returns the versions applied now.
+ * WAL, durable commits (synchronous=FULL; the store then makes its own commits durable off the
+ * event loop, `sqlite-wal-sync.ts`), then any pending migrations; returns the versions applied now.
  * Two processes opening one file at once (the server and the operator's CLI) are kept apart by
  * BEGIN IMMEDIATE: the second waits (busy_timeout), then re-reads what is applied and skips it.
  */

@@ -5,7 +5,7 @@ import { RUN_BOUND_TYPES, type RunState, stepRun } from '../../domain/run-rules.
 import { isSameEvent } from '../../domain/same-event.js';
 import { newEventId } from '../../domain/ids.js';
 import type { LiveBusMessage } from '../../live/live-bus.js';
-import type { AppendInput, AppendResult, BubbleStore, StoreOpenOptions } from '../store.js';
+import type { AppendInput, AppendResult, BubbleStore, DurableSync, StoreOpenOptions } from '../store.js';
 import { GroupCommit } from './group-commit.js';
 import { openWalForSync } from './sqlite-wal-sync.js';
 import type { SqliteStoreContext } from './sqlite-context.js';
@@ -30,7 +30,17 @@ import {
 } from './sqlite-rows.js';
 
 /** Opens (creating if needed) the SQLite store in the file `path`. */
-export async function openSqliteStore(path: string, options: StoreOpenOptions = {}): Promise<BubbleStore> {
+/** Not part of the store's options: for this package's tests only. */
+export interface SqliteInternals {
+  /** Wraps the sync that makes commits durable (`group-commit.ts`), to hold it back or fail it. */
+  wrapDurableSync?: (sync: DurableSync) => DurableSync;
+}
+
+export async function openSqliteStore(
+  path: string,
+  options: StoreOpenOptions = {},
+  internals: SqliteInternals = {},
+): Promise<BubbleStore> {
   const db = new Database(path);
   try {
     prepareDatabase(db);
@@ -41,8 +51,8 @@ export async function openSqliteStore(path: string, options: StoreOpenOptions = 
   const st = prepareStatements(db);
   const now = options.now ?? (() => new Date());
   const onCommit = options.onCommit;
-  const wal = openWalForSync(db, path);
-  const sync = wal === null ? undefined : (options.wrapDurableSync ?? ((s) => s))(wal.sync);
+  const wal = openWalForSync(db);
+  const sync = wal === null ? undefined : (internals.wrapDurableSync ?? ((s) => s))(wal.sync);
   const writes = new GroupCommit(
     db,
     (messages) => {
@@ -415,14 +425,15 @@ export async function openSqliteStore(path: string, options: StoreOpenOptions = 
     },
 
     ping: async () => {
+      writes.assertHealthy();
       st.ping.get();
     },
     close: async () => {
       if (closed) return;
       closed = true;
       await writes.drained();
-      db.close();
       wal?.close();
+      db.close();
     },
   };
   return store;

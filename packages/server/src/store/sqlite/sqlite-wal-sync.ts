@@ -16,21 +16,31 @@ export interface WalSync {
  * thread pool, and a write is answered, and its events published, only once it has
  * (`group-commit.ts`): durable as with `synchronous = FULL`, which made every COMMIT wait for
  * the disk on the event loop (a quarter of it at 1,000 commits/s, and all of it while the disk
- * stalled). SQLite keeps the WAL file (same inode, reset in place after a checkpoint) while a
- * connection is open and `journal_size_limit` is unset, so one descriptor serves the store's
- * life. Checkpoints still sync the WAL and the database file themselves.
+ * stalled). SQLite deletes the WAL file only when the last connection to the database closes or
+ * the journal mode leaves WAL (which needs an exclusive lock, refused while this connection is
+ * open); checkpoints reset and truncate it in place. So one descriptor, opened on the file SQLite
+ * itself names (`PRAGMA database_list`, symlinks resolved), serves the store's life. Automatic
+ * checkpoints still sync the WAL and the database file themselves, on the event loop.
  *
- * Null, with the connection left at FULL, for a database without a WAL file (in memory).
+ * Null, with the connection left at FULL (every COMMIT syncing), where no WAL file can be opened:
+ * a database in memory, or a file SQLite has not given one.
  */
-export function openWalForSync(db: Database, path: string): WalSync | null {
-  if (db.memory || path === '' || path === ':memory:') return null;
+export function openWalForSync(db: Database): WalSync | null {
+  if (db.memory) return null;
+  const main = (db.pragma('database_list') as Array<{ name: string; file: string }>).find((d) => d.name === 'main');
+  if (main === undefined || main.file === '') return null;
   let fd: number;
   try {
-    fd = openSync(`${path}-wal`, 'r+');
+    fd = openSync(`${main.file}-wal`, 'r+');
   } catch {
     return null;
   }
-  db.pragma('synchronous = NORMAL');
+  try {
+    db.pragma('synchronous = NORMAL');
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
   return {
     sync: (done) => fdatasync(fd, (error) => done(error ?? null)),
     close: () => closeSync(fd),
