@@ -64,6 +64,17 @@ export async function runCommand(command: string, args: string[]): Promise<strin
   return stdout;
 }
 
+/**
+ * Writes out every dirty page of the machine (`sync`) and says how long it took: a section that
+ * wrote a lot (a million seeded events) leaves the kernel flushing for a while, and the next
+ * section's durable commits would wait behind it. Called before a latency section starts.
+ */
+export async function settleDisk(): Promise<number> {
+  const startedAt = performance.now();
+  await runCommand('sync', []);
+  return performance.now() - startedAt;
+}
+
 /** A worker forked from a compiled bench module, spoken to with IPC messages. */
 export class Worker<TJob> {
   readonly #child: ChildProcess;

@@ -1,9 +1,10 @@
 /** Fan-out latency, append to receipt, at 1, 10 and 100 subscribers, limits off and on, against bare `ws`. */
 import type { FanoutJob, FanoutResult } from './fanout-subscribers.js';
 import type { PublishJob, PublishResult } from './fanout-publisher.js';
+import type { DiskProbeResult } from './disk-probe.js';
 import type { JitterResult } from './jitter-probe.js';
 import { median, type Figure } from './bench-report.js';
-import { cpuMs, sleep, stopProcess, Worker, type StartedServer } from './bench-processes.js';
+import { cpuMs, settleDisk, sleep, stopProcess, Worker, type StartedServer } from './bench-processes.js';
 import { BENCH_HUMANS, createThread, type Bubble, type Limits } from './bench-bubble.js';
 import { inTurn, log, named, startBaseline, startBubbles, stopBubbles, worker } from './bench-common.js';
 
@@ -52,6 +53,7 @@ interface FanoutRound {
   ours: Map<Limits, FanoutResult>;
   base: FanoutResult;
   jitter: JitterResult;
+  disk: DiskProbeResult;
   /** CPU each Bubble server used during its part of the round, as a share of one core. */
   ourCpu: Map<Limits, number>;
 }
@@ -61,9 +63,13 @@ async function fanoutRound(
   order: readonly Limits[],
   baseline: StartedServer,
   clients: number,
+  /** A folder on the disk the servers write to, for the disk probe. */
+  probeDir: string,
 ): Promise<FanoutRound> {
   const jitterProbe = new Worker<Record<string, never>>(worker('jitter-probe'), {});
+  const diskProbe = new Worker<{ dir: string }>(worker('disk-probe'), { dir: probeDir });
   await jitterProbe.next<{ ready: true }>();
+  await diskProbe.next<{ ready: true }>();
   try {
     const ours = new Map<Limits, FanoutResult>();
     const ourCpu = new Map<Limits, number>();
@@ -95,13 +101,22 @@ async function fanoutRound(
       ratePerSecond: FANOUT_RATE,
     });
     jitterProbe.send('stop');
-    return { ours, base, ourCpu, jitter: await jitterProbe.next<JitterResult>() };
+    diskProbe.send('stop');
+    return {
+      ours,
+      base,
+      ourCpu,
+      jitter: await jitterProbe.next<JitterResult>(),
+      disk: await diskProbe.next<DiskProbeResult>(),
+    };
   } finally {
     await jitterProbe.stop();
+    await diskProbe.stop();
   }
 }
 
 export async function fanoutFigures(root: string, notes: string[], modes: readonly Limits[]): Promise<Figure[]> {
+  log(`fan-out: the disk settled (sync) in ${((await settleDisk()) / 1000).toFixed(1)} s`);
   const bubbles = await startBubbles(root, 'fanout', modes);
   const baseline = await startBaseline('baseline-ws-server', []);
   const figures: Figure[] = [];
@@ -112,7 +127,7 @@ export async function fanoutFigures(root: string, notes: string[], modes: readon
     for (const clients of [1, 10, 100]) {
       const rounds: FanoutRound[] = [];
       for (let round = 0; round < FANOUT_ROUNDS; round += 1) {
-        const result = await fanoutRound(bubbles, inTurn(modes, round), baseline, clients);
+        const result = await fanoutRound(bubbles, inTurn(modes, round), baseline, clients, root);
         rounds.push(result);
         const ours = modes
           .map((limits) => {
@@ -125,7 +140,8 @@ export async function fanoutFigures(root: string, notes: string[], modes: readon
           .join('; ');
         log(
           `fan-out ${clients}, round ${round + 1}: ${ours}; baseline p50 ${result.base.p50.toFixed(2)} p99 ${result.base.p99.toFixed(2)} ms; ` +
-            `host jitter max ${ms(result.jitter.max)} ms, ${result.jitter.stallsOver10Ms} stalls >= 10 ms`,
+            `host jitter max ${ms(result.jitter.max)} ms, ${result.jitter.stallsOver10Ms} stalls >= 10 ms; ` +
+            `disk sync max ${ms(result.disk.max)} ms, ${result.disk.stallsOver20Ms} over 20 ms`,
         );
       }
       const delivery = (results: FanoutResult[]): string => {
@@ -159,6 +175,7 @@ export async function fanoutFigures(root: string, notes: string[], modes: readon
               `bubble createdAt to receipt p99 ${ours.map((r) => r.fromCreatedAtP99.toFixed(0)).join(' / ')} ms; ` +
               `bubble server CPU ${rounds.map((r) => pct(r.ourCpu.get(limits)!)).join(' / ')} of a core; ` +
               `host jitter max ${rounds.map((r) => ms(r.jitter.max)).join(' / ')} ms; ` +
+              `disk sync (4 KiB + fdatasync every 10 ms) max ${rounds.map((r) => ms(r.disk.max)).join(' / ')} ms; ` +
               `bubble: ${delivery(ours)}; baseline: ${delivery(rounds.map((r) => r.base))}`;
           }
           figures.push(figure);
@@ -175,7 +192,8 @@ export async function fanoutFigures(root: string, notes: string[], modes: readon
       `${FANOUT_ROUNDS} rounds per subscriber count (Bubble with limits off and on in turn, then the baseline, in each), each figure the median of the rounds. ` +
       'Bubble latency includes the HTTP append, validation, the durable commit and the fan-out; the baseline only relays the POST body to its sockets. ' +
       'A p99 over 5,000 events at 1,000/s is the 50th-worst event, so one 30 ms stall of the machine (see host jitter: an idle process timing 1 ms timers during the round) ' +
-      "puts about 30 ms into that round's p99 whatever the server does.",
+      "puts about 30 ms into that round's p99 whatever the server does; so does one slow sync of the disk for Bubble, whose appends are answered and " +
+      'published only once durable (see disk sync: a 4 KiB write and `fdatasync` every 10 ms during the round, `disk-probe.ts`).',
   );
   return figures;
 }

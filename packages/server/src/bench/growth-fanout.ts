@@ -14,10 +14,20 @@ import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FanoutJob, FanoutResult } from './fanout-subscribers.js';
 import type { PublishJob, PublishResult } from './fanout-publisher.js';
+import type { DiskProbeResult } from './disk-probe.js';
 import type { JitterResult } from './jitter-probe.js';
 import { profiling, type GrowthOptions } from './growth-options.js';
 import { median, quantile, type Figure, type GrowthRow } from './bench-report.js';
-import { cpuMs, httpJson, runCommand, sleep, stopProcess, Worker, type StartedServer } from './bench-processes.js';
+import {
+  cpuMs,
+  httpJson,
+  runCommand,
+  settleDisk,
+  sleep,
+  stopProcess,
+  Worker,
+  type StartedServer,
+} from './bench-processes.js';
 import { BENCH_HUMANS, startBubble, type Bubble } from './bench-bubble.js';
 import { log, serverBin, startBaseline, worker } from './bench-common.js';
 import { seedThreads } from './growth-seed.js';
@@ -79,6 +89,7 @@ interface CaseResult {
   /** The coalescing relay's rounds (one-thread cases only; empty otherwise). */
   floor: SideRound[];
   jitter: JitterResult[];
+  disk: DiskProbeResult[];
   expected: { ours: number; base: number };
   /** How long the baseline's measured load ran (shorter than Bubble's where it cannot keep up). */
   baselineMs: number;
@@ -191,6 +202,8 @@ async function runCase(
   baseline: StartedServer,
   relay: StartedServer,
   options: GrowthOptions,
+  /** A folder on the disk the server writes to, for the disk probe. */
+  probeDir: string,
 ): Promise<CaseResult> {
   const threads = threadIds.slice(0, kase.threads);
   // Subscribe from each thread's head: earlier cases' events are no backlog of this one.
@@ -279,6 +292,7 @@ async function runCase(
     base: [],
     floor: [],
     jitter: [],
+    disk: [],
     expected: { ours: perClient(options.fanoutDurationMs), base: perClient(baselineMs) },
     baselineMs,
     measureEvery,
@@ -295,7 +309,9 @@ async function runCase(
     );
     for (let round = 0; round < options.rounds; round += 1) {
       const jitterProbe = new Worker<Record<string, never>>(worker('jitter-probe'), {});
+      const diskProbe = new Worker<{ dir: string }>(worker('disk-probe'), { dir: probeDir });
       await jitterProbe.next<{ ready: true }>();
+      await diskProbe.next<{ ready: true }>();
       try {
         // Each side goes first in turn, so none always runs on a machine the others warmed.
         for (let k = 0; k < order.length; k += 1) {
@@ -304,8 +320,11 @@ async function runCase(
         }
         jitterProbe.send('stop');
         result.jitter.push(await jitterProbe.next<JitterResult>());
+        diskProbe.send('stop');
+        result.disk.push(await diskProbe.next<DiskProbeResult>());
       } finally {
         await jitterProbe.stop();
+        await diskProbe.stop();
       }
       const ours = result.ours[round] as SideRound;
       const base = result.base[round] as SideRound;
@@ -318,7 +337,8 @@ async function runCase(
             ? ''
             : `relay floor p50 ${(result.floor[round] as SideRound).pooled.p50.toFixed(2)} p99 ${(result.floor[round] as SideRound).pooled.p99.toFixed(2)} ms ` +
               `(CPU ${((result.floor[round] as SideRound).cpu * 100).toFixed(0)}%, ${(result.floor[round] as SideRound).cpuPerFrameUs.toFixed(2)} µs CPU a frame); `) +
-          `host jitter max ${(result.jitter[round] as JitterResult).max.toFixed(1)} ms`,
+          `host jitter max ${(result.jitter[round] as JitterResult).max.toFixed(1)} ms; ` +
+          `disk sync max ${(result.disk[round] as DiskProbeResult).max.toFixed(1)} ms (${(result.disk[round] as DiskProbeResult).stallsOver20Ms} over 20 ms)`,
       );
     }
   } finally {
@@ -360,13 +380,14 @@ export async function growthFanoutFigures(root: string, notes: string[], options
   const baseline = await startBaseline('baseline-ws-server', []);
   const relay = await startBaseline('baseline-ws-server', ['--coalesce']);
   // Every latency here starts with a durable commit: how fast this disk commits, as the fan-out starts.
+  log(`growth fan-out: the disk settled (sync) in ${((await settleDisk()) / 1000).toFixed(1)} s`);
   const disk = JSON.parse(await runCommand(process.execPath, [worker('fsync-probe'), root])) as {
     commitsPerSecond: number;
   };
   log(`growth fan-out: disk ${Math.round(disk.commitsPerSecond)} durable single-row commits/s`);
   const results: CaseResult[] = [];
   try {
-    for (const kase of cases) results.push(await runCase(kase, bubble, threadIds, baseline, relay, options));
+    for (const kase of cases) results.push(await runCase(kase, bubble, threadIds, baseline, relay, options, root));
   } finally {
     await stopProcess(bubble.child);
     await stopProcess(baseline.child);
@@ -430,6 +451,7 @@ function report(results: readonly CaseResult[], options: GrowthOptions): GrowthP
           `bubble append answered (send to HTTP answer, the durable commit included) p99 ${ms(r.ours.map((x) => x.answeredP99))} ms; ` +
           `bubble createdAt (taken as the commit starts) to receipt p99 ${r.ours.map((x) => x.pooled.fromCreatedAtP99.toFixed(0)).join(' / ')} ms; ` +
           `host jitter max ${ms(r.jitter.map((j) => j.max))} ms; ` +
+          `disk sync (4 KiB + fdatasync every 10 ms, \`disk-probe.ts\`) max ${ms(r.disk.map((d) => d.max))} ms, ${r.disk.map((d) => d.stallsOver20Ms).join(' / ')} syncs over 20 ms; ` +
           `${r.measureEvery === 1 ? 'every receipt timed' : `every ${r.measureEvery}th client timed (${count(r.ours[0]?.pooled.timed ?? 0)} receipts a round)`}; ` +
           `server CPU per frame delivered bubble ${us(r.ours)}, baseline ${us(r.base)} µs; ` +
           `bubble: ${delivery(r.ours, r.expected.ours)}; baseline: ${delivery(r.base, r.expected.base)}` +
