@@ -106,15 +106,15 @@ export class GroupCommit {
     return new Promise((resolve) => this.#idle.push(resolve));
   }
 
-  /**
-   * The first seq of `threadId` that is committed but not durable yet (readers show only the
-   * seqs below it), or undefined when every committed event of the thread is durable.
-   */
   /** Throws once a sync has failed (see the class comment). */
   assertHealthy(): void {
     if (this.#failed !== null) throw this.#failed;
   }
 
+  /**
+   * The first seq of `threadId` that is committed but not durable yet (readers show only the
+   * seqs below it), or undefined when every committed event of the thread is durable.
+   */
   pendingFrom(threadId: string): number | undefined {
     return this.#undurable.get(threadId)?.from;
   }
