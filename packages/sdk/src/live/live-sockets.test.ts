@@ -258,7 +258,23 @@ describe('BubbleLive subscribing many threads', () => {
     live.subscribeThread('th_3');
     live.subscribeThread('th_4');
     await tick(SUBSCRIBE_LINGER_MS + 5);
-    expect(socket.ofType('subscribe_batch')).toHaveLength(2);
+    expect(socket.ofType('subscribe_batch').length).toBeGreaterThanOrEqual(2);
+    // The refused ones are not stranded: they go again in a batch after a backoff, never one by one.
+    const batched = () =>
+      socket.ofType('subscribe_batch').flatMap((frame) => frame.subscriptions.map((e) => e.threadId));
+    for (let waited = 0; batched().filter((t) => t === 'th_1').length < 2 && waited < 5_000; waited += 20)
+      await tick(20);
+    expect(
+      batched()
+        .filter((t) => t === 'th_1' || t === 'th_2')
+        .sort(),
+    ).toEqual(['th_1', 'th_1', 'th_2', 'th_2']);
+    expect(
+      batched()
+        .filter((t) => t === 'th_3' || t === 'th_4')
+        .sort(),
+    ).toEqual(['th_3', 'th_4']);
+    expect(socket.ofType('subscribe')).toHaveLength(0);
   });
 
   it('subscribes again a batch refused whole (rate_limited without id), told apart from a refused ping by order', async () => {
@@ -294,20 +310,42 @@ describe('BubbleLive subscribing many threads', () => {
     expect(socket.ofType('subscribe')).toEqual([{ type: 'subscribe', id: 's1', threadId: 'th_0', afterSeq: 0 }]);
   });
 
-  it('sends no ping while a batch awaits its first answer (that answer is the sign of life)', async () => {
+  it('keeps pinging while a batch awaits its first answer; a pong behind a batch shows it was not refused whole', async () => {
     const { live, transport } = makeLive({ heartbeatIntervalMs: 30, heartbeatTimeoutMs: 200 });
     live.subscribeThread('th_1');
     live.subscribeThread('th_2');
     const socket = transport.sockets[0]!;
     await signIn(socket);
-    await tick(100);
-    expect(socket.ofType('ping')).toEqual([]);
-    // Once it is answered, pings go again (the first after the wait for the skipped one's answer).
-    socket.push({ type: 'subscribed', id: 's1', headSeq: 0 });
-    for (let waited = 0; socket.ofType('ping').length === 0 && waited < 1_000; waited += 10) await tick(10);
-    expect(socket.ofType('ping')).toHaveLength(1);
-    socket.push({ type: 'pong' });
+    expect(socket.ofType('subscribe_batch')).toHaveLength(1);
+    // The batch's answer is slow (a busy server): the pings go on and are answered, so the socket stays.
+    let pongs = 0;
+    for (let waited = 0; socket.ofType('ping').length < 3 && waited < 2_000; waited += 10) {
+      await tick(10);
+      for (; pongs < socket.ofType('ping').length; pongs += 1) socket.push({ type: 'pong' });
+    }
+    expect(socket.ofType('ping').length).toBeGreaterThanOrEqual(3);
     expect(transport.sockets).toHaveLength(1);
+    // The pongs came after the batch, and it was not refused before them: an error without id now is a ping's.
+    socket.push(rateLimited());
+    await tick(120);
+    expect(socket.ofType('subscribe_batch')).toHaveLength(1);
+    expect(socket.ofType('subscribe')).toEqual([]);
+  });
+
+  it('subscribes again, after a backoff, a batch refused whole for another reason (an internal error without id)', async () => {
+    const { live, transport } = makeLive();
+    const subscription = live.subscribeThread('th_1');
+    live.subscribeThread('th_2');
+    const socket = transport.sockets[0]!;
+    await signIn(socket);
+    expect(batchOf(socket).map((entry) => entry.threadId)).toEqual(['th_1', 'th_2']);
+    socket.push({ type: 'error', error: { code: 'internal', message: 'try again', details: {} } });
+    for (let waited = 0; socket.ofType('subscribe_batch').length < 2 && waited < 5_000; waited += 20) await tick(20);
+    expect(batchOf(socket).map((entry) => entry.threadId)).toEqual(['th_1', 'th_2']);
+    const [again] = batchOf(socket);
+    socket.push({ type: 'subscribed', id: again!.id, headSeq: 1 });
+    socket.push({ type: 'event', id: again!.id, event: event(1, 'th_1') });
+    expect(await subscription.next()).toMatchObject({ value: { seq: 1, threadId: 'th_1' } });
   });
 
   it(`paces one subscribe each: at most ${PACED_WINDOW} unanswered, none during a rate_limited wait, then one at a time`, async () => {

@@ -68,10 +68,13 @@ export class SubscribeQueue {
   #takesBatches = false;
   /** Entries sent in a batch and not answered yet, by wire id: what to send again if batches are refused. */
   readonly #unanswered = new Map<string, SubscribeFrame>();
-  /** Until `#takesBatches`: the wire ids of each batch sent that has had no answer, oldest first. */
-  #unsure: string[][] = [];
-  /** Pings sent and not answered yet: all of them went before every batch in `#unsure`. */
-  #pings = 0;
+  /**
+   * The frames without an id sent and not answered yet, in the order they went: pings, and (until
+   * `#takesBatches`) batches with the wire ids of their entries. A server answers a socket's frames
+   * in the order it reads them, so an answer without an id (a `pong`, an `error` with no id) is the
+   * oldest one's that can take it.
+   */
+  #idless: Array<{ kind: 'ping' } | { kind: 'batch'; ids: string[] }> = [];
   /** How fast subscribes go out one by one, once the server has said it does not take batches. */
   #pacing = new SubscribePacing();
   #pacingTimer: ReturnType<typeof setTimeout> | undefined;
@@ -121,7 +124,8 @@ export class SubscribeQueue {
     for (const frame of subscribeFrames(waiting, true)) {
       if (frame.type === 'subscribe_batch') {
         for (const entry of frame.subscriptions) this.#unanswered.set(entry.id, { type: 'subscribe', ...entry });
-        if (!this.#takesBatches) this.#unsure.push(frame.subscriptions.map((entry) => entry.id));
+        if (!this.#takesBatches)
+          this.#idless.push({ kind: 'batch', ids: frame.subscriptions.map((entry) => entry.id) });
       }
       this.#link.send(frame);
     }
@@ -141,22 +145,32 @@ export class SubscribeQueue {
     if (this.#unanswered.delete(wireId) && !this.#takesBatches) {
       // An entry of a batch answered by its id: this server reads batches, so it never refuses one whole.
       this.#takesBatches = true;
-      this.#unsure = [];
+      this.#idless = this.#idless.filter((frame) => frame.kind === 'ping');
     }
     const rateLimitedMs = error?.error.code === 'rate_limited' ? retryAfterSecondsOf(error) * 1000 : undefined;
     if (this.#pacing.answered(wireId, rateLimitedMs, Date.now())) this.flush();
   }
 
-  /** Whether the heartbeat may send a ping now (counted if so): not while a batch's fate is unknown. */
-  ping(): boolean {
-    if (this.#unsure.length > 0) return false;
-    this.#pings += 1;
-    return true;
+  /** The heartbeat sends a ping now. */
+  ping(): void {
+    this.#idless.push({ kind: 'ping' });
   }
 
-  /** The server answered a ping. */
+  /**
+   * The server answered a ping: the oldest one. A batch sent before it and not refused whole by
+   * then was read as a batch (the server answers in order), so it is no longer in doubt.
+   */
   pong(): void {
-    if (this.#pings > 0) this.#pings -= 1;
+    const at = this.#idless.findIndex((frame) => frame.kind === 'ping');
+    if (at !== -1) this.#idless.splice(0, at + 1);
+  }
+
+  /** The oldest batch still in doubt, taken off the list with the pings sent before it (answered by now). */
+  #oldestBatch(): string[] | undefined {
+    const at = this.#idless.findIndex((frame) => frame.kind === 'batch');
+    if (at === -1) return undefined;
+    const [frame] = this.#idless.splice(0, at + 1).slice(-1);
+    return frame?.kind === 'batch' ? frame.ids : undefined;
   }
 
   /**
@@ -171,13 +185,10 @@ export class SubscribeQueue {
     if (code === 'rate_limited') {
       // The principal's frame budget is spent, whichever frame this refused: nothing goes one by one until the wait is over.
       this.#pacing.refused(retryAfterSecondsOf(frame) * 1000, Date.now());
-      if (this.#pings > 0) {
-        this.#pings -= 1;
-        return null;
-      }
-      const batch = this.#unsure.shift();
-      if (batch === undefined) return null;
-      const refused = batch.filter((wireId) => this.#unanswered.delete(wireId) && this.#link.isWanted(wireId));
+      // The oldest frame without an id is the one refused: a ping (nothing to do), or a batch.
+      const oldest = this.#idless.shift();
+      if (oldest === undefined || oldest.kind === 'ping') return null;
+      const refused = this.#takeBack(oldest.ids);
       this.#logger.warn(
         { refused: refused.length, retryAfterSeconds: retryAfterSecondsOf(frame) },
         'a subscribe_batch was refused whole (rate limited); its subscribes go again after the wait',
@@ -187,8 +198,19 @@ export class SubscribeQueue {
     // An unknown frame type has only `type` in its details; a server that knows batches says why it
     // refused one (`limit`, `count`, `index`), and that is not a reason to send them one by one.
     const unknownType = details.type === 'subscribe_batch' && Object.keys(details).length === 1;
-    if (code !== 'invalid_request' || !unknownType) return null;
-    this.#unsure.shift();
+    if (code !== 'invalid_request' || !unknownType) {
+      // Refused whole for another reason (a server with a smaller batch limit, an internal error): the
+      // batch's subscriptions go again after a wait rather than never. Nothing in doubt: not about batches.
+      const batch = this.#oldestBatch();
+      if (batch === undefined) return null;
+      const refused = this.#takeBack(batch);
+      this.#logger.warn(
+        { refused: refused.length, code, details },
+        'a subscribe_batch was refused whole; its subscribes go again after a wait',
+      );
+      return refused;
+    }
+    this.#oldestBatch();
     if (!this.#batching) return [];
     this.#batching = false;
     this.#logger.warn(
@@ -200,10 +222,15 @@ export class SubscribeQueue {
     );
     this.#unanswered.clear();
     // The other batches still owe their answers (each read the same way), now about nothing.
-    for (const batch of this.#unsure) batch.length = 0;
+    for (const frame of this.#idless) if (frame.kind === 'batch') frame.ids = [];
     this.#waiting = [...resend, ...this.#waiting];
     this.flush();
     return [];
+  }
+
+  /** The still wanted subscriptions of a batch refused whole, no longer counted as sent. */
+  #takeBack(ids: readonly string[]): string[] {
+    return ids.filter((wireId) => this.#unanswered.delete(wireId) && this.#link.isWanted(wireId));
   }
 
   /** The socket is gone, and what waited with it. The next socket may reach another server (upgraded): batches again. */
@@ -216,8 +243,7 @@ export class SubscribeQueue {
     this.#batching = true;
     this.#takesBatches = false;
     this.#unanswered.clear();
-    this.#unsure = [];
-    this.#pings = 0;
+    this.#idless = [];
     this.#pacing = new SubscribePacing();
     clearTimeout(this.#pacingTimer);
     this.#pacingTimer = undefined;

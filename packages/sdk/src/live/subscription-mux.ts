@@ -114,12 +114,12 @@ export class SubscriptionMux implements SubscriptionHost {
   }
 
   /**
-   * The heartbeat's ping, sent now unless a batch's answer is awaited (which shows the socket is
-   * alive as well, and must not be mistaken for the ping's); see `SubscribeQueue`. It goes before
-   * the subscribes that wait.
+   * The heartbeat's ping, sent now, before the subscribes that wait; the queue keeps it in the
+   * order of the frames without an id, to tell whose an answer without an id is (`SubscribeQueue`).
    */
   ping(): void {
-    if (this.#subscribes.ping()) this.#link.send({ type: 'ping' });
+    this.#subscribes.ping();
+    this.#link.send({ type: 'ping' });
   }
 
   pong(): void {
@@ -283,8 +283,8 @@ export class SubscriptionMux implements SubscriptionHost {
 
   /**
    * An error frame without id: about a batch (refused whole: its subscriptions go again after the
-   * wait; or not known to the server: the queue sends one subscribe each), or about nothing we
-   * subscribe (a refused ping), which is only logged.
+   * server's wait when rate limited, after a backoff otherwise; or not known to the server: the
+   * queue sends one subscribe each), or about nothing we subscribe (a refused ping), only logged.
    */
   #refusedWithoutId(frame: ErrorFrame): void {
     const refused = this.#subscribes.answeredWithoutId(frame);
@@ -296,7 +296,8 @@ export class SubscriptionMux implements SubscriptionHost {
       const subscription = this.#wire.get(wireId);
       if (subscription === undefined) continue;
       this.#forgetWire(subscription);
-      this.#retryWhenAllowed(subscription, frame);
+      if (frame.error.code === 'rate_limited') this.#retryWhenAllowed(subscription, frame);
+      else this.#resubscribeLater(subscription, frame.error.code);
     }
   }
 
