@@ -113,16 +113,19 @@ export async function openPostgresBackend(url: string): Promise<DumpBackend> {
     `SELECT ${table.columns.join(', ')} FROM ${table.name} ${where} ORDER BY ${orderOf(table, 'ord')}`;
   const withClient = async <T>(begin: string, body: (client: pg.PoolClient) => Promise<T>): Promise<T> => {
     const client = await pool.connect();
+    let failed: Error | undefined;
     try {
       await client.query(begin);
       const result = await body(client);
       await client.query('COMMIT');
       return result;
     } catch (error) {
+      failed = error instanceof Error ? error : new Error(String(error));
       await client.query('ROLLBACK').catch(() => {});
       throw error;
     } finally {
-      client.release();
+      // After a failure (a query timeout may leave its query running) the connection is closed, not pooled.
+      client.release(failed);
     }
   };
   return {
