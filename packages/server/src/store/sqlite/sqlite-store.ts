@@ -29,13 +29,13 @@ import {
   type TokenRow,
 } from './sqlite-rows.js';
 
-/** Opens (creating if needed) the SQLite store in the file `path`. */
 /** Not part of the store's options: for this package's tests only. */
 export interface SqliteInternals {
   /** Wraps the sync that makes commits durable (`group-commit.ts`), to hold it back or fail it. */
   wrapDurableSync?: (sync: DurableSync) => DurableSync;
 }
 
+/** Opens (creating if needed) the SQLite store in the file `path`. */
 export async function openSqliteStore(
   path: string,
   options: StoreOpenOptions = {},
