@@ -6,8 +6,6 @@
  * must act on them all the same: the revoked token's socket is closed with 4003 and the token is
  * 401 (never answered from B's cache), and the subscription whose grant ended is ended.
  */
-import { connect, createServer, type Server, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { CLOSE_CODES, SUBSCRIPTION_END_REASONS } from '@bubble/protocol';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -15,52 +13,9 @@ import { subscribe, until } from '../../test/support/cluster-world.js';
 import { freshDatabase, type TestDatabase } from '../../test/support/test-postgres.js';
 import { createBubbleServer, type BubbleServer } from '../create-bubble-server.js';
 import { createHumanPrincipal } from '../services/principal-service.js';
+import { CuttableProxy } from '../testing/cuttable-proxy.js';
 import { client } from '../testing/test-client.js';
 import { TestSocket } from '../ws/ws-test-client.js';
-
-/** A TCP proxy to the database that can be cut (every connection dropped, new ones refused) and opened again. */
-class CuttableProxy {
-  readonly #sockets = new Set<Socket>();
-  #server: Server | null = null;
-  port = 0;
-
-  constructor(
-    readonly host: string,
-    readonly targetPort: number,
-  ) {}
-
-  async open(port = 0): Promise<void> {
-    const server = createServer((incoming) => {
-      const upstream = connect(this.targetPort, this.host);
-      for (const socket of [incoming, upstream]) {
-        this.#sockets.add(socket);
-        socket.on('close', () => this.#sockets.delete(socket));
-        socket.on('error', () => {
-          incoming.destroy();
-          upstream.destroy();
-        });
-      }
-      incoming.pipe(upstream).pipe(incoming);
-    });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, '127.0.0.1', resolve);
-    });
-    this.port = (server.address() as AddressInfo).port;
-    this.#server = server;
-  }
-
-  get isOpen(): boolean {
-    return this.#server !== null;
-  }
-
-  async cut(): Promise<void> {
-    const server = this.#server;
-    this.#server = null;
-    for (const socket of this.#sockets) socket.destroy();
-    await new Promise<void>((resolve) => (server === null ? resolve() : server.close(() => resolve())));
-  }
-}
 
 const RETENTION_MS = 1_000;
 

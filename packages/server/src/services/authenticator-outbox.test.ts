@@ -5,59 +5,12 @@
  * database (`whoami` answers from the cache): B answers 503 instead, since it can neither read
  * the outbox nor check the token. Once B reaches the database again, the token is 401 there.
  */
-import { createServer, connect, type Server, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../../test/support/test-postgres.js';
 import { createBubbleServer, type BubbleServer } from '../create-bubble-server.js';
+import { CuttableProxy } from '../testing/cuttable-proxy.js';
 import { client } from '../testing/test-client.js';
 import { createHumanPrincipal } from './principal-service.js';
-
-/** A TCP proxy to the database that can be cut (every connection dropped, new ones refused) and mended. */
-class CuttableProxy {
-  readonly #sockets = new Set<Socket>();
-  #server: Server | null = null;
-  port = 0;
-  readonly #host: string;
-  readonly #targetPort: number;
-
-  constructor(host: string, targetPort: number) {
-    this.#host = host;
-    this.#targetPort = targetPort;
-  }
-
-  async open(port = 0): Promise<void> {
-    const server = createServer((incoming) => {
-      const upstream = connect(this.#targetPort, this.#host);
-      for (const socket of [incoming, upstream]) {
-        this.#sockets.add(socket);
-        socket.on('close', () => this.#sockets.delete(socket));
-        socket.on('error', () => {
-          incoming.destroy();
-          upstream.destroy();
-        });
-      }
-      incoming.pipe(upstream).pipe(incoming);
-    });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, '127.0.0.1', resolve);
-    });
-    this.port = (server.address() as AddressInfo).port;
-    this.#server = server;
-  }
-
-  get isOpen(): boolean {
-    return this.#server !== null;
-  }
-
-  async cut(): Promise<void> {
-    const server = this.#server;
-    this.#server = null;
-    for (const socket of this.#sockets) socket.destroy();
-    await new Promise<void>((resolve) => (server === null ? resolve() : server.close(() => resolve())));
-  }
-}
 
 let db: TestDatabase;
 let proxy: CuttableProxy;
