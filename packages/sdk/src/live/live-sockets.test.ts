@@ -1,6 +1,7 @@
 import { LIMITS, type ErrorFrame, type EventEnvelope, type SubscribeBatchEntry } from '@bubble/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { event, type FakeSocket, fakeTransport, PRINCIPAL, tick } from '../../test/support/fake-web-socket.js';
+import { UNKNOWN_BATCH_ERROR } from '../../test/support/old-server-answers.js';
 import { BubbleLive } from './bubble-live.js';
 import type { BubbleLiveOptions, LiveState } from './live-options.js';
 import { PACED_WINDOW } from './subscribe-pacing.js';
@@ -59,17 +60,6 @@ function rateLimited(id?: string, retryAfterSeconds = 0.05): ErrorFrame {
     error: { code: 'rate_limited', message: 'too many frames from alice', details: { retryAfterSeconds } },
   };
 }
-
-/** What a server before subscribe_batch answers one: an unknown frame type, with no id. */
-const UNKNOWN_BATCH: ErrorFrame = {
-  type: 'error',
-  error: {
-    code: 'invalid_request',
-    message:
-      'unknown frame type "subscribe_batch"; expected one of client.auth, subscribe, subscribe_grants, unsubscribe, ping',
-    details: { type: 'subscribe_batch' },
-  },
-};
 
 describe('BubbleLive subscribing many threads', () => {
   it('sends the subscribes asked for in one task as one subscribe_batch, and a lone one as a plain subscribe', async () => {
@@ -219,7 +209,7 @@ describe('BubbleLive subscribing many threads', () => {
     await signIn(socket);
     expect(socket.ofType('subscribe_batch')).toHaveLength(1);
     // What a server before subscribe_batch answers: an unknown frame type, with no id.
-    socket.push(UNKNOWN_BATCH);
+    socket.push(UNKNOWN_BATCH_ERROR);
     expect(socket.sent.slice(2)).toEqual([
       { type: 'subscribe', id: 's1', threadId: 'th_1', afterSeq: 3 },
       { type: 'subscribe', id: 's2', threadId: 'th_2', afterSeq: 3 },
@@ -354,7 +344,7 @@ describe('BubbleLive subscribing many threads', () => {
     const subscriptions = Array.from({ length: count }, (_, i) => live.subscribeThread(`th_${i}`));
     const socket = transport.sockets[0]!;
     await signIn(socket);
-    socket.push(UNKNOWN_BATCH);
+    socket.push(UNKNOWN_BATCH_ERROR);
     const sentIds = () => socket.ofType('subscribe').map((frame) => frame.id);
     expect(sentIds()).toHaveLength(PACED_WINDOW);
     // Each answer lets one more go.

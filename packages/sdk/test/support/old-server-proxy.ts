@@ -1,6 +1,6 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import WebSocket, { WebSocketServer } from 'ws';
+import WebSocket from 'ws';
+import { UNKNOWN_BATCH_ERROR } from './old-server-answers.js';
+import { listenForRelay, type WsRelayListener } from './ws-relay-listener.js';
 
 /** What an upstream answer with no id (a `pong`, or an `error` without `id`) answers, in the order sent. */
 type Awaiting = 'client-ping' | 'batch' | 'drain';
@@ -35,24 +35,17 @@ export class OldServerProxy {
    */
   drainBeforeNextBatch: number | null = null;
   readonly #pairs = new Set<{ client: WebSocket; upstream: WebSocket }>();
-  readonly #http: Server;
-  readonly #wss: WebSocketServer;
+  #listener: WsRelayListener | null = null;
 
-  private constructor(
-    http: Server,
-    wss: WebSocketServer,
-    readonly wsUrl: string,
-  ) {
-    this.#http = http;
-    this.#wss = wss;
+  private constructor() {}
+
+  get wsUrl(): string {
+    return (this.#listener as WsRelayListener).wsUrl;
   }
 
   static async start(upstreamWsUrl: string): Promise<OldServerProxy> {
-    const http = createServer((_req, res) => res.writeHead(404).end());
-    const wss = new WebSocketServer({ server: http });
-    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-    const proxy = new OldServerProxy(http, wss, `ws://127.0.0.1:${(http.address() as AddressInfo).port}/v1/ws`);
-    wss.on('connection', (client) => proxy.#relay(client, new WebSocket(upstreamWsUrl)));
+    const proxy = new OldServerProxy();
+    proxy.#listener = await listenForRelay((client) => proxy.#relay(client, new WebSocket(upstreamWsUrl)));
     return proxy;
   }
 
@@ -121,21 +114,11 @@ export class OldServerProxy {
       upstream.terminate();
     }
     this.#pairs.clear();
-    await new Promise<void>((resolve) => this.#wss.close(() => resolve()));
-    await new Promise<void>((resolve) => this.#http.close(() => resolve()));
+    await this.#listener?.close();
   }
 }
 
-/** What a server from before `subscribe_batch` answered one (its unknown frame type answer). */
-const UNKNOWN_BATCH_FRAME = JSON.stringify({
-  type: 'error',
-  error: {
-    code: 'invalid_request',
-    message:
-      'unknown frame type "subscribe_batch"; expected one of client.auth, subscribe, subscribe_grants, unsubscribe, ping',
-    details: { type: 'subscribe_batch' },
-  },
-});
+const UNKNOWN_BATCH_FRAME = JSON.stringify(UNKNOWN_BATCH_ERROR);
 
 function typeOf(text: string): unknown {
   try {

@@ -1,6 +1,5 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import WebSocket, { WebSocketServer } from 'ws';
+import WebSocket from 'ws';
+import { listenForRelay, type WsRelayListener } from './ws-relay-listener.js';
 
 /**
  * A loopback WebSocket relay in front of the real server's `/v1/ws` that can close the client's
@@ -15,24 +14,17 @@ export class WsCloseProxy {
   /** When set, answers `client.auth` itself by closing with this code and reason (the server is not asked). */
   refuseAuth: { code: number; reason: string } | null = null;
   readonly #pairs = new Set<{ client: WebSocket; upstream: WebSocket }>();
-  readonly #http: Server;
-  readonly #wss: WebSocketServer;
+  #listener: WsRelayListener | null = null;
 
-  private constructor(
-    http: Server,
-    wss: WebSocketServer,
-    readonly wsUrl: string,
-  ) {
-    this.#http = http;
-    this.#wss = wss;
+  private constructor() {}
+
+  get wsUrl(): string {
+    return (this.#listener as WsRelayListener).wsUrl;
   }
 
   static async start(upstreamWsUrl: string): Promise<WsCloseProxy> {
-    const http = createServer((_req, res) => res.writeHead(404).end());
-    const wss = new WebSocketServer({ server: http });
-    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-    const proxy = new WsCloseProxy(http, wss, `ws://127.0.0.1:${(http.address() as AddressInfo).port}/v1/ws`);
-    wss.on('connection', (client) => {
+    const proxy = new WsCloseProxy();
+    proxy.#listener = await listenForRelay((client) => {
       const upstream = new WebSocket(upstreamWsUrl);
       const pair = { client, upstream };
       proxy.#pairs.add(pair);
@@ -102,7 +94,6 @@ export class WsCloseProxy {
 
   async stop(): Promise<void> {
     this.closeClients(1001);
-    await new Promise<void>((resolve) => this.#wss.close(() => resolve()));
-    await new Promise<void>((resolve) => this.#http.close(() => resolve()));
+    await this.#listener?.close();
   }
 }
