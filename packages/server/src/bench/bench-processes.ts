@@ -91,7 +91,9 @@ export class Worker<TJob> {
         waiter(message);
       } else this.#inbox.push(message);
     });
-    this.#child.once('exit', (code) => {
+    // 'close', not 'exit': a worker that answers and exits at once may be seen to exit before its
+    // last message is read; 'close' comes after its IPC channel has been read to the end.
+    this.#child.once('close', (code) => {
       this.#exitError = new Error(`worker ${modulePath} exited with ${code}`);
     });
     this.#child.send(job as object);
@@ -116,10 +118,10 @@ export class Worker<TJob> {
         clearTimeout(timer);
         reject(this.#exitError ?? new Error('worker exited'));
       };
-      this.#child.once('exit', onExit);
+      this.#child.once('close', onExit);
       this.#waiter = (message) => {
         clearTimeout(timer);
-        this.#child.off('exit', onExit);
+        this.#child.off('close', onExit);
         try {
           resolve(check(message));
         } catch (error) {
