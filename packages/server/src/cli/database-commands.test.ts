@@ -47,8 +47,8 @@ async function admin(sql: string): Promise<void> {
 describe('bubble-server on PostgreSQL (--database)', () => {
   it('migrates a database, or a data folder, and says what it applied', async () => {
     // Version 2 is presence (cluster_instances, presence).
-    expect(await cli('migrate', '--database', db.url)).toEqual({ applied: [1, 2], version: 2 });
-    expect(await cli('migrate', '--database', db.url)).toEqual({ applied: [], version: 2 });
+    expect(await cli('migrate', '--database', db.url)).toEqual({ applied: [1, 2, 3], version: 3 });
+    expect(await cli('migrate', '--database', db.url)).toEqual({ applied: [], version: 3 });
     expect(await cli('migrate', '--data', dir)).toEqual({ applied: [1, 2, 3, 4], version: 4 });
     expect(await cli('migrate', '--data', dir)).toEqual({ applied: [], version: 4 });
     const missing = new URL(db.url);

@@ -127,8 +127,17 @@ describe('parseCli', () => {
       '20',
       '--pg-statement-timeout-ms',
       '0',
+      '--pg-idle-in-transaction-timeout-ms',
+      '5000',
     ]);
-    expect(r.ok && r.value.command === 'serve' && [r.value.pgPoolSize, r.value.pgStatementTimeoutMs]).toEqual([20, 0]);
+    expect(
+      r.ok &&
+        r.value.command === 'serve' && [
+          r.value.pgPoolSize,
+          r.value.pgStatementTimeoutMs,
+          r.value.pgIdleInTransactionTimeoutMs,
+        ],
+    ).toEqual([20, 0, 5_000]);
   });
 
   it('parses migrate, export and import, on either store', () => {
@@ -191,6 +200,11 @@ describe('parseCli', () => {
     [['serve', '--database', 'mysql://h/db'], '--database must be a postgres:// or postgresql:// URL'],
     [['serve', '--pg-pool-size', '4'], '--pg-pool-size needs --database'],
     [['serve', '--pg-statement-timeout-ms', '100', '--data', 'd'], '--pg-statement-timeout-ms needs --database'],
+    [['serve', '--pg-idle-in-transaction-timeout-ms', '100'], '--pg-idle-in-transaction-timeout-ms needs --database'],
+    [
+      ['serve', '--database', 'postgres://h/db', '--pg-idle-in-transaction-timeout-ms=-1'],
+      "--pg-idle-in-transaction-timeout-ms must be 0 (the database's own setting) or more",
+    ],
     [['serve', '--database', 'postgres://h/db', '--pg-pool-size', 'many'], '--pg-pool-size must be a number'],
     [['serve', '--database', 'postgres://h/db', '--pg-pool-size', '2.5'], '--pg-pool-size must be a whole number'],
     [['principal', 'list', '--pg-pool-size', '4'], '--pg-pool-size belongs to "serve"'],

@@ -84,12 +84,18 @@ const ServeSchema = z
     configFile: z.string().min(1, '--config must not be empty').optional(),
     pgPoolSize: wholeFlag('--pg-pool-size', 2, 'at least 2'),
     pgStatementTimeoutMs: wholeFlag('--pg-statement-timeout-ms', 0, '0 (no limit) or more'),
+    pgIdleInTransactionTimeoutMs: wholeFlag(
+      '--pg-idle-in-transaction-timeout-ms',
+      0,
+      "0 (the database's own setting) or more",
+    ),
     storage: StorageSchema,
   })
   .check((ctx) => {
     for (const [value, flag] of [
       [ctx.value.pgPoolSize, '--pg-pool-size'],
       [ctx.value.pgStatementTimeoutMs, '--pg-statement-timeout-ms'],
+      [ctx.value.pgIdleInTransactionTimeoutMs, '--pg-idle-in-transaction-timeout-ms'],
     ] as const) {
       if (value !== undefined && ctx.value.storage.database === undefined) {
         ctx.issues.push({ code: 'custom', message: `${flag} needs --database`, input: ctx.value });
@@ -188,6 +194,7 @@ const SERVE_ONLY_FLAGS = [
   'config',
   'pg-pool-size',
   'pg-statement-timeout-ms',
+  'pg-idle-in-transaction-timeout-ms',
 ] as const;
 
 /** Parses the command line into one validated, frozen command, or every problem in words. */
@@ -220,6 +227,7 @@ export function parseCli(argv: string[]): CliParse {
         config: { type: 'string' },
         'pg-pool-size': { type: 'string' },
         'pg-statement-timeout-ms': { type: 'string' },
+        'pg-idle-in-transaction-timeout-ms': { type: 'string' },
         file: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -262,6 +270,7 @@ export function parseCli(argv: string[]): CliParse {
       configFile: values.config,
       pgPoolSize: values['pg-pool-size'],
       pgStatementTimeoutMs: values['pg-statement-timeout-ms'],
+      pgIdleInTransactionTimeoutMs: values['pg-idle-in-transaction-timeout-ms'],
       storage,
     };
     schema = ServeSchema;

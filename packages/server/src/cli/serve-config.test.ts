@@ -88,17 +88,35 @@ describe('resolveServeConfig', () => {
     expect(resolveServeConfig(serve('--database', 'postgres://h/db'), undefined)).toEqual({
       ok: true,
       oidc: undefined,
-      postgres: { poolSize: 10, statementTimeoutMs: 30_000 },
+      postgres: { poolSize: 10, statementTimeoutMs: 30_000, idleInTransactionTimeoutMs: 10_000 },
     });
-    const file = JSON.stringify({ postgres: { poolSize: 4, statementTimeoutMs: 1_000 } });
+    const file = JSON.stringify({
+      postgres: { poolSize: 4, statementTimeoutMs: 1_000, idleInTransactionTimeoutMs: 0 },
+    });
     expect(resolveServeConfig(serve('--database', 'postgres://h/db', '--config', 'c.json'), file)).toEqual({
       ok: true,
       oidc: undefined,
-      postgres: { poolSize: 4, statementTimeoutMs: 1_000 },
+      postgres: { poolSize: 4, statementTimeoutMs: 1_000, idleInTransactionTimeoutMs: 0 },
     });
     expect(
-      resolveServeConfig(serve('--database', 'postgres://h/db', '--config', 'c.json', '--pg-pool-size', '30'), file),
-    ).toEqual({ ok: true, oidc: undefined, postgres: { poolSize: 30, statementTimeoutMs: 1_000 } });
+      resolveServeConfig(
+        serve(
+          '--database',
+          'postgres://h/db',
+          '--config',
+          'c.json',
+          '--pg-pool-size',
+          '30',
+          '--pg-idle-in-transaction-timeout-ms',
+          '2000',
+        ),
+        file,
+      ),
+    ).toEqual({
+      ok: true,
+      oidc: undefined,
+      postgres: { poolSize: 30, statementTimeoutMs: 1_000, idleInTransactionTimeoutMs: 2_000 },
+    });
     const sqlite = resolveServeConfig(serve(), undefined);
     expect(sqlite.ok && sqlite.postgres).toBeUndefined();
   });

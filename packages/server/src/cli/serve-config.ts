@@ -19,6 +19,7 @@ const ConfigFileSchema = z.strictObject({
     .strictObject({
       poolSize: z.number().int().min(2).optional(),
       statementTimeoutMs: z.number().int().min(0).optional(),
+      idleInTransactionTimeoutMs: z.number().int().min(0).optional(),
     })
     .optional(),
 });
@@ -27,6 +28,7 @@ const ConfigFileSchema = z.strictObject({
 export interface PostgresConfig {
   poolSize: number;
   statementTimeoutMs: number;
+  idleInTransactionTimeoutMs: number;
 }
 
 export type ServeConfig =
@@ -67,6 +69,10 @@ export function resolveServeConfig(command: ServeCommand, fileText: string | und
       poolSize: command.pgPoolSize ?? file.postgres?.poolSize ?? POSTGRES_DEFAULTS.poolSize,
       statementTimeoutMs:
         command.pgStatementTimeoutMs ?? file.postgres?.statementTimeoutMs ?? POSTGRES_DEFAULTS.statementTimeoutMs,
+      idleInTransactionTimeoutMs:
+        command.pgIdleInTransactionTimeoutMs ??
+        file.postgres?.idleInTransactionTimeoutMs ??
+        POSTGRES_DEFAULTS.idleInTransactionTimeoutMs,
     });
   } else if (file.postgres !== undefined) {
     errors.push(`${command.configFile}: postgres: needs --database (this server runs on SQLite)`);

@@ -11,7 +11,7 @@ export function burstSeconds(name: LimitName): number {
 /** What `bubble-server help` (and a usage error) prints. */
 export const USAGE = `usage:
   bubble-server serve [--host 127.0.0.1] [--port 7777] [--data ./data | --database URL] [--log-level info]
-                      [--pg-pool-size N] [--pg-statement-timeout-ms MS]
+                      [--pg-pool-size N] [--pg-statement-timeout-ms MS] [--pg-idle-in-transaction-timeout-ms MS]
                       [--web-root DIR] [--max-connections N] [--max-connections-per-address N]
                       [--rate-limit N|off] [--rate-limit-burst B]
                       [--frame-rate-limit N|off] [--frame-rate-limit-burst B]
@@ -51,6 +51,9 @@ export const USAGE = `usage:
   --pg-pool-size N              connections to PostgreSQL per serve process, this one's own (default 10, at
                                 least 2): N instances open N times as many
   --pg-statement-timeout-ms MS  PostgreSQL cancels a statement running longer (default 30000; 0: never)
+  --pg-idle-in-transaction-timeout-ms MS  PostgreSQL ends a session idle inside a transaction for longer, so a
+                                stuck writer cannot hold its threads' locks against every instance (default
+                                10000; 0: the database's own idle_in_transaction_session_timeout)
   --file DUMP        export: the file to write (default stdout); import: the file to read (default stdin)
   --log-level LEVEL  fatal, error, warn, info, debug, trace or silent (logs go to stderr)
   --web-root DIR     serve a built web app from DIR at / (the API under /v1 always wins)
@@ -64,7 +67,8 @@ export const USAGE = `usage:
   --oidc-audience AUD   the API identifier access tokens must carry in aud
   --oidc-client-id ID   the public client (Authorization Code with PKCE) the web UI signs in with
   --config FILE         a JSON file {"oidc": {"issuer", "audience", "clientId"}, "postgres": {"poolSize",
-                        "statementTimeoutMs"}} (postgres with --database only); flags win over it
+                        "statementTimeoutMs", "idleInTransactionTimeoutMs"}} (postgres with --database only);
+                        flags win over it
 
   Rate limits are on by default; each takes a rate per second (fractions allowed), 0 or off turns it off,
   and its burst (how many at once) defaults to the same number of seconds' worth as the default's.

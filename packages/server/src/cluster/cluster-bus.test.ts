@@ -44,10 +44,13 @@ interface Instance {
   seqs(threadId: string): number[];
 }
 
+/** `now` is the instance's clock, its store's and its bus's. */
 async function instance(options: ClusterOptions & { listenOn?: string } = {}): Promise<Instance> {
   const bus = createClusterBus({ logger: pino({ level: 'silent' }) });
+  const now = options.now;
   const store = await openPostgresStore(db.url, {
     poolSize: 4,
+    now: now === undefined ? undefined : () => new Date(now()),
     onCommit: (messages) => {
       for (const message of messages) bus.publish(message);
     },
@@ -211,6 +214,42 @@ describe('createClusterBus on PostgreSQL', () => {
     await until(
       () => deaf.messages.some((m) => m.kind === 'tokens_revoked' && m.principalId === 'fay'),
       'the revocation on the deaf bus',
+      2_000,
+    );
+  });
+
+  it('a bus an hour ahead that missed pruned entries re-checks from when the database wrote them', async () => {
+    const a = await instance();
+    // Its polls are far off and it hears no notification: it reads only when woken below.
+    const ahead = await instance({
+      listenOn: quiet.url,
+      outboxPollMs: 60_000,
+      headsRecheckMs: 60_000,
+      now: () => Date.now() + 3_600_000,
+    });
+    await a.store.createPrincipal(
+      { principalId: 'gwen', kind: 'human', displayName: null, ownerPrincipalIds: [] },
+      { tokenId: 'tok_gwen1', principalId: 'gwen', hash: Buffer.alloc(32, 13) },
+    );
+    await a.store.revokeTokens('gwen', 'tok_gwen1');
+    // An entry after the revocation's, so that pruning takes the revocation's.
+    await thread(a.store, []);
+    while ((await a.store.pruneOutbox(0, 1_000)) > 0);
+    expect(ahead.messages.some((m) => m.kind === 'tokens_revoked')).toBe(false);
+    const notifier = new pg.Client({ connectionString: quiet.url });
+    await notifier.connect();
+    try {
+      await notifier.query('SELECT pg_notify($1, $2)', [
+        CLUSTER_CHANNEL,
+        JSON.stringify({ heads: [], overflow: true }),
+      ]);
+    } finally {
+      await notifier.end();
+    }
+    // By its own clock it last read an hour from now, after gwen's revocation; by the database's, before it.
+    await until(
+      () => ahead.messages.some((m) => m.kind === 'tokens_revoked' && m.principalId === 'gwen'),
+      'the pruned revocation, re-checked, on the bus an hour ahead',
       2_000,
     );
   });

@@ -25,14 +25,20 @@ export interface ClusterOptions {
    * 600,000 ms (10 min): thousands of times what a live reader needs.
    */
   outboxRetentionMs?: number;
+  /**
+   * This instance's clock (ms since the epoch), default `Date.now`: what the outbox reader times
+   * itself by (holes, `outboxReadStartedAt`). Pruning and re-checks go by the database's clock.
+   */
+  now?: () => number;
 }
 
 export const OUTBOX_RETENTION_MS = 600_000;
 
 /**
- * How far before its last complete read a reader that fell behind the pruning re-checks: the
- * times it compares are written by each instance's own clock when its transaction started, so
- * this covers clocks apart and transactions that took a while to commit.
+ * How far before `since` (when the newest entry it had read was written, by the database's clock)
+ * a reader that fell behind the pruning re-checks: the times in the tables it compares are written
+ * by each writing instance's own clock when its job ran, so this covers a writer's clock behind
+ * the database's and transactions that took a while to commit.
  */
 const RECHECK_BEFORE_MS = 300_000;
 
@@ -176,13 +182,14 @@ async function joinCluster(
     outbox = await OutboxReader.start({
       feed: store,
       pollMs: options.outboxPollMs ?? 250,
+      now: options.now,
       deliver: (entry) => deliver(entry.message),
       onOverflow: async (since) => {
         void recheck();
-        const changes = await store.recentChanges(new Date(since - RECHECK_BEFORE_MS).toISOString());
+        const changes = await store.recentChanges(new Date(Date.parse(since) - RECHECK_BEFORE_MS).toISOString());
         for (const message of changes) deliver(message);
         logger.warn(
-          { since: new Date(since).toISOString(), republished: changes.length },
+          { since, republished: changes.length },
           'outbox entries this instance never read were pruned (it could not read the outbox for that long); ' +
             'published again what the tables say changed since then',
         );

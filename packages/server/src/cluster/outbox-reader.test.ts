@@ -2,18 +2,23 @@ import { describe, expect, it } from 'vitest';
 import type { OutboxEntry } from '../store/cluster-feed.js';
 import { OutboxReader } from './outbox-reader.js';
 
-const entry = (id: number): OutboxEntry => ({
+const entry = (id: number, createdAt: string): OutboxEntry => ({
   id,
   message: { kind: 'tokens_revoked', principalId: `p${id}`, tokenIds: [`tok_${id}`] },
+  createdAt,
 });
+
+const EPOCH = new Date(0).toISOString();
 
 /** An outbox whose rows become visible when their transaction commits, in any order. */
 class FakeOutbox {
   visible: OutboxEntry[] = [];
   reads = 0;
   fail = false;
+  /** The database's clock, which stamps the entries: unrelated to the reader's. */
+  writtenAt = '2026-12-01T10:00:00.000Z';
   commit(...ids: number[]): void {
-    this.visible.push(...ids.map(entry));
+    this.visible.push(...ids.map((id) => entry(id, this.writtenAt)));
     this.visible.sort((a, b) => a.id - b.id);
   }
   /** Deletes every entry below `id`, as the pruner deletes a prefix. */
@@ -37,7 +42,7 @@ async function start(outbox: FakeOutbox, now: () => number = Date.now) {
   const delivered: number[] = [];
   const errors: unknown[] = [];
   /** The `since` of each `onOverflow` call; `failOverflow` makes the next ones reject. */
-  const overflows: number[] = [];
+  const overflows: string[] = [];
   const control = { failOverflow: false };
   const reader = await OutboxReader.start({
     feed: outbox,
@@ -127,7 +132,7 @@ describe('OutboxReader', () => {
     reader.stop();
   });
 
-  it('finds entries it never read pruned: moves on to what is kept and re-checks since its last complete read', async () => {
+  it('finds entries it never read pruned: moves on to what is kept and re-checks since the newest it had read was written', async () => {
     let now = 1_000;
     const outbox = new FakeOutbox();
     outbox.commit(1, 2);
@@ -137,6 +142,7 @@ describe('OutboxReader', () => {
     // Cut off: 3 to 6 commit, and 3 to 5 are pruned before this reader reads again.
     outbox.fail = true;
     now = 3_000;
+    outbox.writtenAt = '2026-12-01T10:01:00.000Z';
     outbox.commit(3, 4, 5, 6);
     await reader.read();
     outbox.prune(6);
@@ -144,8 +150,9 @@ describe('OutboxReader', () => {
     now = 900_000;
     await reader.read();
     expect(delivered).toEqual([6]);
-    // Its last complete read started at 2,000 ms: everything after that is re-checked.
-    expect(overflows).toEqual([2_000]);
+    // The newest entry it had read, 2, was written at 10:00 by the database's clock (the reader's own
+    // says something else altogether): everything after that is re-checked.
+    expect(overflows).toEqual(['2026-12-01T10:00:00.000Z']);
     expect(errors).toHaveLength(1);
     // The missing ids are given up, not waited for: no more re-checks, and 7 comes as usual.
     outbox.commit(7);
@@ -170,7 +177,8 @@ describe('OutboxReader', () => {
     control.failOverflow = false;
     now = 6_000;
     await reader.read();
-    expect(overflows).toEqual([1_000, 1_000]);
+    // It had read no entry: everything is re-checked.
+    expect(overflows).toEqual([EPOCH, EPOCH]);
     expect(reader.lastCompleteReadStartedAt).toBe(6_000);
     await reader.read();
     expect(overflows).toHaveLength(2);

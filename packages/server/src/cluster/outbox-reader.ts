@@ -6,11 +6,12 @@ export interface OutboxReaderOptions {
   deliver(entry: OutboxEntry): void;
   /**
    * Entries this reader never read were pruned (it could not read the outbox for longer than they
-   * are kept): whatever they said since `since` (ms, when the last read that reached the end
-   * started) must be found out another way. Called once the entries still there are delivered;
+   * are kept): whatever they said since `since` must be found out another way. `since` is by the
+   * database's clock, never this instance's: when the newest entry this reader had read was written
+   * (ISO; the epoch when it had read none). Called once the entries still there are delivered;
    * the read counts as complete only when it resolves, and a read after it rejects calls it again.
    */
-  onOverflow(since: number): Promise<void>;
+  onOverflow(since: string): Promise<void>;
   onError(error: unknown): void;
   /** How often the outbox is read when nothing wakes the reader. */
   pollMs: number;
@@ -18,6 +19,7 @@ export interface OutboxReaderOptions {
 }
 
 const PAGE = 500;
+const EPOCH = new Date(0).toISOString();
 /** An id below the newest read that has not shown up is waited for this long (its transaction may still commit). */
 const HOLE_WAIT_MS = 30_000;
 /** At most this many missing ids are waited for per gap (a sequence may jump, say after a crash). */
@@ -45,8 +47,10 @@ export class OutboxReader {
   #reading: Promise<void> | null = null;
   #again = false;
   #stopped = false;
-  /** Entries were pruned before this reader read them: when its last complete read before that started (ms). */
-  #missedSince: number | null = null;
+  /** When the entry at the cursor was written (the database's clock), or null before this reader read one. */
+  #cursorWrittenAt: string | null = null;
+  /** Entries were pruned before this reader read them: when the newest one it had read was written. */
+  #missedSince: string | null = null;
   readonly #now: () => number;
   /** When the last read that reached the end of the outbox started (ms), or null before the first. */
   lastCompleteReadStartedAt: number | null = null;
@@ -66,9 +70,11 @@ export class OutboxReader {
     const startedAt = options.now?.() ?? Date.now();
     const head = await options.feed.outboxHead();
     const floor = Math.max(0, head - MAX_HOLES_PER_GAP);
-    const present = new Set((await options.feed.readOutboxAfter(floor, PAGE)).map((entry) => entry.id));
+    const entries = await options.feed.readOutboxAfter(floor, PAGE);
+    const present = new Set(entries.map((entry) => entry.id));
     const cursor = Math.max(head, ...present);
     const reader = new OutboxReader(options, cursor);
+    reader.#cursorWrittenAt = entries.at(-1)?.createdAt ?? null;
     for (let id = floor + 1; id < cursor; id += 1) if (!present.has(id)) reader.#holes.set(id, startedAt);
     reader.lastCompleteReadStartedAt = startedAt;
     reader.#timer = setInterval(() => void reader.read(), options.pollMs);
@@ -148,7 +154,10 @@ export class OutboxReader {
     const tail = await this.#options.feed.outboxTail();
     const readable = Math.min(tail, next);
     if (readable <= this.#cursor + 1) return;
-    this.#missedSince = Math.min(this.#missedSince ?? Number.POSITIVE_INFINITY, this.lastCompleteReadStartedAt ?? 0);
+    // What was pruned came after the cursor: written after the entry there, give or take the time a
+    // transaction takes to commit (`onOverflow`'s caller allows for that).
+    const since = this.#cursorWrittenAt ?? EPOCH;
+    if (this.#missedSince === null || since < this.#missedSince) this.#missedSince = since;
     this.#cursor = readable - 1;
     for (const id of this.#holes.keys()) if (id < readable) this.#holes.delete(id);
   }
@@ -159,6 +168,7 @@ export class OutboxReader {
       for (let id = Math.max(this.#cursor + 1, entry.id - MAX_HOLES_PER_GAP); id < entry.id; id += 1)
         this.#holes.set(id, now);
       this.#cursor = entry.id;
+      this.#cursorWrittenAt = entry.createdAt;
     } else if (!this.#holes.delete(entry.id)) {
       return; // delivered before
     }

@@ -25,8 +25,8 @@ export interface ClusterFeed {
   /** The id of the oldest outbox entry still kept (0 when empty): whatever was below it is gone (pruned). */
   outboxTail(): Promise<number>;
   /**
-   * Deletes up to `limit` of the oldest entries, written more than `olderThanMs` ago (by the store's
-   * clock); answers how many. What goes is a prefix in id order (so `outboxTail` tells a reader what
+   * Deletes up to `limit` of the oldest entries, written more than `olderThanMs` ago (by the
+   * database's clock, so an instance whose own runs fast prunes nothing early); answers how many. What goes is a prefix in id order (so `outboxTail` tells a reader what
    * it can no longer read), never the newest entry, and nothing while another instance is pruning.
    */
   pruneOutbox(olderThanMs: number, limit: number): Promise<number>;
@@ -70,6 +70,8 @@ export interface PresenceFeed {
 
 export interface OutboxEntry {
   id: number;
+  /** When it was written (ISO), by the database's clock: the same for every instance, whatever theirs say. */
+  createdAt: string;
   /** Never `kind: 'events'`: events travel as hints and are read from the event log. */
   message: Exclude<LiveBusMessage, { kind: 'events' }>;
 }

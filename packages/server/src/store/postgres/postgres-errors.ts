@@ -17,10 +17,11 @@ const NETWORK_CODES = new Set([
 
 /**
  * SQLSTATEs after which the same request may succeed later: connection exceptions (class 08),
- * the server ending or refusing sessions (57P01–57P03, 53300), a statement timeout (57014), and
- * the transaction conflicts PostgreSQL resolves by aborting one side (40001, 40P01).
+ * the server ending or refusing sessions (57P01–57P03, 25P03 for one idle in its transaction for
+ * too long, 53300), a statement timeout (57014), and the transaction conflicts PostgreSQL resolves
+ * by aborting one side (40001, 40P01).
  */
-const RETRYABLE_STATES = new Set(['57P01', '57P02', '57P03', '53300', '57014', '40001', '40P01']);
+const RETRYABLE_STATES = new Set(['57P01', '57P02', '57P03', '25P03', '53300', '57014', '40001', '40P01']);
 
 /** What node-postgres rejects a query with when `query_timeout` passed without an answer (`postgres-pool.ts`). */
 const QUERY_TIMEOUT_MESSAGE = 'Query read timeout';

@@ -8,7 +8,13 @@ import {
   StoreUnavailableError,
   toStoreError,
 } from './postgres-errors.js';
-import { closingStatements, LOCK_THREADS_SQL, notifyStatement } from './postgres-group-sql.js';
+import {
+  CURRENT_XID_SQL,
+  closingStatements,
+  LOCK_THREADS_SQL,
+  notifyStatement,
+  XACT_STATUS_SQL,
+} from './postgres-group-sql.js';
 import { preparedName, sendAll, type Statement } from './postgres-pipeline.js';
 import { connectOrUnavailable } from './postgres-pool.js';
 import { GroupState, JobTx, type WriteTx } from './postgres-write-tx.js';
@@ -42,6 +48,10 @@ interface OpenGroup {
   opened: Promise<void>;
 }
 
+/** How often, and how many times, a COMMIT still in progress when it went unanswered is asked about. */
+const XACT_STATUS_RETRY_MS = 100;
+const XACT_STATUS_ASKS = 20;
+
 type Attempt =
   | { ok: true; outcomes: Outcome[]; messages: LiveBusMessage[]; next: OpenGroup | undefined }
   | { ok: false; error: unknown; committing: boolean };
@@ -61,6 +71,13 @@ type Attempt =
  * the database does not answer within the client's timeout (`queryTimeoutMs`: a partition, a
  * stopped backend) fails the whole group with 503 at once, nothing run again, and node-postgres
  * closes the connection; the next group opens a new one.
+ *
+ * A COMMIT whose answer never came (the connection lost or timed out once it was sent) may have
+ * committed: the group's transaction id, read with its BEGIN, is then looked up on a new
+ * connection (`pg_xact_status`). Committed, the group is answered as if the COMMIT's answer had
+ * come, so a client that would resend without a clientEventId duplicates nothing; aborted or
+ * unknown, or with the database not answering that either, its jobs are refused with 503 and
+ * none is run again.
  *
  * Round trips: the writer's connection is pipelined (`postgres-pipeline.ts`). A group's BEGIN,
  * locks and facts go in one, its writes, notification and COMMIT in another, and the next group's
@@ -159,9 +176,9 @@ export class PostgresGroupCommit {
       return attempt.next;
     }
     if (attempt.committing || attempt.error instanceof StoreUnavailableError || isQueryTimeout(attempt.error)) {
-      // The connection died during COMMIT (the group may or may not have committed, so no job may run
-      // again), or no connection could be had at all, or the database answered nothing in time (each
-      // job alone would only wait as long again).
+      // The connection died during COMMIT and the database could not say the group committed (it may
+      // have, so no job may run again), or no connection could be had at all, or the database answered
+      // nothing in time (each job alone would only wait as long again).
       for (const pending of open.batch) pending.reject(toStoreError(attempt.error));
       return undefined;
     }
@@ -226,9 +243,9 @@ export class PostgresGroupCommit {
     const { client, group, batch } = open;
     let committing = false;
     let next: OpenGroup | undefined;
+    const outcomes: Outcome[] = [];
     try {
       await open.opened;
-      const outcomes: Outcome[] = [];
       for (const pending of batch) {
         const tx = new JobTx(client, group, this.#now().toISOString());
         try {
@@ -239,7 +256,7 @@ export class PostgresGroupCommit {
           outcomes.push({ ok: false, error });
         }
       }
-      const closing = closingStatements(group, this.#now().toISOString());
+      const closing = closingStatements(group);
       let final = [...closing.writes];
       if (closing.logs.length > 0) {
         const results = await sendAll(client, [...closing.writes, ...closing.logs]);
@@ -266,21 +283,46 @@ export class PostgresGroupCommit {
       else {
         await client.query('ROLLBACK').catch((rollbackError: unknown) => this.#release(rollbackError));
       }
+      if (unknownOutcome && group.xid !== undefined && (await this.#committed(group.xid)))
+        return { ok: true, outcomes, messages: group.messages, next: undefined };
       return { ok: false, error, committing: unknownOutcome };
     }
   }
 
   /**
-   * BEGIN, then, in one statement and in thread id order, the locks of every thread the group's jobs
-   * declared, then the facts of its appends: sent together, one round trip. A job that finds its
-   * threads by reading (an invite's) reads after BEGIN, so that case takes one more.
+   * Whether the transaction `xid`, whose COMMIT went unanswered, committed: asked on a new writer
+   * connection (which the next group then uses). One still in progress (its backend finishing the
+   * COMMIT, or not yet aware that its client is gone) is asked about again for up to two seconds.
+   * False when it aborted, when the database no longer knows it, or when it cannot be asked.
+   */
+  async #committed(xid: string): Promise<boolean> {
+    for (let asked = 1; ; asked += 1) {
+      let status: string | null | undefined;
+      try {
+        const client = await this.#connection();
+        status = (await client.query<{ status: string | null }>(XACT_STATUS_SQL, [xid])).rows[0]?.status;
+      } catch (error) {
+        if (isConnectionLost(error)) this.#release(error);
+        return false;
+      }
+      if (status !== 'in progress' || asked >= XACT_STATUS_ASKS) return status === 'committed';
+      await new Promise((resolve) => setTimeout(resolve, XACT_STATUS_RETRY_MS));
+    }
+  }
+
+  /**
+   * BEGIN and the transaction's id, then, in one statement and in thread id order, the locks of
+   * every thread the group's jobs declared, then the facts of its appends: sent together, one round
+   * trip. A job that finds its threads by reading (an invite's) reads after BEGIN, so that case
+   * takes one more.
    */
   async #lockAndRead(client: pg.PoolClient, group: GroupState, batch: Pending[]): Promise<void> {
     const ids = new Set<string>();
     for (const { job } of batch) for (const id of job.threads ?? []) ids.add(id);
-    const statements: Statement[] = [{ sql: 'BEGIN' }];
+    const statements: Statement[] = [{ sql: 'BEGIN' }, { sql: CURRENT_XID_SQL, name: preparedName(CURRENT_XID_SQL) }];
+    const xidOf = (results: pg.QueryResult[]): string => (results[1]!.rows[0] as { xid: string }).xid;
     if (batch.some(({ job }) => job.findThreads !== undefined)) {
-      await sendAll(client, statements.splice(0));
+      group.xid = xidOf(await sendAll(client, statements.splice(0)));
       const reader = {
         read: async <R>(sql: string, params: readonly unknown[] = []) =>
           (await client.query(sql, params as unknown[])).rows as R[],
@@ -296,6 +338,8 @@ export class PostgresGroupCommit {
     if (facts) statements.push(facts.statement());
     if (statements.length === 0) return;
     const results = await sendAll(client, statements);
+    // Unless it came back with a BEGIN sent on its own, above.
+    group.xid ??= xidOf(results);
     if (sorted.length > 0) {
       for (const id of sorted) group.heads.set(id, null);
       for (const row of results[lockAt]!.rows as Array<{ thread_id: string; head_seq: number }>) {

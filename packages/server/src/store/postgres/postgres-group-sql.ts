@@ -14,6 +14,16 @@ const LOG_LOCK_KEY = 7_352_114_001;
 export const LOCK_THREADS_SQL =
   'SELECT thread_id, head_seq FROM threads WHERE thread_id = ANY($1::text[]) ORDER BY thread_id FOR UPDATE';
 
+/**
+ * The group transaction's id, sent with BEGIN (so it costs no round trip). Taking it assigns the
+ * transaction an id at once, which a group that writes gets anyway. `pg_current_xact_id` and
+ * `pg_xact_status` of an `xid8` are PostgreSQL 13's.
+ */
+export const CURRENT_XID_SQL = 'SELECT pg_current_xact_id()::text AS xid';
+
+/** Whether a transaction committed: `committed`, `aborted`, `in progress`, or null once too old to tell. */
+export const XACT_STATUS_SQL = 'SELECT pg_xact_status($1::xid8) AS status';
+
 /** PostgreSQL refuses a notification payload of 8,000 bytes or more; leave room. */
 const MAX_HINT_BYTES = 7_500;
 
@@ -36,7 +46,7 @@ export interface Closing {
  * log lock, and the notification, which names the newest outbox id, is sent with COMMIT once the
  * ids are known (`notifyStatement`).
  */
-export function closingStatements(group: GroupState, nowIso: string): Closing {
+export function closingStatements(group: GroupState): Closing {
   const params: unknown[] = [];
   const param = (value: unknown): string => {
     params.push(value);
@@ -91,10 +101,11 @@ export function closingStatements(group: GroupState, nowIso: string): Closing {
     });
   }
   if (outgoing.length > 0) {
+    // created_at is the database's now() (its default): pruning and re-checks go by one clock.
     logs.push({
-      sql: `INSERT INTO outbox (message, created_at)
-       SELECT m, $2 FROM unnest($1::json[]) WITH ORDINALITY AS r(m, n) ORDER BY n RETURNING id`,
-      params: [outgoing.map((m) => JSON.stringify(m)), nowIso],
+      sql: `INSERT INTO outbox (message)
+       SELECT m FROM unnest($1::json[]) WITH ORDINALITY AS r(m, n) ORDER BY n RETURNING id`,
+      params: [outgoing.map((m) => JSON.stringify(m))],
     });
   }
   return { writes, logs, answersOutbox: outgoing.length > 0, heads };

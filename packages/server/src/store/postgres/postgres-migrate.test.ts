@@ -53,6 +53,44 @@ describe('PostgreSQL migrations', () => {
     }
   });
 
+  it("moves the outbox's times to the database's clock on a database that already has entries", async () => {
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      // A database at version 2, its outbox written by instances' clocks (ISO text).
+      await client.query('CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at text NOT NULL)');
+      for (const migration of POSTGRES_MIGRATIONS.filter((m) => m.version <= 2)) {
+        await client.query(migration.sql);
+        await client.query("INSERT INTO schema_migrations VALUES ($1, '2026-11-01T00:00:00.000Z')", [
+          migration.version,
+        ]);
+      }
+      await client.query(
+        `INSERT INTO outbox (message, created_at) VALUES ('{"kind":"old"}', '2026-11-30T09:15:00.250Z')`,
+      );
+      const store = await openPostgresStore(db.url);
+      try {
+        await store.createPrincipal({ principalId: 'alice', kind: 'human', displayName: null, ownerPrincipalIds: [] });
+        await store.createThread({
+          threadId: 'th_1',
+          parentThreadId: null,
+          title: null,
+          createdBy: 'alice',
+          key: null,
+        });
+        const [old, ...written] = await store.readOutboxAfter(0, 100);
+        expect(old).toEqual({ id: 1, message: { kind: 'old' }, createdAt: '2026-11-30T09:15:00.250Z' });
+        expect(written.length).toBeGreaterThan(0);
+        for (const entry of written) expect(Math.abs(Date.parse(entry.createdAt) - Date.now())).toBeLessThan(60_000);
+      } finally {
+        await store.close();
+      }
+      expect((await appliedVersions()).map((r) => r.version)).toEqual(POSTGRES_MIGRATIONS.map((m) => m.version));
+    } finally {
+      await client.end();
+    }
+  });
+
   it('refuses a database a newer server has migrated', async () => {
     const pool = createPool(db.url);
     try {

@@ -5,14 +5,17 @@ import { openPostgresStore, type PostgresStore } from './postgres-store.js';
 
 /**
  * The outbox's pruning and what a reader that fell behind it re-checks instead, on the real
- * PostgreSQL store. The store's clock is the test's: entries are written at one time, and pruned
- * as if minutes had passed.
+ * PostgreSQL store. Entries are stamped by the database's clock, so the tests age them in the
+ * table to prune them as if minutes had passed. The store's own clock is the test's: it stamps
+ * the tables' times that `recentChanges` reads, and has no say in pruning.
  */
 let db: TestDatabase;
 let schema: TestDatabase;
 let store: PostgresStore;
+let admin: pg.Client;
 let clock: number;
 const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
 
 beforeAll(async () => {
   db = await freshDatabase('outbox');
@@ -25,11 +28,22 @@ beforeEach(async () => {
   clock = Date.parse('2026-12-01T10:00:00.000Z');
   store = await openPostgresStore(schema.url, { poolSize: 3, now: () => new Date(clock) });
   await store.createPrincipal({ principalId: 'alice', kind: 'human', displayName: null, ownerPrincipalIds: [] });
+  admin = new pg.Client({ connectionString: schema.url });
+  await admin.connect();
 });
 afterEach(async () => {
+  await admin.end();
   await store.close();
   await schema.drop();
 });
+
+/** Makes the entries there now (or those of `only`) older by that many minutes, as if that much time had passed. */
+async function age(minutes: number, only?: number[]): Promise<void> {
+  await admin.query(
+    `UPDATE outbox SET created_at = created_at - $1::float8 * interval '1 minute' WHERE $2::bigint[] IS NULL OR id = ANY($2)`,
+    [minutes, only ?? null],
+  );
+}
 
 let tokens = 0;
 /** A principal with a token, and its revocation: two outbox entries (the revocation's is a `tokens_revoked`). */
@@ -53,7 +67,7 @@ describe('pruning the PostgreSQL outbox', () => {
     for (let i = 0; i < 5; i += 1) await revokedToken(`old${i}`);
     const written = await ids();
     expect(written.length).toBeGreaterThanOrEqual(5);
-    clock += 11 * MINUTE;
+    await age(11);
     await revokedToken('young');
     const young = (await ids()).filter((id) => !written.includes(id));
 
@@ -65,7 +79,7 @@ describe('pruning the PostgreSQL outbox', () => {
     expect(await store.outboxTail()).toBe(young[0]);
 
     // Everything old: all but the newest go, so the head stays where it was.
-    clock += 11 * MINUTE;
+    await age(11);
     const head = await store.outboxHead();
     expect(await store.pruneOutbox(10 * MINUTE, 1_000)).toBe(young.length - 1);
     expect(await ids()).toEqual([head]);
@@ -76,19 +90,15 @@ describe('pruning the PostgreSQL outbox', () => {
   it('deletes only a prefix in id order: an old entry behind a young one stays', async () => {
     await revokedToken('first');
     const [first] = await ids();
-    // A writer whose clock is behind: its entry is younger by id, older by time.
-    const behind = await openPostgresStore(schema.url, { poolSize: 2, now: () => new Date(clock - 20 * MINUTE) });
-    try {
-      await revokedToken('second');
-      await revokedToken('third', behind);
-    } finally {
-      await behind.close();
-    }
+    await revokedToken('second');
+    const before = await ids();
+    await revokedToken('third');
+    // Younger by id, older by time (as a transaction that began first and took the log lock last).
+    const third = (await ids()).filter((id) => !before.includes(id));
     await revokedToken('fourth');
     const all = await ids();
-    expect(all).toHaveLength(4);
-    clock += 5 * MINUTE;
-    // Only the other writer's entries are older than 10 minutes, and they come after younger ones.
+    await age(20, third);
+    // Only the third's entries are older than 10 minutes, and they come after younger ones.
     expect(await store.pruneOutbox(10 * MINUTE, 1_000)).toBe(0);
     expect(await ids()).toEqual(all);
     expect(await store.outboxTail()).toBe(first);
@@ -96,7 +106,7 @@ describe('pruning the PostgreSQL outbox', () => {
 
   it('skips a turn while another instance prunes', async () => {
     for (let i = 0; i < 3; i += 1) await revokedToken(`p${i}`);
-    clock += 11 * MINUTE;
+    await age(11);
     const other = new pg.Client({ connectionString: schema.url });
     await other.connect();
     try {
@@ -109,6 +119,31 @@ describe('pruning the PostgreSQL outbox', () => {
       await other.end();
     }
     expect(await store.pruneOutbox(10 * MINUTE, 1_000)).toBeGreaterThan(0);
+  });
+});
+
+describe('the outbox by the database clock, for instances whose own clocks are far apart', () => {
+  it('stamps entries by the database, and prunes by it whatever the pruning instance says the time is', async () => {
+    const ahead = await openPostgresStore(schema.url, { poolSize: 2, now: () => new Date(Date.now() + HOUR) });
+    const behind = await openPostgresStore(schema.url, { poolSize: 2, now: () => new Date(Date.now() - HOUR) });
+    try {
+      await revokedToken('mine');
+      await revokedToken('ahead', ahead);
+      await revokedToken('behind', behind);
+      const entries = await store.readOutboxAfter(0, 100);
+      // Not the writers' clocks (this store's says 2026-12-01T10:00, the others an hour either side of now).
+      for (const { createdAt } of entries) expect(Math.abs(Date.parse(createdAt) - Date.now())).toBeLessThan(MINUTE);
+      // Nothing is ten minutes old yet: an instance an hour ahead prunes none of it.
+      expect(await ahead.pruneOutbox(10 * MINUTE, 1_000)).toBe(0);
+      expect(await ids()).toEqual(entries.map((e) => e.id));
+      // Eleven minutes on, it all is: one an hour behind prunes it, all but the newest.
+      await age(11);
+      expect(await behind.pruneOutbox(10 * MINUTE, 1_000)).toBe(entries.length - 1);
+      expect(await ids()).toEqual([entries.at(-1)!.id]);
+    } finally {
+      await ahead.close();
+      await behind.close();
+    }
   });
 });
 

@@ -12,15 +12,16 @@ type OutboxMethods = Pick<
 const PRUNE_LOCK_KEY = 7_352_114_002;
 
 /**
- * The oldest `$2` entries, cut at the first one written at `$1` or later (times are the writers'
- * ISO text, compared as bytes), so what goes is always a prefix of the outbox in id order; never
- * the newest entry, so `outboxHead` stays right when everything is old. Skipped, deleting
- * nothing, while another instance's prune holds the lock.
+ * The oldest `$2` entries, cut at the first one written less than `$1` ms ago (by the database's
+ * clock, as `created_at`: the instances' own never matter), so what goes is always a prefix of the
+ * outbox in id order; never the newest entry, so `outboxHead` stays right when everything is old.
+ * Skipped, deleting nothing, while another instance's prune holds the lock.
  */
 const PRUNE_SQL = `WITH pruner AS (SELECT pg_try_advisory_xact_lock($3) AS ok),
   oldest AS (SELECT id, created_at FROM outbox WHERE (SELECT ok FROM pruner) ORDER BY id LIMIT $2),
   doomed AS (SELECT id FROM oldest
-    WHERE id < coalesce((SELECT min(id) FROM oldest WHERE created_at COLLATE "C" >= $1), 9223372036854775807)
+    WHERE id < coalesce((SELECT min(id) FROM oldest
+        WHERE created_at >= now() - $1::float8 * interval '1 millisecond'), 9223372036854775807)
       AND id < (SELECT max(id) FROM outbox)),
   gone AS (DELETE FROM outbox WHERE id IN (SELECT id FROM doomed) RETURNING 1)
   SELECT count(*)::int AS n FROM gone`;
@@ -38,20 +39,17 @@ type Message = OutboxEntry['message'];
  * The outbox other instances read (`cluster-feed.ts`), its pruning, and what a reader that fell
  * behind the pruning re-checks instead.
  */
-export function outboxMethods({ db, now }: PostgresStoreContext): OutboxMethods {
+export function outboxMethods({ db }: PostgresStoreContext): OutboxMethods {
   return {
     outboxHead: async () => (await db.query<{ id: number }>(SQL.outboxHead))[0]!.id,
     outboxTail: async () => (await db.query<{ id: number }>(SQL.outboxTail))[0]!.id,
     readOutboxAfter: async (cursor, limit) =>
-      (await db.query<{ id: number; message: Message }>(SQL.outboxAfter, [cursor, limit])).map((row) => ({
-        id: row.id,
-        message: row.message,
-      })),
+      (await db.query<{ id: number; message: Message; created_at: Date }>(SQL.outboxAfter, [cursor, limit])).map(
+        (row) => ({ id: row.id, message: row.message, createdAt: row.created_at.toISOString() }),
+      ),
 
-    pruneOutbox: async (olderThanMs, limit) => {
-      const before = new Date(now().getTime() - olderThanMs).toISOString();
-      return (await db.query<{ n: number }>(PRUNE_SQL, [before, limit, PRUNE_LOCK_KEY]))[0]!.n;
-    },
+    pruneOutbox: async (olderThanMs, limit) =>
+      (await db.query<{ n: number }>(PRUNE_SQL, [olderThanMs, limit, PRUNE_LOCK_KEY]))[0]!.n,
 
     // Three reads of tables without an index on these times: a scan each, only for an instance that fell behind.
     recentChanges: async (sinceIso) => {

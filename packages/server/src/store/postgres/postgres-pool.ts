@@ -9,6 +9,14 @@ export interface PostgresPoolOptions {
    * gives a connection up when a query gets no answer for longer still (`queryTimeoutMs`).
    */
   statementTimeoutMs?: number;
+  /**
+   * The server ends a session left idle inside a transaction for longer (ms, 0 = the server's own
+   * setting). Default 10,000. The writer's transactions are idle only while this process runs a
+   * group's jobs between two round trips (milliseconds); one stuck there (the process stalled, a
+   * half-open connection) would hold its threads' row locks against every instance, whose lock
+   * waits give up only after the statement timeout.
+   */
+  idleInTransactionTimeoutMs?: number;
   /** How long a request waits for a free connection (or a new one to open) before a 503. Default 10,000. */
   connectionTimeoutMs?: number;
   /** Told of errors on idle connections (the database restarting, a killed backend); they never crash the process. */
@@ -18,6 +26,7 @@ export interface PostgresPoolOptions {
 export const POSTGRES_DEFAULTS = Object.freeze({
   poolSize: 10,
   statementTimeoutMs: 30_000,
+  idleInTransactionTimeoutMs: 10_000,
   connectionTimeoutMs: 10_000,
 });
 
@@ -65,6 +74,8 @@ export function createPool(
     pipeline: shape.pipeline ?? false,
     statement_timeout: statementTimeoutMs,
     query_timeout: queryTimeoutMs(statementTimeoutMs),
+    idle_in_transaction_session_timeout:
+      options.idleInTransactionTimeoutMs ?? POSTGRES_DEFAULTS.idleInTransactionTimeoutMs,
     connectionTimeoutMillis: options.connectionTimeoutMs ?? POSTGRES_DEFAULTS.connectionTimeoutMs,
     application_name: shape.applicationName ?? POOL_APPLICATION_NAME,
     keepAlive: true,

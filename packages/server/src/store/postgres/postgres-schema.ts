@@ -5,7 +5,9 @@ import type { Migration } from '../migrations/migration-plan.js';
  * by `postgres-migrate.ts` under an advisory lock. Never edit an applied entry: append a new one.
  *
  * Choices that keep the store's answers byte-identical to SQLite's:
- * - Times are ISO text (`2026-12-01T10:00:00.250Z`), written by the server's clock, never `now()`.
+ * - Times are ISO text (`2026-12-01T10:00:00.250Z`), written by the server's clock, never `now()`;
+ *   except where only instances compare them, never answers: heartbeats and the outbox's times are
+ *   the database's `now()` (`timestamptz`), one clock for every instance, however far apart theirs are.
  * - Event data is the JSON text as received (`text`, not `jsonb`, which would reorder keys).
  * - Text that is sorted or searched is `COLLATE "C"`: byte order and ASCII-only `lower()`, as in SQLite,
  *   whatever the database's default locale.
@@ -164,6 +166,18 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
         since text NOT NULL,
         PRIMARY KEY (instance_id, principal_id)
       );
+    `,
+  },
+  {
+    version: 3,
+    description: "the outbox's times: the database's clock (timestamptz, now()), not the writing instance's",
+    sql: `
+      -- Pruned by age, and where a reader that fell behind re-checks from: by each instance's own
+      -- clock, one running fast pruned entries before a reader got to them, and a reader running
+      -- fast re-checked from after what it missed. The rows there are ISO text ending in Z: each
+      -- reads as the same instant.
+      ALTER TABLE outbox ALTER COLUMN created_at TYPE timestamptz USING created_at::timestamptz,
+        ALTER COLUMN created_at SET DEFAULT now();
     `,
   },
 ];

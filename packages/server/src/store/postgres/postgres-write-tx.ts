@@ -81,6 +81,8 @@ export class GroupState {
   readonly grants = new Map<string, boolean>();
   /** A statement failed: PostgreSQL has aborted the transaction. */
   failed = false;
+  /** The transaction's id, read with BEGIN: asked about when its COMMIT goes unanswered. */
+  xid: string | undefined;
 }
 
 const key = (...parts: string[]): string => parts.join('\u0000');
