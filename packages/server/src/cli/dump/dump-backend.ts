@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import type pg from 'pg';
 import { DATABASE_FILE_NAME } from '../../create-bubble-server.js';
+import { isConnectionLost } from '../../store/postgres/postgres-errors.js';
 import { migratePostgres } from '../../store/postgres/postgres-migrate.js';
 import { createPool } from '../../store/postgres/postgres-pool.js';
 import { POSTGRES_MIGRATIONS } from '../../store/postgres/postgres-schema.js';
@@ -20,6 +21,8 @@ export interface DumpReader {
 }
 
 export interface DumpWriter {
+  /** Whether no table of the dump holds a row (under the transaction's lock: no other import lands meanwhile). */
+  isEmpty(tables: readonly DumpTable[]): Promise<boolean>;
   /** Inserts rows (decoded: bytes as Buffers, flags as booleans) into a table. */
   insert(table: DumpTable, rows: readonly DumpRow[]): Promise<void>;
 }
@@ -28,14 +31,19 @@ export interface DumpWriter {
 export interface DumpBackend {
   readonly kind: 'sqlite' | 'postgres';
   readonly schemaVersion: number;
-  /** Whether no table of the dump holds a row. */
-  isEmpty(tables: readonly DumpTable[]): Promise<boolean>;
   /** Runs `body` on one snapshot (a read transaction), so a running server's writes do not tear the dump. */
   snapshot<T>(body: (reader: DumpReader) => Promise<T>): Promise<T>;
-  /** Runs `body` in one write transaction: all of it lands, or none. */
+  /**
+   * Runs `body` in one write transaction: all of it lands, or none. It first takes a lock that one
+   * such transaction holds at a time, so that two imports started together into one new database
+   * cannot both find it empty: the second waits, then sees the first one's rows.
+   */
   transaction(tables: readonly DumpTable[], body: (writer: DumpWriter) => Promise<void>): Promise<void>;
   close(): Promise<void>;
 }
+
+/** Taken by each import's transaction; beside the store's own keys (7_352_114_000 to _002). */
+const IMPORT_LOCK_KEY = 7_352_114_003;
 
 const orderOf = (table: DumpTable, ord: string): string => table.order.replace('$ord', ord);
 
@@ -64,7 +72,6 @@ export function openSqliteBackend(dataDir: string): DumpBackend {
   return {
     kind: 'sqlite',
     schemaVersion: SCHEMA_VERSION,
-    isEmpty: async (tables) => tables.every((t) => db.prepare(`SELECT 1 FROM ${t.name} LIMIT 1`).get() === undefined),
     snapshot: async (body) => {
       db.exec('BEGIN');
       try {
@@ -74,9 +81,12 @@ export function openSqliteBackend(dataDir: string): DumpBackend {
       }
     },
     transaction: async (_tables, body) => {
+      // IMMEDIATE takes the database's write lock now (another process waits, busy_timeout): the lock.
       db.exec('BEGIN IMMEDIATE');
       try {
         await body({
+          isEmpty: async (tables) =>
+            tables.every((t) => db.prepare(`SELECT 1 FROM ${t.name} LIMIT 1`).get() === undefined),
           insert: async (table, rows) => {
             const insert = db.prepare(
               `INSERT INTO ${table.name} (${table.columns.join(', ')}) VALUES (${table.columns.map(() => '?').join(', ')})`,
@@ -102,7 +112,8 @@ export function openSqliteBackend(dataDir: string): DumpBackend {
 
 /** Opens (and migrates) the PostgreSQL database at `url`. */
 export async function openPostgresBackend(url: string): Promise<DumpBackend> {
-  const pool = createPool(url, { poolSize: 2, statementTimeoutMs: 0 });
+  // The export's transaction stays open, idle, while its rows are written out, as long as that takes.
+  const pool = createPool(url, { poolSize: 2, statementTimeoutMs: 0, idleInTransactionTimeoutMs: 0 });
   try {
     await migratePostgres(pool);
   } catch (error) {
@@ -113,6 +124,14 @@ export async function openPostgresBackend(url: string): Promise<DumpBackend> {
     `SELECT ${table.columns.join(', ')} FROM ${table.name} ${where} ORDER BY ${orderOf(table, 'ord')}`;
   const withClient = async <T>(begin: string, body: (client: pg.PoolClient) => Promise<T>): Promise<T> => {
     const client = await pool.connect();
+    // The pool listens for 'error' only on idle clients: a connection lost while this one waits between
+    // queries (an import on its input, an export on its output) would otherwise crash the command.
+    // The next query fails then; the loss itself says more than that failure ("not queryable").
+    let lost: Error | undefined;
+    const onLost = (error: Error) => {
+      lost ??= error;
+    };
+    client.on('error', onLost);
     let failed: Error | undefined;
     try {
       await client.query(begin);
@@ -122,8 +141,9 @@ export async function openPostgresBackend(url: string): Promise<DumpBackend> {
     } catch (error) {
       failed = error instanceof Error ? error : new Error(String(error));
       await client.query('ROLLBACK').catch(() => {});
-      throw error;
+      throw lost !== undefined && isConnectionLost(error) ? lost : error;
     } finally {
+      client.off('error', onLost);
       // After a failure (a query timeout may leave its query running) the connection is closed, not pooled.
       client.release(failed);
     }
@@ -131,10 +151,6 @@ export async function openPostgresBackend(url: string): Promise<DumpBackend> {
   return {
     kind: 'postgres',
     schemaVersion: latestVersion(POSTGRES_MIGRATIONS),
-    isEmpty: async (tables) => {
-      for (const t of tables) if ((await pool.query(`SELECT 1 FROM ${t.name} LIMIT 1`)).rowCount) return false;
-      return true;
-    },
     snapshot: (body) =>
       withClient('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', (client) =>
         body({
@@ -151,7 +167,15 @@ export async function openPostgresBackend(url: string): Promise<DumpBackend> {
       ),
     transaction: (tables, body) =>
       withClient('BEGIN', async (client) => {
+        // Not a lock on the tables: a server already running on the target (which the import refuses) is not held up.
+        await client.query('SELECT pg_advisory_xact_lock($1)', [IMPORT_LOCK_KEY]);
         await body({
+          isEmpty: async (checked) => {
+            for (const t of checked) {
+              if ((await client.query(`SELECT 1 FROM ${t.name} LIMIT 1`)).rowCount) return false;
+            }
+            return true;
+          },
           insert: async (table, rows) => {
             // Up to 500 rows a statement keeps within PostgreSQL's 65,535 parameters for every table here.
             for (let start = 0; start < rows.length; start += 500) {

@@ -83,14 +83,15 @@ export class DumpError extends Error {
  * malformed, cut off or does not match its own counts lands nothing. Answers the rows per table.
  */
 export async function importDump(backend: DumpBackend, input: Readable): Promise<RowCounts> {
-  if (!(await backend.isEmpty(ALL_TABLES))) {
-    throw new DumpError(
-      `the target ${backend.kind} database is not empty: import only into a new one (it holds principals, tokens or threads)`,
-    );
-  }
   const tables = new Map(ALL_TABLES.map((t) => [t.name, t]));
   const counts: RowCounts = Object.fromEntries(ALL_TABLES.map((t) => [t.name, 0]));
   await backend.transaction(ALL_TABLES, async (writer) => {
+    // Inside the transaction, under its lock: of two imports started together, the second sees the first's rows.
+    if (!(await writer.isEmpty(ALL_TABLES))) {
+      throw new DumpError(
+        `the target ${backend.kind} database is not empty: import only into a new one (it holds principals, tokens or threads)`,
+      );
+    }
     let lineNo = 0;
     let header = false;
     let footer: RowCounts | undefined;
