@@ -170,7 +170,16 @@ export async function startBot(options: BotOptions): Promise<Bot> {
     }
     if (!child && runtime.threads().includes(childThreadId) && threads.get(childThreadId)?.asleep !== true) {
       // Its session is still starting (it may be reading what someone wrote there): look again shortly.
-      if (attempt < 10) setTimeout(() => releaseSubthread(childThreadId, attempt + 1), 500).unref();
+      if (attempt < 10) {
+        setTimeout(() => releaseSubthread(childThreadId, attempt + 1), 500).unref();
+        return;
+      }
+      // Not released regardless: the wake may be for a person's words there (a slow one is most likely retrying
+      // against a server that is away), and cut off, they would go unanswered.
+      logger.info(
+        { threadId: childThreadId, waitedMs: attempt * 500 },
+        "sub-agent ended, but its subthread's session is still starting: still following it",
+      );
       return;
     }
     store.markReleased(childThreadId);

@@ -31,7 +31,7 @@ function setup(crashes: number, code: number) {
   const starts = join(dir, 'starts.txt');
   const configPath = join(dir, 'config.json');
   writeFileSync(configPath, JSON.stringify({ starts, crashes, code }));
-  return { bin, starts, configPath, logPath: join(dir, 'logs', 'scuba.log') };
+  return { bin, starts, configPath, logPath: join(dir, 'logs', 'scuba.log'), missingDir: join(dir, 'no-such-dir') };
 }
 
 async function until(what: string, predicate: () => boolean): Promise<void> {
@@ -136,6 +136,70 @@ describe('superviseScuba', () => {
     expect(supervisor.state).toBe('running');
     await supervisor.stop();
     expect(supervisor.state).toBe('stopped');
+  });
+
+  it('counts a child that could not be spawned as a failed start: retried, then given up, and stop() returns', async () => {
+    const f = setup(0, 1);
+    const notices: string[] = [];
+    const supervisor = superviseScuba({
+      bin: f.bin,
+      configPath: f.configPath,
+      env: { PATH: process.env.PATH },
+      // Node emits 'error' (ENOENT) for a working directory that does not exist, and no 'exit'.
+      cwd: f.missingDir,
+      logPath: f.logPath,
+      logger: pino({ level: 'silent' }),
+      restartBaseMs: 10,
+      maxFailures: 2,
+      notice: (sentence) => notices.push(sentence),
+    });
+    await until('giving up', () => supervisor.state === 'gave-up');
+    const why = `could not be started (spawn ${process.execPath} ENOENT)`;
+    expect(notices).toEqual([
+      `claude-scuba ${why}; restarting it in 10 ms (attempt 1 of 2; its log: ${f.logPath})`,
+      `claude-scuba ${why}; restarting it in 20 ms (attempt 2 of 2; its log: ${f.logPath})`,
+      `claude-scuba failed 2 times in a row and is not restarted again; the server and the web UI keep running. Read ${f.logPath}, fix what it says, then restart npm start.`,
+    ]);
+    expect(lines(f.starts)).toEqual([]);
+    await supervisor.stop();
+    expect(supervisor.state).toBe('stopped');
+  });
+
+  it('stops at once when stopped before its failed spawn has been reported', async () => {
+    const f = setup(0, 1);
+    const supervisor = superviseScuba({
+      bin: f.bin,
+      configPath: f.configPath,
+      env: { PATH: process.env.PATH },
+      cwd: f.missingDir,
+      logPath: f.logPath,
+      logger: pino({ level: 'silent' }),
+    });
+    await supervisor.stop();
+    expect(supervisor.state).toBe('stopped');
+    expect(supervisor.pid).toBeUndefined();
+  });
+
+  it('counts a spawn that throws (an environment too large for exec) as a failed start, not a crash', async () => {
+    const f = setup(0, 1);
+    const notices: string[] = [];
+    const supervisor = superviseScuba({
+      bin: f.bin,
+      configPath: f.configPath,
+      // More than exec takes (Linux: 128 KiB a string; macOS: 1 MiB in all): spawn throws E2BIG, no 'error'.
+      env: { PATH: process.env.PATH, BIG: 'x'.repeat(2_000_000) },
+      logPath: f.logPath,
+      logger: pino({ level: 'silent' }),
+      restartBaseMs: 10,
+      maxFailures: 1,
+      notice: (sentence) => notices.push(sentence),
+    });
+    await until('giving up', () => supervisor.state === 'gave-up');
+    expect(notices[0]).toBe(
+      `claude-scuba could not be started (spawn E2BIG); restarting it in 10 ms (attempt 1 of 1; its log: ${f.logPath})`,
+    );
+    expect(notices).toHaveLength(2);
+    await supervisor.stop();
   });
 });
 

@@ -6,6 +6,8 @@ import type { Logger } from 'pino';
 export interface ScubaExit {
   readonly code: number | null;
   readonly signal: NodeJS.Signals | null;
+  /** Why it could not be started at all (spawn failed: no child ran; code and signal are null). */
+  readonly error?: Error;
 }
 
 export interface ScubaProcessOptions {
@@ -14,6 +16,8 @@ export interface ScubaProcessOptions {
   configPath: string;
   /** The child's whole environment; a function is asked again at each start (a renewed token). */
   env: NodeJS.ProcessEnv | (() => NodeJS.ProcessEnv);
+  /** The child's working directory; default this process's. */
+  cwd?: string;
   /** The child's stdout and stderr are appended here. */
   logPath: string;
   logger: Logger;
@@ -52,8 +56,11 @@ export function restartDelay(failures: number, baseMs: number, maxMs: number): n
 }
 
 function describeExit(exit: ScubaExit): string {
+  if (exit.error !== undefined) return `could not be started (${exit.error.message})`;
   return exit.signal !== null ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
 }
+
+const logged = (exit: ScubaExit) => ({ code: exit.code, signal: exit.signal, err: exit.error });
 
 /**
  * Runs `claude-scuba` as a child process and restarts it when it dies on its
@@ -80,7 +87,10 @@ export function superviseScuba(options: ScubaProcessOptions): ScubaSupervisor {
   const afterFailure = async (exit: ScubaExit, ranMs: number): Promise<void> => {
     if (exit.code === 2) {
       state = 'gave-up';
-      options.logger.info({ ...exit, logPath: options.logPath }, 'claude-scuba refused its config; not restarting');
+      options.logger.info(
+        { ...logged(exit), logPath: options.logPath },
+        'claude-scuba refused its config; not restarting',
+      );
       notice(
         `claude-scuba refused its config (${options.configPath}) and is not restarted: see ${options.logPath}. The server and the web UI keep running.`,
       );
@@ -97,7 +107,10 @@ export function superviseScuba(options: ScubaProcessOptions): ScubaSupervisor {
     if (state === 'stopped') return;
     if (failures > maxFailures) {
       state = 'gave-up';
-      options.logger.info({ ...exit, failures: failures - 1, logPath: options.logPath }, 'claude-scuba gave up');
+      options.logger.info(
+        { ...logged(exit), failures: failures - 1, logPath: options.logPath },
+        'claude-scuba gave up',
+      );
       notice(
         `claude-scuba failed ${maxFailures} times in a row and is not restarted again; the server and the web UI keep running. ` +
           `Read ${options.logPath}, fix what it says, then restart npm start.`,
@@ -106,7 +119,10 @@ export function superviseScuba(options: ScubaProcessOptions): ScubaSupervisor {
     }
     const delay = repaired ? 0 : restartDelay(failures, baseMs, maxMs);
     state = 'waiting';
-    options.logger.info({ ...exit, delayMs: delay, failures, logPath: options.logPath }, 'claude-scuba stopped');
+    options.logger.info(
+      { ...logged(exit), delayMs: delay, failures, logPath: options.logPath },
+      'claude-scuba stopped',
+    );
     if (!repaired)
       notice(
         `claude-scuba ${describeExit(exit)}; restarting it in ${delay < 1_000 ? `${delay} ms` : `${Math.round(delay / 1_000)} s`} (attempt ${failures} of ${maxFailures}; its log: ${options.logPath})`,
@@ -118,25 +134,41 @@ export function superviseScuba(options: ScubaProcessOptions): ScubaSupervisor {
     if (state === 'stopped') return;
     state = 'running';
     const startedAt = Date.now();
-    const env = typeof options.env === 'function' ? options.env() : options.env;
-    const current = spawn(process.execPath, [options.bin, '--config', options.configPath], {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
+    let resolveExit = () => {};
+    exited = new Promise((resolve) => {
+      resolveExit = resolve;
     });
+    // A failed spawn emits 'error' and perhaps (Node does not promise either way) 'exit' too: one failure.
+    let ended = false;
+    const end = (exit: ScubaExit) => {
+      if (ended) return;
+      ended = true;
+      child = undefined;
+      resolveExit();
+      if (state === 'stopped') return;
+      repairing = afterFailure(exit, Date.now() - startedAt);
+    };
+    let current: ChildProcess;
+    try {
+      const env = typeof options.env === 'function' ? options.env() : options.env;
+      current = spawn(process.execPath, [options.bin, '--config', options.configPath], {
+        cwd: options.cwd,
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+    } catch (error) {
+      // Some failures throw instead (an environment too large: E2BIG); here, in a timer, that would crash us.
+      end({ code: null, signal: null, error: error instanceof Error ? error : new Error(String(error)) });
+      return;
+    }
     child = current;
     current.stdout?.pipe(log, { end: false });
     current.stderr?.pipe(log, { end: false });
-    exited = new Promise((resolveExit) => {
-      current.on('exit', (code, signal) => {
-        child = undefined;
-        resolveExit();
-        if (state === 'stopped') return;
-        repairing = afterFailure({ code, signal }, Date.now() - startedAt);
-      });
-    });
+    current.on('exit', (code, signal) => end({ code, signal }));
     current.on('error', (error) => {
-      options.logger.info({ err: error }, 'claude-scuba could not be started');
-      notice(`claude-scuba could not be started: ${error.message}`);
+      // With a pid the child did start, and this is a signal that could not be sent: its exit comes on its own.
+      if (current.pid === undefined) end({ code: null, signal: null, error });
+      else options.logger.info({ err: error }, 'claude-scuba could not be signalled');
     });
   }
   start();
