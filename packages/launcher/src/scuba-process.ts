@@ -186,7 +186,11 @@ export function superviseScuba(options: ScubaProcessOptions): ScubaSupervisor {
       await repairing;
       clearTimeout(timer);
       const running = child;
-      if (running !== undefined && running.exitCode === null && running.signalCode === null) {
+      if (running !== undefined && running.pid === undefined) {
+        // A spawn that failed has no pid, and its 'error' is still to come: kill() would signal pid 0,
+        // which is this process's whole group (the server, the web UI, npm, the shell).
+        await exited;
+      } else if (running !== undefined && running.exitCode === null && running.signalCode === null) {
         running.kill('SIGTERM');
         const killer = setTimeout(() => running.kill('SIGKILL'), 10_000);
         await exited;
