@@ -8,8 +8,6 @@ const entry = (id: number, createdAt: string): OutboxEntry => ({
   createdAt,
 });
 
-const EPOCH = new Date(0).toISOString();
-
 /** An outbox whose rows become visible when their transaction commits, in any order. */
 class FakeOutbox {
   visible: OutboxEntry[] = [];
@@ -24,6 +22,11 @@ class FakeOutbox {
   /** Deletes every entry below `id`, as the pruner deletes a prefix. */
   prune(id: number): void {
     this.visible = this.visible.filter((e) => e.id >= id);
+  }
+  /** What the database's clock said when asked (a reader asks as it starts). */
+  now = '2026-12-01T09:30:00.000Z';
+  async databaseNow(): Promise<string> {
+    return this.now;
   }
   async outboxHead(): Promise<number> {
     return this.visible.at(-1)?.id ?? 0;
@@ -177,8 +180,8 @@ describe('OutboxReader', () => {
     control.failOverflow = false;
     now = 6_000;
     await reader.read();
-    // It had read no entry: everything is re-checked.
-    expect(overflows).toEqual([EPOCH, EPOCH]);
+    // It had read no entry: what it missed was written after it started, by the database's clock.
+    expect(overflows).toEqual(['2026-12-01T09:30:00.000Z', '2026-12-01T09:30:00.000Z']);
     expect(reader.lastCompleteReadStartedAt).toBe(6_000);
     await reader.read();
     expect(overflows).toHaveLength(2);

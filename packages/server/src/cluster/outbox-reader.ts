@@ -1,14 +1,14 @@
 import type { ClusterFeed, OutboxEntry } from '../store/cluster-feed.js';
 
 export interface OutboxReaderOptions {
-  feed: Pick<ClusterFeed, 'outboxHead' | 'readOutboxAfter' | 'outboxTail'>;
+  feed: Pick<ClusterFeed, 'outboxHead' | 'databaseNow' | 'readOutboxAfter' | 'outboxTail'>;
   /** Each entry once, in id order (an entry that fills a hole comes after higher ids read before it). */
   deliver(entry: OutboxEntry): void;
   /**
    * Entries this reader never read were pruned (it could not read the outbox for longer than they
    * are kept): whatever they said since `since` must be found out another way. `since` is by the
    * database's clock, never this instance's: when the newest entry this reader had read was written
-   * (ISO; the epoch when it had read none). Called once the entries still there are delivered;
+   * (ISO; when it had read none, the time it started, since the outbox then held nothing it missed). Called once the entries still there are delivered;
    * the read counts as complete only when it resolves, and a read after it rejects calls it again.
    */
   onOverflow(since: string): Promise<void>;
@@ -19,7 +19,6 @@ export interface OutboxReaderOptions {
 }
 
 const PAGE = 500;
-const EPOCH = new Date(0).toISOString();
 /** An id below the newest read that has not shown up is waited for this long (its transaction may still commit). */
 const HOLE_WAIT_MS = 30_000;
 /** At most this many missing ids are waited for per gap (a sequence may jump, say after a crash). */
@@ -47,8 +46,8 @@ export class OutboxReader {
   #reading: Promise<void> | null = null;
   #again = false;
   #stopped = false;
-  /** When the entry at the cursor was written (the database's clock), or null before this reader read one. */
-  #cursorWrittenAt: string | null = null;
+  /** When the entry at the cursor was written, or (before this reader read one) when it started: the database's clock. */
+  #cursorWrittenAt: string;
   /** Entries were pruned before this reader read them: when the newest one it had read was written. */
   #missedSince: string | null = null;
   readonly #now: () => number;
@@ -56,9 +55,10 @@ export class OutboxReader {
   lastCompleteReadStartedAt: number | null = null;
   readonly #options: OutboxReaderOptions;
 
-  private constructor(options: OutboxReaderOptions, cursor: number) {
+  private constructor(options: OutboxReaderOptions, cursor: number, cursorWrittenAt: string) {
     this.#options = options;
     this.#cursor = cursor;
+    this.#cursorWrittenAt = cursorWrittenAt;
     this.#now = options.now ?? Date.now;
   }
 
@@ -68,13 +68,14 @@ export class OutboxReader {
    */
   static async start(options: OutboxReaderOptions): Promise<OutboxReader> {
     const startedAt = options.now?.() ?? Date.now();
+    // Before the head: whatever a reader that has read nothing misses was written after this.
+    const startedAtDatabase = await options.feed.databaseNow();
     const head = await options.feed.outboxHead();
     const floor = Math.max(0, head - MAX_HOLES_PER_GAP);
     const entries = await options.feed.readOutboxAfter(floor, PAGE);
     const present = new Set(entries.map((entry) => entry.id));
     const cursor = Math.max(head, ...present);
-    const reader = new OutboxReader(options, cursor);
-    reader.#cursorWrittenAt = entries.at(-1)?.createdAt ?? null;
+    const reader = new OutboxReader(options, cursor, entries.at(-1)?.createdAt ?? startedAtDatabase);
     for (let id = floor + 1; id < cursor; id += 1) if (!present.has(id)) reader.#holes.set(id, startedAt);
     reader.lastCompleteReadStartedAt = startedAt;
     reader.#timer = setInterval(() => void reader.read(), options.pollMs);
@@ -156,7 +157,7 @@ export class OutboxReader {
     if (readable <= this.#cursor + 1) return;
     // What was pruned came after the cursor: written after the entry there, give or take the time a
     // transaction takes to commit (`onOverflow`'s caller allows for that).
-    const since = this.#cursorWrittenAt ?? EPOCH;
+    const since = this.#cursorWrittenAt;
     if (this.#missedSince === null || since < this.#missedSince) this.#missedSince = since;
     this.#cursor = readable - 1;
     for (const id of this.#holes.keys()) if (id < readable) this.#holes.delete(id);

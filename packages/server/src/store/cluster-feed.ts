@@ -20,6 +20,8 @@ import type { LiveBusMessage } from '../live/live-bus.js';
 export interface ClusterFeed {
   /** The id of the newest outbox entry (0 when empty). */
   outboxHead(): Promise<number>;
+  /** The database's clock now (ISO), the one that stamps outbox entries. */
+  databaseNow(): Promise<string>;
   /** Outbox entries with `id > cursor`, ascending, at most `limit`. */
   readOutboxAfter(cursor: number, limit: number): Promise<OutboxEntry[]>;
   /** The id of the oldest outbox entry still kept (0 when empty): whatever was below it is gone (pruned). */

@@ -4,8 +4,12 @@ import { Transform } from 'node:stream';
 
 /** How {@link CuttableProxy.breakNext} breaks the connection whose client sends `sent`. */
 export type ConnectionBreak =
-  /** The bytes reach the database and its answers are dropped; once one containing `until` has come back, the connection is dropped. */
-  | { sent: Buffer; deliver: true; until: Buffer }
+  /**
+   * The bytes reach the database and its answers are dropped; once one containing `until` has come
+   * back, the connection is dropped. Without `until`, the client's end is dropped at once and the
+   * database's is left open (until `cut`), so the database goes on with what it was sent.
+   */
+  | { sent: Buffer; deliver: true; until?: Buffer }
   /**
    * The bytes never reach the database. The connection is dropped at once, or with `hang` left as a
    * half-open one is: the client hears nothing more, the database only what it already had (until `cut`).
@@ -90,11 +94,20 @@ export class CuttableProxy {
         broken = true;
         const { rule, sprung } = armed;
         if (rule.deliver) {
+          const until = rule.until;
           upstream.unpipe(incoming);
+          if (until === undefined) {
+            link.hanging = true;
+            upstream.resume();
+            incoming.unpipe();
+            incoming.destroy();
+            sprung();
+            return done(null, chunk);
+          }
           let answer = Buffer.alloc(0);
           upstream.on('data', (data: Buffer) => {
             answer = Buffer.concat([answer, data]);
-            if (!answer.includes(rule.until)) return;
+            if (!answer.includes(until)) return;
             incoming.destroy();
             upstream.destroy();
             sprung();

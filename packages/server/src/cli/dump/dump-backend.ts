@@ -112,7 +112,8 @@ export function openSqliteBackend(dataDir: string): DumpBackend {
 
 /** Opens (and migrates) the PostgreSQL database at `url`. */
 export async function openPostgresBackend(url: string): Promise<DumpBackend> {
-  // The export's transaction stays open, idle, while its rows are written out, as long as that takes.
+  // The export's transaction stays open, idle, while its rows are written out, as long as that takes
+  // (set again on each connection in `withClient`).
   const pool = createPool(url, { poolSize: 2, statementTimeoutMs: 0, idleInTransactionTimeoutMs: 0 });
   try {
     await migratePostgres(pool);
@@ -134,6 +135,8 @@ export async function openPostgresBackend(url: string): Promise<DumpBackend> {
     client.on('error', onLost);
     let failed: Error | undefined;
     try {
+      // Zero in the pool's options sends nothing (the role's or database's own timeouts would apply): say it.
+      await client.query('SET statement_timeout = 0; SET idle_in_transaction_session_timeout = 0');
       await client.query(begin);
       const result = await body(client);
       await client.query('COMMIT');

@@ -13,11 +13,13 @@ import {
   closingStatements,
   LOCK_THREADS_SQL,
   notifyStatement,
+  SESSION_SQL,
+  TERMINATE_SESSION_SQL,
   XACT_STATUS_SQL,
 } from './postgres-group-sql.js';
 import { preparedName, sendAll, type Statement } from './postgres-pipeline.js';
 import { connectOrUnavailable } from './postgres-pool.js';
-import { GroupState, JobTx, type WriteTx } from './postgres-write-tx.js';
+import { GroupState, JobTx, type WriterSession, type WriteTx } from './postgres-write-tx.js';
 
 /** A write: the threads it appends to (locked up front, in the group's one sorted pass), and its body. */
 export interface WriteJob<T> {
@@ -48,9 +50,13 @@ interface OpenGroup {
   opened: Promise<void>;
 }
 
-/** How often, and how many times, a COMMIT still in progress when it went unanswered is asked about. */
+/**
+ * How often, and how many times, a COMMIT still in progress when it went unanswered is asked about
+ * before its session is ended (and as many times after), and how long one question may take.
+ */
 const XACT_STATUS_RETRY_MS = 100;
 const XACT_STATUS_ASKS = 20;
+const XACT_STATUS_TIMEOUT_MS = 5_000;
 
 type Attempt =
   | { ok: true; outcomes: Outcome[]; messages: LiveBusMessage[]; next: OpenGroup | undefined }
@@ -96,6 +102,8 @@ export class PostgresGroupCommit {
   readonly #onCommit: (messages: LiveBusMessage[]) => void;
   /** The writer's connection, held while groups follow one another. */
   #client: pg.PoolClient | null = null;
+  /** Who that connection is on the database, to ask about a lost COMMIT later (see `#committed`). */
+  #session: WriterSession | undefined;
 
   constructor(pool: pg.Pool, now: () => Date, onCommit: (messages: LiveBusMessage[]) => void) {
     this.#pool = pool;
@@ -152,6 +160,13 @@ export class PostgresGroupCommit {
     const client = await connectOrUnavailable(this.#pool);
     // A checked-out client's own 'error' event has no listener in the pool: without this one it would crash us.
     client.on('error', ignoreClientError);
+    try {
+      this.#session = (await client.query<WriterSession>(SESSION_SQL)).rows[0];
+    } catch (error) {
+      client.off('error', ignoreClientError);
+      client.release(error instanceof Error ? error : new Error(String(error)));
+      throw toStoreError(error);
+    }
     this.#client = client;
     return client;
   }
@@ -227,6 +242,7 @@ export class PostgresGroupCommit {
   /** Sends a group's BEGIN, locks and facts (behind whatever the connection was sent before). */
   #open(client: pg.PoolClient, batch: Pending[]): OpenGroup {
     const group = new GroupState();
+    group.session = this.#session;
     const opened = this.#lockAndRead(client, group, batch);
     // Awaited by the attempt; this only keeps a failure seen before then from being reported as unhandled.
     opened.catch(() => {});
@@ -283,31 +299,51 @@ export class PostgresGroupCommit {
       else {
         await client.query('ROLLBACK').catch((rollbackError: unknown) => this.#release(rollbackError));
       }
-      if (unknownOutcome && group.xid !== undefined && (await this.#committed(group.xid)))
+      if (
+        unknownOutcome &&
+        group.xid !== undefined &&
+        group.session &&
+        (await this.#committed(group.xid, group.session))
+      )
         return { ok: true, outcomes, messages: group.messages, next: undefined };
       return { ok: false, error, committing: unknownOutcome };
     }
   }
 
   /**
-   * Whether the transaction `xid`, whose COMMIT went unanswered, committed: asked on a new writer
-   * connection (which the next group then uses). One still in progress (its backend finishing the
-   * COMMIT, or not yet aware that its client is gone) is asked about again for up to two seconds.
-   * False when it aborted, when the database no longer knows it, or when it cannot be asked.
+   * Whether the transaction `xid`, whose COMMIT went unanswered on `session`, committed: asked on a
+   * new writer connection (which the next group then uses). False when it aborted, when the
+   * database no longer knows it, when it cannot be asked, or when the database has restarted since
+   * (its transaction ids may then have been given out again). One still in progress (its backend
+   * finishing the COMMIT, waiting for a synchronous standby, not yet aware that its client is gone)
+   * is asked about again; still in progress after two seconds, its session is ended, which settles
+   * it one way or the other, and it is asked about as long again: an answer of 503 must mean it
+   * will never commit, or a client that resends duplicates it.
    */
-  async #committed(xid: string): Promise<boolean> {
-    for (let asked = 1; ; asked += 1) {
-      let status: string | null | undefined;
+  async #committed(xid: string, session: WriterSession): Promise<boolean> {
+    const ask = async <R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<R | undefined> => {
+      const client = await this.#connection();
+      // node-postgres takes a per-query timeout its types do not declare.
+      const config: pg.QueryConfig & { query_timeout: number } = {
+        text,
+        values,
+        query_timeout: XACT_STATUS_TIMEOUT_MS,
+      };
+      return (await client.query<R>(config)).rows[0];
+    };
+    for (let asked = 1; asked <= 2 * XACT_STATUS_ASKS; asked += 1) {
       try {
-        const client = await this.#connection();
-        status = (await client.query<{ status: string | null }>(XACT_STATUS_SQL, [xid])).rows[0]?.status;
+        const row = await ask<{ status: string | null; started: string }>(XACT_STATUS_SQL, [xid]);
+        if (row === undefined || row.started !== session.started) return false;
+        if (row.status !== 'in progress') return row.status === 'committed';
+        if (asked === XACT_STATUS_ASKS) await ask(TERMINATE_SESSION_SQL, [session.pid, session.backendStart]);
       } catch (error) {
         if (isConnectionLost(error)) this.#release(error);
         return false;
       }
-      if (status !== 'in progress' || asked >= XACT_STATUS_ASKS) return status === 'committed';
       await new Promise((resolve) => setTimeout(resolve, XACT_STATUS_RETRY_MS));
     }
+    return false;
   }
 
   /**

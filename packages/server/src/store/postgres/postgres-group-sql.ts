@@ -21,8 +21,19 @@ export const LOCK_THREADS_SQL =
  */
 export const CURRENT_XID_SQL = 'SELECT pg_current_xact_id()::text AS xid';
 
-/** Whether a transaction committed: `committed`, `aborted`, `in progress`, or null once too old to tell. */
-export const XACT_STATUS_SQL = 'SELECT pg_xact_status($1::xid8) AS status';
+/**
+ * Whether a transaction committed: `committed`, `aborted`, `in progress`, or null once too old to
+ * tell; with the server's start time, since a server that restarted may give an id out again.
+ */
+export const XACT_STATUS_SQL = 'SELECT pg_xact_status($1::xid8) AS status, pg_postmaster_start_time()::text AS started';
+
+/** Who a writer's connection is: read once per connection, for `XACT_STATUS_SQL` and `TERMINATE_SESSION_SQL`. */
+export const SESSION_SQL = `SELECT pid, backend_start::text AS "backendStart", pg_postmaster_start_time()::text AS started
+  FROM pg_stat_activity WHERE pid = pg_backend_pid()`;
+
+/** Ends that session, and no other that has taken its pid since. */
+export const TERMINATE_SESSION_SQL = `SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
+  WHERE pid = $1 AND backend_start::text = $2`;
 
 /** PostgreSQL refuses a notification payload of 8,000 bytes or more; leave room. */
 const MAX_HINT_BYTES = 7_500;

@@ -13,7 +13,7 @@ import { StoreUnavailableError } from './postgres-errors.js';
 import { createPool, queryTimeoutMs } from './postgres-pool.js';
 import { openPostgresStore, type PostgresStore } from './postgres-store.js';
 
-const IDLE_IN_TRANSACTION_TIMEOUT_MS = 300;
+const IDLE_IN_TRANSACTION_TIMEOUT_MS = 1_000;
 const STATEMENT_TIMEOUT_MS = 2_000;
 
 let db: TestDatabase;
@@ -81,7 +81,7 @@ describe("the writer's idle_in_transaction_session_timeout", () => {
     const hungAt = performance.now();
     expect(await threadLockFree()).toBe(false);
     // The store itself would give up only after its query timeout, and could not tell the database then.
-    for (const deadline = hungAt + 2_000; !(await threadLockFree()); ) {
+    for (const deadline = hungAt + 3_000; !(await threadLockFree()); ) {
       if (performance.now() > deadline) throw new Error('the stuck writer still holds the lock of th_1');
       await new Promise((r) => setTimeout(r, 20));
     }

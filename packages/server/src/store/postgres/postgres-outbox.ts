@@ -5,7 +5,7 @@ import { GRANT_COLUMNS, SQL } from './postgres-sql.js';
 
 type OutboxMethods = Pick<
   ClusterFeed,
-  'outboxHead' | 'readOutboxAfter' | 'outboxTail' | 'pruneOutbox' | 'recentChanges'
+  'outboxHead' | 'databaseNow' | 'readOutboxAfter' | 'outboxTail' | 'pruneOutbox' | 'recentChanges'
 >;
 
 /** Taken (if free) by the statement that prunes, so the instances prune one at a time. */
@@ -42,6 +42,7 @@ type Message = OutboxEntry['message'];
 export function outboxMethods({ db }: PostgresStoreContext): OutboxMethods {
   return {
     outboxHead: async () => (await db.query<{ id: number }>(SQL.outboxHead))[0]!.id,
+    databaseNow: async () => (await db.query<{ now: Date }>(SQL.databaseNow))[0]!.now.toISOString(),
     outboxTail: async () => (await db.query<{ id: number }>(SQL.outboxTail))[0]!.id,
     readOutboxAfter: async (cursor, limit) =>
       (await db.query<{ id: number; message: Message; created_at: Date }>(SQL.outboxAfter, [cursor, limit])).map(

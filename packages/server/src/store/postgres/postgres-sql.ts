@@ -157,6 +157,7 @@ export const SQL = {
       WHERE thread_id = $1 AND name = $2 AND version = $3`,
 
   outboxHead: 'SELECT coalesce(max(id), 0) AS id FROM outbox',
+  databaseNow: 'SELECT now() AS now',
   outboxAfter: 'SELECT id, message, created_at FROM outbox WHERE id > $1 ORDER BY id LIMIT $2',
   outboxTail: 'SELECT coalesce(min(id), 0) AS id FROM outbox',
   ping: 'SELECT 1',

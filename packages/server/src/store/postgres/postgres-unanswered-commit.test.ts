@@ -95,6 +95,52 @@ describe('a COMMIT whose answer is lost', () => {
     expect((await append('next')).events[0]!.seq).toBe(2);
   });
 
+  /** Every event inserted from now on holds its COMMIT until the test's admin lets go of lock 4242. */
+  async function holdCommitsBehindLock(): Promise<void> {
+    await admin.query(`CREATE FUNCTION hold_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN PERFORM pg_advisory_xact_lock_shared(4242); RETURN NULL; END $$`);
+    await admin.query(`CREATE CONSTRAINT TRIGGER hold_commit AFTER INSERT ON events
+      DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION hold_commit()`);
+    await admin.query('SELECT pg_advisory_lock(4242)');
+  }
+
+  it('waits for a COMMIT still in progress when its answer was lost, and answers it as committed once it has', async () => {
+    await holdCommitsBehindLock();
+    const broken = proxy.breakNext({ sent: COMMIT, deliver: true });
+    const appended = append('held');
+    await broken;
+    // The store has lost its connection; the database is still inside that COMMIT.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await stored()).toEqual([]);
+    await admin.query('SELECT pg_advisory_unlock(4242)');
+    expect((await appended).events.map((e) => e.seq)).toEqual([2]);
+    expect(await stored()).toEqual([[2, 'held']]);
+    expect(publishedSeqs()).toEqual([2]);
+  });
+
+  it('ends the session of a COMMIT still in progress after two seconds, then answers 503: it will never land', async () => {
+    await holdCommitsBehindLock();
+    const writer = async () =>
+      (
+        await admin.query<{ pid: number }>(
+          "SELECT pid FROM pg_stat_activity WHERE application_name = 'bubble-server-writer' AND state = 'active'",
+        )
+      ).rows.map((r) => r.pid);
+    const broken = proxy.breakNext({ sent: COMMIT, deliver: true });
+    const appended = append('stuck');
+    appended.catch(() => {});
+    await broken;
+    const [stuck] = await writer();
+    expect(stuck).toBeDefined();
+    await expect(appended).rejects.toBeInstanceOf(StoreUnavailableError);
+    // Its session was ended, so letting the lock go commits nothing.
+    expect(await writer()).not.toContain(stuck);
+    await admin.query('SELECT pg_advisory_unlock(4242)');
+    expect(await stored()).toEqual([]);
+    expect(publishedSeqs()).toEqual([]);
+    expect((await append('next')).events[0]!.seq).toBe(2);
+  });
+
   it('answers 503, as it may have committed, when the database cannot be asked either', async () => {
     // The proxy goes as the answer is dropped: the store can reach the database no more.
     const broken = proxy.breakNext({ sent: COMMIT, deliver: true, until: COMMIT }).then(() => proxy.cut());

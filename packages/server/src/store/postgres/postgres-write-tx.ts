@@ -83,6 +83,15 @@ export class GroupState {
   failed = false;
   /** The transaction's id, read with BEGIN: asked about when its COMMIT goes unanswered. */
   xid: string | undefined;
+  /** The writer's session the group runs on (see `WriterSession`). */
+  session: WriterSession | undefined;
+}
+
+/** A writer connection's backend on the database, and the server's start: what a lost COMMIT is asked about by. */
+export interface WriterSession {
+  pid: number;
+  backendStart: string;
+  started: string;
 }
 
 const key = (...parts: string[]): string => parts.join('\u0000');
