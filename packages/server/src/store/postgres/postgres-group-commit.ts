@@ -338,7 +338,8 @@ export class PostgresGroupCommit {
         if (row.status !== 'in progress') return row.status === 'committed';
         if (asked === XACT_STATUS_ASKS) await ask(TERMINATE_SESSION_SQL, [session.pid, session.backendStart]);
       } catch (error) {
-        if (isConnectionLost(error)) this.#release(error);
+        // Lost, timed out (node-postgres then closes a pipelined connection) or refused: the next group starts afresh.
+        this.#release(error);
         return false;
       }
       await new Promise((resolve) => setTimeout(resolve, XACT_STATUS_RETRY_MS));
