@@ -27,17 +27,13 @@ let admin: pg.Client;
 
 beforeEach(async () => {
   db = await freshDatabase('outbox-pruning');
-  const target = new URL(db.url);
-  proxy = new CuttableProxy(target.hostname, Number(target.port || 5432));
-  await proxy.open();
-  const viaProxy = new URL(db.url);
-  viaProxy.hostname = '127.0.0.1';
-  viaProxy.port = String(proxy.port);
+  const front = await CuttableProxy.inFrontOf(db.url);
+  proxy = front.proxy;
   const cluster = { outboxRetentionMs: RETENTION_MS };
   a = await createBubbleServer({ database: db.url, port: 0, cluster });
   // A short connection timeout, so B's requests answer 503 promptly while it is cut off.
   b = await createBubbleServer({
-    database: viaProxy.toString(),
+    database: front.url,
     port: 0,
     cluster,
     postgres: { connectionTimeoutMs: 500 },

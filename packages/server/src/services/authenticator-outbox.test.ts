@@ -19,15 +19,11 @@ let b: BubbleServer;
 
 beforeEach(async () => {
   db = await freshDatabase('auth-outbox');
-  const target = new URL(db.url);
-  proxy = new CuttableProxy(target.hostname, Number(target.port || 5432));
-  await proxy.open();
-  const viaProxy = new URL(db.url);
-  viaProxy.hostname = '127.0.0.1';
-  viaProxy.port = String(proxy.port);
+  const front = await CuttableProxy.inFrontOf(db.url);
+  proxy = front.proxy;
   a = await createBubbleServer({ database: db.url, port: 0 });
   // A short connection timeout, so B's requests answer 503 promptly while it is cut off.
-  b = await createBubbleServer({ database: viaProxy.toString(), port: 0, postgres: { connectionTimeoutMs: 500 } });
+  b = await createBubbleServer({ database: front.url, port: 0, postgres: { connectionTimeoutMs: 500 } });
 });
 
 afterEach(async () => {

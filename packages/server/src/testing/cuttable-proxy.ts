@@ -28,6 +28,17 @@ export class CuttableProxy {
     readonly targetPort: number,
   ) {}
 
+  /** A proxy, open, in front of the PostgreSQL server of `databaseUrl`; `url` is the same database through it. */
+  static async inFrontOf(databaseUrl: string): Promise<{ proxy: CuttableProxy; url: string }> {
+    const target = new URL(databaseUrl);
+    const proxy = new CuttableProxy(target.hostname, Number(target.port || 5432));
+    await proxy.open();
+    const url = new URL(databaseUrl);
+    url.hostname = '127.0.0.1';
+    url.port = String(proxy.port);
+    return { proxy, url: url.toString() };
+  }
+
   /** Listens on `port` (0: a free one, the first time; the same one again to mend a cut). */
   async open(port = 0): Promise<void> {
     const server = createServer((incoming) => {

@@ -30,13 +30,9 @@ afterAll(async () => {
 });
 beforeEach(async () => {
   schema = await freshSchema(db.url, 'idle');
-  const target = new URL(schema.url);
-  proxy = new CuttableProxy(target.hostname, Number(target.port || 5432));
-  await proxy.open();
-  const viaProxy = new URL(schema.url);
-  viaProxy.hostname = '127.0.0.1';
-  viaProxy.port = String(proxy.port);
-  store = await openPostgresStore(viaProxy.toString(), {
+  const front = await CuttableProxy.inFrontOf(schema.url);
+  proxy = front.proxy;
+  store = await openPostgresStore(front.url, {
     poolSize: 3,
     statementTimeoutMs: STATEMENT_TIMEOUT_MS,
     idleInTransactionTimeoutMs: IDLE_IN_TRANSACTION_TIMEOUT_MS,

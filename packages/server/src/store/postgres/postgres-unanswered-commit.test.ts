@@ -31,14 +31,10 @@ afterAll(async () => {
 });
 beforeEach(async () => {
   schema = await freshSchema(db.url, 'unanswered');
-  const target = new URL(schema.url);
-  proxy = new CuttableProxy(target.hostname, Number(target.port || 5432));
-  await proxy.open();
-  const viaProxy = new URL(schema.url);
-  viaProxy.hostname = '127.0.0.1';
-  viaProxy.port = String(proxy.port);
+  const front = await CuttableProxy.inFrontOf(schema.url);
+  proxy = front.proxy;
   published = [];
-  store = await openPostgresStore(viaProxy.toString(), {
+  store = await openPostgresStore(front.url, {
     poolSize: 3,
     connectionTimeoutMs: 500,
     onCommit: (messages) => published.push(messages),
