@@ -96,6 +96,17 @@ const append = (store: PostgresStore, threadId: string, principalId: string, cou
     events: Array.from({ length: count }, () => ({ type: 'acme.n', data: {} })),
   });
 
+/** An `overflow` hint sent straight to the quiet channel's listeners: "re-check everything". */
+async function notifyOverflow(): Promise<void> {
+  const notifier = new pg.Client({ connectionString: quiet.url });
+  await notifier.connect();
+  try {
+    await notifier.query('SELECT pg_notify($1, $2)', [CLUSTER_CHANNEL, JSON.stringify({ heads: [], overflow: true })]);
+  } finally {
+    await notifier.end();
+  }
+}
+
 describe('createClusterBus on PostgreSQL', () => {
   it('publishes every event appended through any instance once, in order, on every bus that serves the thread', async () => {
     const [a, b, c] = [await instance(), await instance(), await instance()];
@@ -196,16 +207,7 @@ describe('createClusterBus on PostgreSQL', () => {
     await a.store.revokeTokens('fay', 'tok_fay1');
     await new Promise((r) => setTimeout(r, 100));
     expect(deaf.seqs(threadIds[0]!)).toEqual([]);
-    const notifier = new pg.Client({ connectionString: quiet.url });
-    await notifier.connect();
-    try {
-      await notifier.query('SELECT pg_notify($1, $2)', [
-        CLUSTER_CHANNEL,
-        JSON.stringify({ heads: [], overflow: true }),
-      ]);
-    } finally {
-      await notifier.end();
-    }
+    await notifyOverflow();
     for (const id of threadIds) {
       const head0 = heads0.get(id)!;
       await until(() => deaf.seqs(id).at(-1) === head0 + 2, `the events of ${id} on the deaf bus`, 2_000);
@@ -236,16 +238,7 @@ describe('createClusterBus on PostgreSQL', () => {
     await thread(a.store, []);
     while ((await a.store.pruneOutbox(0, 1_000)) > 0);
     expect(ahead.messages.some((m) => m.kind === 'tokens_revoked')).toBe(false);
-    const notifier = new pg.Client({ connectionString: quiet.url });
-    await notifier.connect();
-    try {
-      await notifier.query('SELECT pg_notify($1, $2)', [
-        CLUSTER_CHANNEL,
-        JSON.stringify({ heads: [], overflow: true }),
-      ]);
-    } finally {
-      await notifier.end();
-    }
+    await notifyOverflow();
     // By its own clock it last read an hour from now, after gwen's revocation; by the database's, before it.
     await until(
       () => ahead.messages.some((m) => m.kind === 'tokens_revoked' && m.principalId === 'gwen'),
