@@ -31,7 +31,10 @@ function setup(crashes: number, code: number) {
   const starts = join(dir, 'starts.txt');
   const configPath = join(dir, 'config.json');
   writeFileSync(configPath, JSON.stringify({ starts, crashes, code }));
-  return { bin, starts, configPath, logPath: join(dir, 'logs', 'scuba.log'), missingDir: join(dir, 'no-such-dir') };
+  const logPath = join(dir, 'logs', 'scuba.log');
+  /** What every supervisor of these tests is given. */
+  const base = { bin, configPath, logPath, logger: pino({ level: 'silent' }) };
+  return { base, starts, logPath, missingDir: join(dir, 'no-such-dir') };
 }
 
 async function until(what: string, predicate: () => boolean): Promise<void> {
@@ -54,11 +57,8 @@ describe('superviseScuba', () => {
   it('restarts a child that dies, logs its output to the file, and stops it with SIGTERM', async () => {
     const f = setup(2, 1);
     const supervisor = superviseScuba({
-      bin: f.bin,
-      configPath: f.configPath,
+      ...f.base,
       env: { PATH: process.env.PATH, MARK: 'env-passed' },
-      logPath: f.logPath,
-      logger: pino({ level: 'silent' }),
       restartBaseMs: 10,
     });
     await until('the third start', () => lines(f.starts).length === 3);
@@ -73,11 +73,8 @@ describe('superviseScuba', () => {
   it('does not restart a child that refused its config (exit 2)', async () => {
     const f = setup(1, 2);
     const supervisor = superviseScuba({
-      bin: f.bin,
-      configPath: f.configPath,
+      ...f.base,
       env: { PATH: process.env.PATH },
-      logPath: f.logPath,
-      logger: pino({ level: 'silent' }),
       restartBaseMs: 10,
     });
     await until('the first start', () => lines(f.starts).length === 1);
@@ -91,11 +88,8 @@ describe('superviseScuba', () => {
     const f = setup(100, 1);
     const notices: string[] = [];
     const supervisor = superviseScuba({
-      bin: f.bin,
-      configPath: f.configPath,
+      ...f.base,
       env: { PATH: process.env.PATH },
-      logPath: f.logPath,
-      logger: pino({ level: 'silent' }),
       restartBaseMs: 10,
       maxFailures: 3,
       notice: (sentence) => notices.push(sentence),
@@ -117,11 +111,8 @@ describe('superviseScuba', () => {
     let generation = 0;
     const notices: string[] = [];
     const supervisor = superviseScuba({
-      bin: f.bin,
-      configPath: f.configPath,
+      ...f.base,
       env: () => ({ PATH: process.env.PATH, MARK: `token-${++generation}` }),
-      logPath: f.logPath,
-      logger: pino({ level: 'silent' }),
       // A restart that waited would not come within the test's 10 s.
       restartBaseMs: 60_000,
       repair: async (exit) => {
@@ -142,13 +133,10 @@ describe('superviseScuba', () => {
     const f = setup(0, 1);
     const notices: string[] = [];
     const supervisor = superviseScuba({
-      bin: f.bin,
-      configPath: f.configPath,
+      ...f.base,
       env: { PATH: process.env.PATH },
       // Node emits 'error' (ENOENT) for a working directory that does not exist, and no 'exit'.
       cwd: f.missingDir,
-      logPath: f.logPath,
-      logger: pino({ level: 'silent' }),
       restartBaseMs: 10,
       maxFailures: 2,
       notice: (sentence) => notices.push(sentence),
@@ -168,12 +156,9 @@ describe('superviseScuba', () => {
   it('stops at once when stopped before its failed spawn has been reported', async () => {
     const f = setup(0, 1);
     const supervisor = superviseScuba({
-      bin: f.bin,
-      configPath: f.configPath,
+      ...f.base,
       env: { PATH: process.env.PATH },
       cwd: f.missingDir,
-      logPath: f.logPath,
-      logger: pino({ level: 'silent' }),
     });
     await supervisor.stop();
     expect(supervisor.state).toBe('stopped');
@@ -184,12 +169,9 @@ describe('superviseScuba', () => {
     const f = setup(0, 1);
     const notices: string[] = [];
     const supervisor = superviseScuba({
-      bin: f.bin,
-      configPath: f.configPath,
+      ...f.base,
       // More than exec takes (Linux: 128 KiB a string; macOS: 1 MiB in all): spawn throws E2BIG, no 'error'.
       env: { PATH: process.env.PATH, BIG: 'x'.repeat(2_000_000) },
-      logPath: f.logPath,
-      logger: pino({ level: 'silent' }),
       restartBaseMs: 10,
       maxFailures: 1,
       notice: (sentence) => notices.push(sentence),
