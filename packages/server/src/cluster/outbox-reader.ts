@@ -8,8 +8,9 @@ export interface OutboxReaderOptions {
    * Entries this reader never read were pruned (it could not read the outbox for longer than they
    * are kept): whatever they said since `since` must be found out another way. `since` is by the
    * database's clock, never this instance's: when the newest entry this reader had read was written
-   * (ISO; when it had read none, the time it started, since the outbox then held nothing it missed). Called once the entries still there are delivered;
-   * the read counts as complete only when it resolves, and a read after it rejects calls it again.
+   * (ISO; when it had read none, the time it started, since the outbox then held nothing it missed).
+   * Called once the entries still there are delivered; the read counts as complete only when it
+   * resolves, and a read after it rejects calls it again.
    */
   onOverflow(since: string): Promise<void>;
   onError(error: unknown): void;
