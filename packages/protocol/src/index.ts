@@ -11,3 +11,4 @@ export * from './frames.js';
 export * from './info.js';
 export * from './thread-event.js';
 export * from './assert-never.js';
+export * from './invitations.js';

@@ -16,8 +16,11 @@ beforeEach(async () => {
     as[id] = client(server.url, (await server.createHuman(id, name)).token.token);
   }
   shared = (await as.alice!.post('/v1/threads', {})).body.thread.threadId;
-  await as.alice!.post(`/v1/threads/${shared}/participants`, { principalId: 'bob', role: 'member' });
-  await as.alice!.post(`/v1/threads/${shared}/participants`, { principalId: 'u7', role: 'member' });
+  // Invited (alice cannot see them yet), and accepted.
+  for (const id of ['bob', 'u7']) {
+    await as.alice!.post(`/v1/threads/${shared}/participants`, { principalId: id, role: 'member' });
+    await as[id]!.post(`/v1/invitations/${shared}/accept`);
+  }
 });
 afterEach(async () => {
   await server.stop();
@@ -66,6 +69,7 @@ describe('a bot may not be named like someone the human naming it can see', () =
     const t = (await as.alice!.post('/v1/threads', {})).body.thread.threadId;
     await as.alice!.post(`/v1/threads/${t}/participants`, { principalId: 'helper', role: 'member' });
     await as.alice!.post(`/v1/threads/${t}/participants`, { principalId: 'dave', role: 'member' });
+    expect((await dave.post(`/v1/invitations/${t}/accept`)).status).toBe(200);
     await as.alice!.delete(`/v1/threads/${t}/participants/alice`);
     expect((await as.alice!.get('/v1/principals/dave')).status).toBe(404);
     const res = await as.alice!.call('PATCH', '/v1/principals/helper', { displayName: 'dave' });

@@ -158,11 +158,28 @@ export function createRoutes(deps: RouteDeps): Router<Handler> {
     const threadId = threadParam(ctx);
     const input = parseInput(AddParticipantRequestSchema, await ctx.json(), 'participant');
     const result = await threads.addParticipant(caller, threadId, input);
+    if (result.kind === 'pending') {
+      // Exactly these fields in this order, whether or not the id exists (protocol.md, Consent).
+      return {
+        status: 202,
+        body: { invitation: { threadId: result.threadId, principalId: result.principalId, status: 'pending' } },
+      };
+    }
     return { status: result.change === 'created' ? 201 : 200, body: { grant: result.grant } };
   });
   r.add('DELETE', '/v1/threads/:id/participants/:principalId', async (ctx) => {
     const caller = await ctx.caller();
     await threads.removeParticipant(caller, threadParam(ctx), ctx.params.principalId!);
+    return noContent;
+  });
+  r.add('GET', '/v1/invitations', async (ctx) => ok({ invitations: await threads.invitations(await ctx.caller()) }));
+  r.add('POST', '/v1/invitations/:id/accept', async (ctx) => {
+    const caller = await ctx.caller();
+    return ok({ grant: await threads.acceptInvitation(caller, threadParam(ctx)) });
+  });
+  r.add('POST', '/v1/invitations/:id/decline', async (ctx) => {
+    const caller = await ctx.caller();
+    await threads.declineInvitation(caller, threadParam(ctx));
     return noContent;
   });
   r.add('GET', '/v1/grants', async (ctx) => ok({ grants: await threads.grants(await ctx.caller()) }));

@@ -136,8 +136,11 @@ describe('grants', () => {
   it('adds participants with joinedSeq = the participant_added seq, and lists the caller grants', async () => {
     const t = await w.thread('alice');
     await w.as.alice!.post(`/v1/threads/${t}/events`, { type: 'acme.note', data: {} });
-    const res = await w.as.alice!.post(`/v1/threads/${t}/participants`, { principalId: 'bob', role: 'member' });
-    expect(res.status).toBe(201);
+    // Alice cannot see bob yet: he is invited, and the grant is made when he accepts, by alice.
+    const invited = await w.as.alice!.post(`/v1/threads/${t}/participants`, { principalId: 'bob', role: 'member' });
+    expect(invited.status).toBe(202);
+    const res = await w.as.bob!.post(`/v1/invitations/${t}/accept`);
+    expect(res.status).toBe(200);
     expect(res.body.grant).toEqual({
       threadId: t,
       principalId: 'bob',
@@ -157,12 +160,19 @@ describe('grants', () => {
       }),
     ]);
     expect((await w.as.bob!.get('/v1/grants')).body.grants).toEqual([res.body.grant]);
+    // Now that they share a thread, alice adds bob to another one at once.
+    const t2 = await w.thread('alice');
+    const direct = await w.as.alice!.post(`/v1/threads/${t2}/participants`, { principalId: 'bob', role: 'member' });
+    expect(direct.status).toBe(201);
+    expect(direct.body.grant).toMatchObject({ threadId: t2, principalId: 'bob', grantedBy: 'alice', joinedSeq: 2 });
   });
 
   it('follows the grant matrix: who may add, with which role, and role changes', async () => {
     const t = await w.thread('alice');
     await w.grant('alice', t, 'bob', 'member');
     const bob = w.as.bob!;
+    // bob and carol share a thread of bob's, so bob sees carol
+    await w.grant('bob', await w.thread('bob'), 'carol');
     // a member may add members but not owners
     expect((await bob.post(`/v1/threads/${t}/participants`, { principalId: 'carol', role: 'member' })).status).toBe(
       201,
@@ -183,16 +193,16 @@ describe('grants', () => {
     const demoteAttempt = await bob.post(`/v1/threads/${t}/participants`, { principalId: 'alice', role: 'member' });
     expect(demoteAttempt.status).toBe(200);
     expect(demoteAttempt.body.grant.role).toBe('owner');
-    // a stranger may not add anyone; unknown principals and threads are 404; bad bodies 400
+    // a stranger may not add anyone; unknown principals are answered as pending invitations
+    // (Consent), unknown threads 404; bad bodies 400
     expect(code(await w.as.dave!.post(`/v1/threads/${t}/participants`, { principalId: 'dave', role: 'member' }))).toBe(
       'forbidden',
     );
-    expect(
-      code(await w.as.alice!.post(`/v1/threads/${t}/participants`, { principalId: 'nobody', role: 'member' })),
-    ).toBe('not_found');
-    expect(
-      code(await w.as.alice!.post(`/v1/threads/${t}/participants`, { principalId: 'system', role: 'member' })),
-    ).toBe('not_found');
+    for (const principalId of ['nobody', 'system']) {
+      const res = await w.as.alice!.post(`/v1/threads/${t}/participants`, { principalId, role: 'member' });
+      expect(res.status).toBe(202);
+      expect(res.text).toBe(JSON.stringify({ invitation: { threadId: t, principalId, status: 'pending' } }));
+    }
     expect(
       code(await w.as.alice!.post('/v1/threads/th_nothere/participants', { principalId: 'bob', role: 'member' })),
     ).toBe('not_found');
@@ -201,13 +211,17 @@ describe('grants', () => {
     );
   });
 
-  it('lets a bot invite only principals it can see', async () => {
+  it('lets a bot add only principals it can see; a person it cannot see is invited', async () => {
     const bot = await w.bot('alice', 'bot-a');
     const t = await w.thread('alice');
     await w.grant('alice', t, 'bot-a');
-    expect(code(await bot.post(`/v1/threads/${t}/participants`, { principalId: 'dave', role: 'member' }))).toBe(
-      'not_found',
-    );
+    const invited = await bot.post(`/v1/threads/${t}/participants`, { principalId: 'dave', role: 'member' });
+    expect(invited.status).toBe(202);
+    expect(invited.body).toEqual({ invitation: { threadId: t, principalId: 'dave', status: 'pending' } });
+    expect((await w.as.dave!.get('/v1/invitations')).body.invitations).toEqual([
+      { threadId: t, title: null, invitedBy: 'bot-a', role: 'member', createdAt: expect.any(String) },
+    ]);
+    expect((await bot.get('/v1/principals/dave')).status).toBe(404);
     const own = await bot.post('/v1/threads', {});
     expect(
       (await bot.post(`/v1/threads/${own.body.thread.threadId}/participants`, { principalId: 'alice', role: 'member' }))
@@ -217,15 +231,23 @@ describe('grants', () => {
 
   it('puts a bot on a thread only by one of its owners unless its joinableBy is anyone', async () => {
     await w.bot('alice', 'alice-bot');
-    // Mallory (dave) cannot see alice-bot: adding it to her own thread is 404, as for an unknown id.
+    // Mallory (dave) cannot see alice-bot: adding it to her own thread answers as an unknown id
+    // does (202, pending), and puts nothing on the thread.
     const mallorys = await w.thread('dave');
     expect((await w.as.dave!.get('/v1/principals/alice-bot')).status).toBe(404);
     const hidden = await w.as.dave!.post(`/v1/threads/${mallorys}/participants`, {
       principalId: 'alice-bot',
       role: 'member',
     });
-    expect(hidden.status).toBe(404);
-    expect(hidden.body.error.message).toBe('principal alice-bot not found');
+    expect(hidden.status).toBe(202);
+    expect(hidden.text).toBe(
+      JSON.stringify({ invitation: { threadId: mallorys, principalId: 'alice-bot', status: 'pending' } }),
+    );
+    expect(
+      (await w.as.dave!.get(`/v1/threads/${mallorys}/participants`)).body.grants.map(
+        (g: { principalId: string }) => g.principalId,
+      ),
+    ).toEqual(['dave']);
     // Bob shares a thread with the bot, so he sees it; he is still not its owner: 403.
     const shared = await w.thread('alice');
     await w.grant('alice', shared, 'bob');
@@ -254,8 +276,13 @@ describe('grants', () => {
     const other = await w.bot('bob', 'bob-bot');
     await w.grant('bob', bobs, 'bob-bot');
     expect(
-      code(await other.post(`/v1/threads/${bobs}/participants`, { principalId: 'alice-bot', role: 'member' })),
-    ).toBe('not_found');
+      (await other.post(`/v1/threads/${bobs}/participants`, { principalId: 'alice-bot', role: 'member' })).status,
+    ).toBe(202);
+    expect(
+      (await w.as.bob!.get(`/v1/threads/${bobs}/participants`)).body.grants.map(
+        (g: { principalId: string }) => g.principalId,
+      ),
+    ).toEqual(['bob', 'bob-bot']);
 
     // Its owner opens it up: now any participant may add it.
     const opened = await w.as.alice!.call('PATCH', '/v1/principals/alice-bot', { joinableBy: 'anyone' });

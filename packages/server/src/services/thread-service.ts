@@ -1,7 +1,9 @@
 import {
+  INVITATION_LIMITS,
   LIMITS,
   subthreadDepth,
   type Grant,
+  type Invitation,
   type ParticipantGrant,
   type Principal,
   type Role,
@@ -16,6 +18,11 @@ import type { BubbleStore } from '../store/store.js';
  * `isOnline`: whether a principal holds an authenticated WebSocket (on any instance), for the
  * participants route's `online`; the server passes its presence registry.
  */
+const requireHuman = (caller: Principal): void => {
+  if (caller.kind !== 'human')
+    throw forbidden('invitations are for people: a bot is put on a thread by a participant who can see it');
+};
+
 export function createThreadService(store: BubbleStore, isOnline: (principalId: string) => boolean = () => false) {
   return {
     /** 201 when created; with a known `key`, 200 with the earlier thread. */
@@ -68,36 +75,67 @@ export function createThreadService(store: BubbleStore, isOnline: (principalId: 
     },
 
     /**
-     * Grants `role` to a principal. Needs the caller's own grant; `owner` needs an owner.
-     * A human may add any existing principal; a bot only principals it can see
-     * (so a model cannot probe for ids). Unknown principals are 404.
-     * A bot whose `joinableBy` is `owners` is added by one of its owners only: it acts,
-     * and spends, on their behalf. Anyone else is refused with 403, or 404 when the bot
-     * is not visible to them (exactly as an unknown id).
+     * Grants `role` to a principal the caller can see (see Visibility); the caller needs their own
+     * grant, and `owner` needs an owner. A bot whose `joinableBy` is `owners` is added by one of its
+     * owners only (it acts, and spends, on their behalf): anyone else who sees it is refused with 403.
+     * Consent: anyone the caller cannot see, and any id that does not exist, is answered `pending`
+     * after the same reads and the same write whatever the id is; only a human gets an invitation.
      */
-    async addParticipant(caller: Principal, threadId: string, input: { principalId: string; role: Role }) {
+    async addParticipant(
+      caller: Principal,
+      threadId: string,
+      input: { principalId: string; role: Role },
+    ): Promise<
+      | { kind: 'granted'; grant: Grant; change: 'created' | 'role_changed' | 'unchanged' }
+      | { kind: 'pending'; threadId: string; principalId: string }
+    > {
       const access = await store.getThreadAccess(threadId, caller.principalId);
       if (input.role === 'owner') requireOwner(access, threadId, caller.principalId);
       const a = requireParticipant(access, threadId, caller.principalId);
       const target = await store.getPrincipal(input.principalId);
-      const ownersOnly =
-        target !== null &&
+      const visible = await store.isPrincipalVisible(caller.principalId, input.principalId);
+      if (target === null || !visible) {
+        await store.inviteToThread({
+          threadId,
+          principalId: input.principalId,
+          role: input.role,
+          invitedBy: caller.principalId,
+          maxPending: INVITATION_LIMITS.maxPendingPerPrincipal,
+        });
+        return { kind: 'pending', threadId, principalId: input.principalId };
+      }
+      if (
         target.kind === 'bot' &&
         target.joinableBy !== 'anyone' &&
-        !target.ownerPrincipalIds.includes(caller.principalId);
-      const visible =
-        target !== null &&
-        ((caller.kind === 'human' && !ownersOnly) ||
-          (await store.isPrincipalVisible(caller.principalId, input.principalId)));
-      if (!visible) throw notFound(`principal ${input.principalId} not found`);
-      if (ownersOnly) throw forbidden(`only an owner of ${input.principalId} may add it to a thread`);
-      return store.putGrant({
+        !target.ownerPrincipalIds.includes(caller.principalId)
+      )
+        throw forbidden(`only an owner of ${input.principalId} may add it to a thread`);
+      const result = await store.putGrant({
         threadId,
         principalId: input.principalId,
         role: input.role,
         by: caller.principalId,
         mayChangeRole: a.ownGrant?.role === 'owner',
       });
+      return { kind: 'granted', ...result };
+    },
+
+    /** A person's pending invitations (protocol.md, Consent); invitations are for people, so a bot is refused. */
+    async invitations(caller: Principal): Promise<Invitation[]> {
+      requireHuman(caller);
+      return store.listPendingInvitations(caller.principalId);
+    },
+
+    async acceptInvitation(caller: Principal, threadId: string): Promise<Grant> {
+      requireHuman(caller);
+      return (await store.acceptInvitation({ threadId, principalId: caller.principalId })).grant;
+    },
+
+    /** Drops the invitation; the inviter is not told. */
+    async declineInvitation(caller: Principal, threadId: string): Promise<void> {
+      requireHuman(caller);
+      if (!(await store.declineInvitation({ threadId, principalId: caller.principalId })))
+        throw notFound(`no pending invitation to thread ${threadId}`);
     },
 
     /** An owner may remove anyone; anyone may remove themselves. */

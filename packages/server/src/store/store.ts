@@ -1,4 +1,13 @@
-import type { EventEnvelope, Grant, InviteInfo, JoinableBy, Principal, Role, Thread } from '@bubble/protocol';
+import type {
+  EventEnvelope,
+  Grant,
+  Invitation,
+  InviteInfo,
+  JoinableBy,
+  Principal,
+  Role,
+  Thread,
+} from '@bubble/protocol';
 import type { LiveBusMessage } from '../live/live-bus.js';
 
 /**
@@ -93,6 +102,29 @@ export interface BubbleStore {
     hash: Buffer;
     principalId: string;
   }): Promise<{ grant: Grant; change: 'created' | 'role_changed' | 'unchanged' }>;
+
+  // invitations (protocol.md, Consent)
+  /**
+   * In one transaction: when `principalId` is a human with no live grant on the thread, its pending
+   * invitation there becomes this one (a newer one replaces an older), its expired invitations are
+   * dropped, and beyond `maxPending` its oldest ones. For a bot or an unknown id it writes nothing,
+   * but costs the same write: the caller answers both alike and must not learn which it was.
+   */
+  inviteToThread(input: NewInvitation): Promise<void>;
+  /** The principal's invitations that it could accept now (see `domain/invitation-rules.ts`), oldest first. */
+  listPendingInvitations(principalId: string): Promise<Invitation[]>;
+  /**
+   * Takes up the principal's invitation to the thread and drops it, in one transaction: the grant
+   * is made by the inviter (`participant_added` by `system`, `by` the inviter); an invitee already
+   * on the thread is answered `unchanged`. 404 when none is pending: never made, declined, expired,
+   * or void because the inviter lost the grant that let them invite.
+   */
+  acceptInvitation(input: {
+    threadId: string;
+    principalId: string;
+  }): Promise<{ grant: Grant; change: 'created' | 'role_changed' | 'unchanged' }>;
+  /** Drops the principal's invitation to the thread; false when there was none (expired ones count as none). */
+  declineInvitation(input: { threadId: string; principalId: string }): Promise<boolean>;
 
   // events
   appendEvents(input: AppendInput): Promise<AppendResult>;
@@ -200,6 +232,15 @@ export interface NewInvite {
   hash: Buffer;
   expiresAt: string;
   maxUses: number;
+}
+
+export interface NewInvitation {
+  threadId: string;
+  principalId: string;
+  role: Role;
+  invitedBy: string;
+  /** How many pending invitations a person keeps (the oldest drop first). */
+  maxPending: number;
 }
 
 export interface NewThread {

@@ -14,7 +14,7 @@ export interface TestWorld {
   bot(owner: string, principalId: string): Promise<TestClient>;
   /** Creates a thread as `who` and returns its id. */
   thread(who: string, body?: Record<string, unknown>): Promise<string>;
-  /** Adds `principalId` to a thread as `who`. */
+  /** Adds `principalId` to a thread as `who`; a person `who` cannot see accepts the invitation this makes. */
   grant(who: string, threadId: string, principalId: string, role?: 'owner' | 'member'): Promise<void>;
   stop(): Promise<void>;
 }
@@ -63,7 +63,13 @@ export async function startTestWorld(
     },
     async grant(who, threadId, principalId, role = 'member') {
       const res = await as[who]!.post(`/v1/threads/${threadId}/participants`, { principalId, role });
-      if (res.status !== 201 && res.status !== 200) throw new Error(`granting: ${res.status} ${res.text}`);
+      // A person `who` cannot see yet is invited (Consent): they accept, as they would in a client.
+      const accepted =
+        res.status === 202 && as[principalId] !== undefined
+          ? await as[principalId].post(`/v1/invitations/${threadId}/accept`)
+          : res;
+      if (accepted.status !== 201 && accepted.status !== 200)
+        throw new Error(`granting: ${accepted.status} ${accepted.text}`);
     },
     stop: () => server.stop(),
   };

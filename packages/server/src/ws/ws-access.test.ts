@@ -22,7 +22,7 @@ describe('grants stream', () => {
   it('sends the live grants, grants_synced, then live added and revoked changes', async () => {
     const own = await bob.createThread({ title: "bob's" });
     const shared = await alice.createThread({ title: 'shared' });
-    const sharedGrant = await alice.addParticipant(shared.threadId, 'bob');
+    const sharedGrant = await alice.addPerson(shared.threadId, 'bob', bob);
     const { socket } = await TestSocket.authenticated(server.wsUrl, bob.token);
     socket.send({ type: 'subscribe_grants', id: 'g' });
     const snapshot = await socket.until((frame) => frame.type === 'grants_synced');
@@ -35,7 +35,7 @@ describe('grants stream', () => {
     expect(added.find((frame) => (frame.grant as Grant).threadId === shared.threadId)?.grant).toEqual(sharedGrant);
 
     const later = await alice.createThread({ title: 'later' });
-    const laterGrant = await alice.addParticipant(later.threadId, 'bob');
+    const laterGrant = await alice.addPerson(later.threadId, 'bob', bob);
     expect(await socket.next()).toEqual({ type: 'grant', id: 'g', change: 'added', grant: laterGrant });
     await alice.removeParticipant(later.threadId, 'bob');
     expect(await socket.next()).toMatchObject({
@@ -61,7 +61,7 @@ describe('grants stream', () => {
     const threads = await Promise.all(Array.from({ length: 20 }, () => alice.createThread()));
     const { socket } = await TestSocket.authenticated(server.wsUrl, bob.token);
     const adding = (async () => {
-      for (const thread of threads) await alice.addParticipant(thread.threadId, 'bob');
+      for (const thread of threads) await alice.addPerson(thread.threadId, 'bob', bob);
     })();
     await new Promise((resolve) => setTimeout(resolve, 5));
     socket.send({ type: 'subscribe_grants', id: 'g' });
@@ -77,7 +77,7 @@ describe('grants stream', () => {
 describe('losing access', () => {
   it('ends a thread subscription with grant_revoked when the grant is revoked', async () => {
     const thread = await alice.createThread();
-    await alice.addParticipant(thread.threadId, 'bob');
+    await alice.addPerson(thread.threadId, 'bob', bob);
     const { socket } = await TestSocket.authenticated(server.wsUrl, bob.token);
     socket.send({ type: 'subscribe', id: 's', threadId: thread.threadId, afterSeq: 2 });
     expect(await socket.next()).toMatchObject({ type: 'subscribed', id: 's' });
@@ -92,7 +92,7 @@ describe('losing access', () => {
   it('ends a subthread subscription held through the parent grant when that grant is revoked', async () => {
     const parent = await alice.createThread({ title: 'parent' });
     const child = await alice.createThread({ title: 'child', parentThreadId: parent.threadId });
-    await alice.addParticipant(parent.threadId, 'bob');
+    await alice.addPerson(parent.threadId, 'bob', bob);
     const { socket } = await TestSocket.authenticated(server.wsUrl, bob.token);
     socket.send({ type: 'subscribe', id: 'child', threadId: child.threadId, afterSeq: 0 });
     expect(await socket.next()).toMatchObject({ type: 'subscribed', id: 'child' });
@@ -118,8 +118,8 @@ describe('losing access', () => {
   it('keeps a subscription that is still readable through another grant', async () => {
     const parent = await alice.createThread();
     const child = await alice.createThread({ parentThreadId: parent.threadId });
-    await alice.addParticipant(parent.threadId, 'bob');
-    await alice.addParticipant(child.threadId, 'bob');
+    await alice.addPerson(parent.threadId, 'bob', bob);
+    await alice.addPerson(child.threadId, 'bob', bob);
     const { socket } = await TestSocket.authenticated(server.wsUrl, bob.token);
     socket.send({ type: 'subscribe', id: 'child', threadId: child.threadId, afterSeq: 2 });
     expect(await socket.next()).toMatchObject({ type: 'subscribed', id: 'child' });

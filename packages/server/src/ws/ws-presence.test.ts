@@ -142,7 +142,7 @@ describe('presence frames', () => {
     const threadId = await sharedThread();
     const sub = await alice.createThread({ parentThreadId: threadId });
     const elsewhere = await carol.createThread({ title: "carol's" });
-    await carol.addParticipant(elsewhere.threadId, 'alice');
+    await carol.addPerson(elsewhere.threadId, 'alice', alice);
     const watcher = await watch(alice, threadId, sub.threadId, elsewhere.threadId);
     // bot-research can read the subthread through its grant on the parent, but is no participant of it.
     expect(await onlineOf(alice, sub.threadId)).toEqual({ alice: true });

@@ -51,6 +51,24 @@ export class TestApi {
       .grant;
   }
 
+  /**
+   * Adds a person: one this caller cannot see yet is invited (202, protocol.md's Consent), and
+   * `invitee`, their own client, accepts; either way answers the grant.
+   */
+  async addPerson(
+    threadId: string,
+    principalId: string,
+    invitee: TestApi,
+    role: 'owner' | 'member' = 'member',
+  ): Promise<Grant> {
+    const answer = await this.call<{ grant?: Grant }>('POST', `/v1/threads/${threadId}/participants`, {
+      principalId,
+      role,
+    });
+    if (answer.grant !== undefined) return answer.grant;
+    return (await invitee.call<{ grant: Grant }>('POST', `/v1/invitations/${threadId}/accept`, undefined, 200)).grant;
+  }
+
   async removeParticipant(threadId: string, principalId: string): Promise<void> {
     await this.call('DELETE', `/v1/threads/${threadId}/participants/${principalId}`, undefined, 204);
   }

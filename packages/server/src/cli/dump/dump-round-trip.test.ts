@@ -32,7 +32,7 @@ const fixedClock = () => new Date('2026-12-02T09:00:00.000Z');
 
 /**
  * A database that uses every table: people, tokens (one revoked), an OIDC subject, threads, grants,
- * invites, runs, cursors, artifacts.
+ * invites, pending invitations, runs, cursors, artifacts.
  */
 async function fill(store: BubbleStore): Promise<void> {
   await store.createPrincipal({ principalId: 'alice', kind: 'human', displayName: 'Alice', ownerPrincipalIds: [] });
@@ -96,6 +96,12 @@ async function fill(store: BubbleStore): Promise<void> {
     maxUses: 2,
   });
   await store.acceptInvite({ hash: hashToken('invite-1'), principalId: 'zoe' });
+  // Pending invitations: zoe's two keep their order (other before sub), bob's is for owner.
+  const invite = (threadId: string, principalId: string, invitedBy: string, role: 'owner' | 'member' = 'member') =>
+    store.inviteToThread({ threadId, principalId, role, invitedBy, maxPending: 100 });
+  await invite(other.threadId, 'zoe', 'bob');
+  await invite(sub.threadId, 'bob', 'alice', 'owner');
+  await invite(sub.threadId, 'zoe', 'alice');
   await store.appendEvents({
     threadId: top.threadId,
     principalId: 'bot-a',
@@ -141,6 +147,7 @@ async function answers(store: BubbleStore) {
     threadsOf: await Promise.all(principals.map((p) => store.listThreadsWithLiveGrant(p.principalId))),
     revocations: await store.readTokenRevocationsAfter(0, 100),
     oidc: await store.findOidcSubject('https://idp', 'z'),
+    invitations: await Promise.all(principals.map((p) => store.listPendingInvitations(p.principalId))),
     threads: await Promise.all(
       threadIds.map(async (id) => ({
         thread: await store.getThread(id),
@@ -170,12 +177,23 @@ describe('bubble-server export and import', () => {
     const source = await openSqliteStore(join(sqliteA, DATABASE_FILE_NAME), { now: fixedClock });
     await fill(source);
     const before = await answers(source);
+    expect(before.invitations.flat().map((i) => `${i.threadId} ${i.invitedBy} ${i.role}`)).toEqual([
+      'th_top.sub alice owner',
+      'th_other bob member',
+      'th_top.sub alice member',
+    ]);
     await source.close();
     const minted = await cli('principal', 'mint-token', 'alice', '--data', sqliteA);
 
     const dumpA = join(dir, 'a.jsonl');
     const exported = await cli('export', '--data', sqliteA, '--file', dumpA);
-    expect(exported.exported).toMatchObject({ principals: 4, tokens: 2, events: 1_218, token_revocations: 2 });
+    expect(exported.exported).toMatchObject({
+      principals: 4,
+      tokens: 2,
+      events: 1_218,
+      token_revocations: 2,
+      invitations: 3,
+    });
     expect(await cli('import', '--database', pgDb.url, '--file', dumpA)).toEqual({ imported: exported.exported });
 
     const dumpB = join(dir, 'b.jsonl');

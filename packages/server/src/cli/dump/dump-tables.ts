@@ -6,7 +6,7 @@
  * What is left out, on purpose: `schema_migrations` (the target migrates itself) and PostgreSQL's
  * `outbox`, `cluster_instances` and `presence` (messages between running instances and who holds a
  * socket on which, meaningless once they stop). The insertion order
- * of tokens, threads and invites (SQLite's rowid, PostgreSQL's `ord`), which some lists answer
+ * of tokens, threads, invites and invitations (SQLite's rowid, PostgreSQL's `ord`), which some lists answer
  * in, is kept by writing and reading rows in that order; grant ids are carried as they are.
  */
 export interface DumpTable {
@@ -56,6 +56,13 @@ export const GLOBAL_TABLES: readonly DumpTable[] = [
     order: 'seq',
     perThread: false,
     identity: 'seq',
+  },
+  // Not per thread: one person's invitations keep their order across threads (the oldest drop first).
+  {
+    name: 'invitations',
+    columns: ['thread_id', 'principal_id', 'role', 'invited_by', 'created_at', 'expires_at'],
+    order: '$ord',
+    perThread: false,
   },
 ];
 

@@ -180,4 +180,22 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
         ALTER COLUMN created_at SET DEFAULT now();
     `,
   },
+  {
+    version: 4,
+    description: 'pending invitations (consent), as SQLite version 5',
+    sql: `
+      -- ord stands for SQLite's rowid: invitations are listed, and dropped beyond the cap, oldest first.
+      CREATE TABLE invitations (
+        thread_id text COLLATE "C" NOT NULL,
+        principal_id text COLLATE "C" NOT NULL,
+        role text NOT NULL CHECK (role IN ('owner', 'member')),
+        invited_by text COLLATE "C" NOT NULL,
+        created_at text NOT NULL,
+        expires_at text NOT NULL,
+        ord bigint GENERATED ALWAYS AS IDENTITY,
+        PRIMARY KEY (thread_id, principal_id)
+      );
+      CREATE INDEX invitations_by_principal ON invitations (principal_id, ord);
+    `,
+  },
 ];

@@ -4,6 +4,8 @@
  * answer the same objects.
  */
 
+import { INVITATION_COLUMNS } from '../sqlite/sqlite-rows.js';
+
 /** A read, on the pool or inside a write job's transaction. */
 export type Read = <R>(sql: string, params?: readonly unknown[]) => Promise<R[]>;
 
@@ -82,6 +84,21 @@ export const SQL = {
   invitesOnThread: `SELECT ${INVITE_COLUMNS} FROM invites i WHERE i.thread_id = $1 ORDER BY i.ord`,
   revokeInvite: 'UPDATE invites SET revoked_at = $1 WHERE thread_id = $2 AND invite_id = $3 AND revoked_at IS NULL',
   useInvite: 'UPDATE invites SET uses = uses + 1 WHERE invite_id = $1',
+
+  invitationsOf: `SELECT ${INVITATION_COLUMNS} FROM invitations v JOIN threads t ON t.thread_id = v.thread_id
+      WHERE v.principal_id = $1 ORDER BY v.ord`,
+  invitation: `SELECT ${INVITATION_COLUMNS} FROM invitations v JOIN threads t ON t.thread_id = v.thread_id
+      WHERE v.thread_id = $1 AND v.principal_id = $2`,
+  deleteInvitation: 'DELETE FROM invitations WHERE thread_id = $1 AND principal_id = $2',
+  insertInvitation: `INSERT INTO invitations (thread_id, principal_id, role, invited_by, created_at, expires_at)
+      VALUES ($1, $2, $3, $4, $5, $6)`,
+  dropExpiredInvitations: 'DELETE FROM invitations WHERE principal_id = $1 AND expires_at <= $2',
+  dropOldestInvitations: `DELETE FROM invitations WHERE principal_id = $1 AND ord NOT IN
+      (SELECT ord FROM invitations WHERE principal_id = $1 ORDER BY ord DESC LIMIT $2)`,
+  invitationFacts: `SELECT p.kind,
+      EXISTS (SELECT 1 FROM threads WHERE thread_id = $2) AS thread_exists,
+      EXISTS (SELECT 1 FROM grants WHERE thread_id = $2 AND principal_id = $1 AND revoked_at IS NULL) AS granted
+    FROM principals p WHERE p.principal_id = $1`,
 
   threadById: `SELECT ${THREAD_COLUMNS} FROM threads WHERE thread_id = $1`,
   threadExists: 'SELECT 1 FROM threads WHERE thread_id = $1',

@@ -4,6 +4,7 @@ import type { PostgresStoreContext } from './postgres-context.js';
 import { toStoreError } from './postgres-errors.js';
 import { eventMethods } from './postgres-events.js';
 import { PostgresGroupCommit, type WriteJob } from './postgres-group-commit.js';
+import { invitationMethods } from './postgres-invitations.js';
 import { inviteMethods } from './postgres-invites.js';
 import { migratePostgres } from './postgres-migrate.js';
 import { outboxMethods } from './postgres-outbox.js';
@@ -71,6 +72,7 @@ export async function openPostgresStore(
   return {
     ...peopleMethods(context),
     ...inviteMethods(context),
+    ...invitationMethods(context),
     ...threadMethods(context),
     ...eventMethods(context),
     ...presenceMethods(context),

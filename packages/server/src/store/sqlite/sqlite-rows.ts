@@ -1,4 +1,5 @@
-import type { EventEnvelope, Grant, InviteInfo, Principal, Thread } from '@bubble/protocol';
+import type { EventEnvelope, Grant, Invitation, InviteInfo, Principal, Thread } from '@bubble/protocol';
+import type { InvitationState } from '../../domain/invitation-rules.js';
 import type { ArtifactMeta, ArtifactRecord, TokenRecord } from '../store.js';
 
 export interface PrincipalRow {
@@ -57,6 +58,17 @@ export interface InviteRow {
   creator_is_owner: number;
   hash?: Buffer;
 }
+export interface InvitationRow {
+  thread_id: string;
+  principal_id: string;
+  role: 'owner' | 'member';
+  invited_by: string;
+  created_at: string;
+  expires_at: string;
+  title: string | null;
+  inviter_role: 'owner' | 'member' | null;
+  invitee_role: 'owner' | 'member' | null;
+}
 export interface ArtifactRow {
   name: string;
   version: number;
@@ -92,6 +104,28 @@ export const toInviteState = (r: InviteRow) => ({
   uses: r.uses,
   revokedAt: r.revoked_at,
   creatorIsOwner: r.creator_is_owner === 1,
+});
+
+/** An invitation with its thread's title and the live roles of its inviter and invitee (`v` is `invitations`). */
+export const INVITATION_COLUMNS = `v.thread_id, v.principal_id, v.role, v.invited_by, v.created_at, v.expires_at, t.title,
+  (SELECT g.role FROM grants g WHERE g.thread_id = v.thread_id AND g.principal_id = v.invited_by
+    AND g.revoked_at IS NULL) AS inviter_role,
+  (SELECT g.role FROM grants g WHERE g.thread_id = v.thread_id AND g.principal_id = v.principal_id
+    AND g.revoked_at IS NULL) AS invitee_role`;
+
+export const toInvitation = (r: InvitationRow): Invitation => ({
+  threadId: r.thread_id,
+  title: r.title,
+  invitedBy: r.invited_by,
+  role: r.role,
+  createdAt: r.created_at,
+});
+
+export const toInvitationState = (r: InvitationRow): InvitationState => ({
+  role: r.role,
+  expiresAt: r.expires_at,
+  inviterRole: r.inviter_role,
+  inviteeRole: r.invitee_role,
 });
 
 export const toPrincipal = (r: PrincipalRow): Principal => ({

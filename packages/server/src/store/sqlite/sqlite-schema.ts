@@ -160,6 +160,25 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       ALTER TABLE token_revocations_v4 RENAME TO token_revocations;
     `,
   },
+  {
+    // Consent (protocol.md, Threads and grants): a person added by someone who cannot see them gets
+    // a pending invitation, one per thread, which they accept or decline. Listed in insertion order
+    // (rowid): a renewed invitation is deleted and inserted again, so the oldest drop first.
+    version: 5,
+    description: 'pending invitations (consent)',
+    sql: `
+      CREATE TABLE invitations (
+        thread_id TEXT NOT NULL,
+        principal_id TEXT NOT NULL,
+        role TEXT NOT NULL CHECK (role IN ('owner', 'member')),
+        invited_by TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        PRIMARY KEY (thread_id, principal_id)
+      );
+      CREATE INDEX invitations_by_principal ON invitations (principal_id);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = latestVersion(SQLITE_MIGRATIONS);

@@ -1,5 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
-import { INVITE_COLUMNS, PRINCIPAL_COLUMNS } from './sqlite-rows.js';
+import { INVITATION_COLUMNS, INVITE_COLUMNS, PRINCIPAL_COLUMNS } from './sqlite-rows.js';
 
 const READABLE_THREADS = `readable(id) AS (
     SELECT thread_id FROM grants WHERE principal_id = @viewer AND revoked_at IS NULL
@@ -64,6 +64,17 @@ const SQL = {
   invitesOnThread: s(`SELECT ${INVITE_COLUMNS} FROM invites i WHERE i.thread_id = ? ORDER BY i.rowid`),
   revokeInvite: s('UPDATE invites SET revoked_at = ? WHERE thread_id = ? AND invite_id = ? AND revoked_at IS NULL'),
   useInvite: s('UPDATE invites SET uses = uses + 1 WHERE invite_id = ?'),
+
+  invitationsOf: s(`SELECT ${INVITATION_COLUMNS} FROM invitations v JOIN threads t ON t.thread_id = v.thread_id
+      WHERE v.principal_id = ? ORDER BY v.rowid`),
+  invitation: s(`SELECT ${INVITATION_COLUMNS} FROM invitations v JOIN threads t ON t.thread_id = v.thread_id
+      WHERE v.thread_id = ? AND v.principal_id = ?`),
+  deleteInvitation: s('DELETE FROM invitations WHERE thread_id = ? AND principal_id = ?'),
+  insertInvitation: s(`INSERT INTO invitations (thread_id, principal_id, role, invited_by, created_at, expires_at)
+      VALUES (?, ?, ?, ?, ?, ?)`),
+  dropExpiredInvitations: s('DELETE FROM invitations WHERE principal_id = ? AND expires_at <= ?'),
+  dropOldestInvitations: s(`DELETE FROM invitations WHERE principal_id = @principalId AND rowid NOT IN
+      (SELECT rowid FROM invitations WHERE principal_id = @principalId ORDER BY rowid DESC LIMIT @keep)`),
 
   threadById: s(`SELECT ${THREAD_COLUMNS} FROM threads WHERE thread_id = ?`),
   threadByKey: s(`SELECT ${THREAD_COLUMNS} FROM threads

@@ -9,6 +9,7 @@ import type { AppendInput, AppendResult, BubbleStore, DurableSync, StoreOpenOpti
 import { GroupCommit } from './group-commit.js';
 import { openWalForSync } from './sqlite-wal-sync.js';
 import type { SqliteStoreContext } from './sqlite-context.js';
+import { invitationMethods } from './sqlite-invitations.js';
 import { inviteMethods } from './sqlite-invites.js';
 import { peopleMethods } from './sqlite-people.js';
 import { prepareDatabase } from './sqlite-schema.js';
@@ -292,6 +293,7 @@ export async function openSqliteStore(
 
     ...peopleMethods(context),
     ...inviteMethods(context),
+    ...invitationMethods(context),
 
     createThread: (input) =>
       write((emit, nowIso) => {
