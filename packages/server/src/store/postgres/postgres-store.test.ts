@@ -1,6 +1,7 @@
 import { afterAll, beforeAll } from 'vitest';
 import { freshDatabase, freshSchema, type TestDatabase } from '../../../test/support/test-postgres.js';
-import { describeStoreContract } from '../store-contract.js';
+import { describeInvitationContract } from '../invitation-contract.js';
+import { describeStoreContract, type StoreContractHarness } from '../store-contract.js';
 import { openPostgresStore } from './postgres-store.js';
 
 // One database for the file; each location is a schema of its own in it (a database each would
@@ -15,7 +16,7 @@ afterAll(async () => {
   await database.drop();
 });
 
-describeStoreContract('postgres', {
+const harness: StoreContractHarness = {
   newLocation: async () => {
     const schema = await freshSchema(database.url, 'contract');
     schemas.set(schema.url, schema);
@@ -26,4 +27,6 @@ describeStoreContract('postgres', {
     await schemas.get(location)?.drop();
     schemas.delete(location);
   },
-});
+};
+describeStoreContract('postgres', harness);
+describeInvitationContract('postgres', harness);

@@ -4,14 +4,17 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hashToken } from '../../domain/tokens.js';
-import { describeStoreContract } from '../store-contract.js';
+import { describeInvitationContract } from '../invitation-contract.js';
+import { describeStoreContract, type StoreContractHarness } from '../store-contract.js';
 import { openSqliteStore } from './sqlite-store.js';
 
-describeStoreContract('sqlite', {
+const harness: StoreContractHarness = {
   newLocation: async () => join(await mkdtemp(join(tmpdir(), 'bubble-store-')), 'bubble.db'),
   open: (location, options) => openSqliteStore(location, options),
   dispose: async (location) => rm(join(location, '..'), { recursive: true, force: true }),
-});
+};
+describeStoreContract('sqlite', harness);
+describeInvitationContract('sqlite', harness);
 
 describe('sqlite migrations', () => {
   it('gives every bot of a version-1 database joinableBy "owners"', async () => {
