@@ -25,7 +25,7 @@ const AT_ONCE_MS = 1_000;
 describe('grants and credentials across instances', () => {
   it('a grant revoked on A ends the subscription on B, B refuses the append (403), and B\u2019s grants stream says so', async () => {
     const [a, b] = world.instances as [(typeof world.instances)[0], (typeof world.instances)[0]];
-    const threadId = await sharedThread(a, world.tokens.alice!, ['bob']);
+    const threadId = await sharedThread(a, world.tokens.alice!, ['bob'], world.tokens);
     const live = await b.socket(world.tokens.bob!);
     const grants = await b.socket(world.tokens.bob!);
     try {
@@ -52,7 +52,7 @@ describe('grants and credentials across instances', () => {
       expect(change).toMatchObject({ id: 'g', change: 'revoked', grant: { threadId, principalId: 'bob' } });
 
       // And a grant made through A shows up on B's stream.
-      const other = await sharedThread(a, world.tokens.alice!, ['bob']);
+      const other = await sharedThread(a, world.tokens.alice!, ['bob'], world.tokens);
       const added = await grants.next((f) => f.type === 'grant', AT_ONCE_MS * 5);
       expect(added).toMatchObject({
         id: 'g',
@@ -105,5 +105,34 @@ describe('grants and credentials across instances', () => {
     const closes = await Promise.all(sockets.map((socket) => socket.closed));
     expect(closes.map((c) => c.code)).toEqual(world.instances.map(() => CLOSE_CODES.credentialRevoked));
     for (const instance of world.instances) expect((await instance.as(token).get('/v1/auth/whoami')).status).toBe(401);
+  });
+});
+
+describe('consent across instances (PostgreSQL)', () => {
+  it('answers the same 202 bytes on A for a person and an unknown id; the person accepts on B and is on the thread everywhere', async () => {
+    const [a, b] = world.instances as [(typeof world.instances)[0], (typeof world.instances)[0]];
+    const ivy = await world.createHuman('ivy-consent');
+    const stranger = await world.createHuman('stranger-cons');
+    const threadId = await sharedThread(a, stranger);
+    const add = (principalId: string) =>
+      a.as(stranger).post(`/v1/threads/${threadId}/participants`, { principalId, role: 'member' });
+    const known = await add('ivy-consent');
+    const unknown = await add('ivy-consenx');
+    expect([known.status, unknown.status]).toEqual([202, 202]);
+    expect(known.text.replace('ivy-consent', '<id>')).toBe(unknown.text.replace('ivy-consenx', '<id>'));
+    expect((await a.as(stranger).get('/v1/principals/ivy-consent')).status).toBe(404);
+
+    expect((await b.as(ivy).get('/v1/invitations')).body.invitations).toEqual([
+      { threadId, title: 'shared', invitedBy: 'stranger-cons', role: 'member', createdAt: expect.any(String) },
+    ]);
+    const accepted = await b.as(ivy).post(`/v1/invitations/${threadId}/accept`);
+    expect(accepted.status).toBe(200);
+    expect(accepted.body.grant).toMatchObject({ threadId, principalId: 'ivy-consent', grantedBy: 'stranger-cons' });
+    const participants = await a.as(stranger).get(`/v1/threads/${threadId}/participants`);
+    expect(participants.body.grants.map((g: { principalId: string }) => g.principalId)).toEqual([
+      'stranger-cons',
+      'ivy-consent',
+    ]);
+    expect((await a.as(stranger).get('/v1/principals/ivy-consent')).status).toBe(200);
   });
 });

@@ -29,7 +29,7 @@ const textOf = (event: EventEnvelope): string | undefined =>
 describe('a conversation moving between instances', () => {
   it('a person on A and a client on B see each other live; the person moves to B and picks up where it was', async () => {
     const [a, b] = world.instances as [(typeof world.instances)[0], (typeof world.instances)[0]];
-    const threadId = await sharedThread(a, world.tokens.alice!, ['bob']);
+    const threadId = await sharedThread(a, world.tokens.alice!, ['bob'], world.tokens);
 
     const bob = new BubbleClient({ url: b.url, token: world.tokens.bob! });
     const bobSees = bob.subscribeThread(threadId)[Symbol.asyncIterator]();

@@ -76,7 +76,7 @@ describe('instances that die and come back', () => {
   it('kill -9 of one loses no acknowledged event, and its clients resume on another from their last seq', async () => {
     world = await startClusterWorld('cluster-kill', { instances: 2 });
     const [a, b] = world.instances as [(typeof world.instances)[0], (typeof world.instances)[0]];
-    const threadId = await sharedThread(a, world.tokens.alice!, ['bob']);
+    const threadId = await sharedThread(a, world.tokens.alice!, ['bob'], world.tokens);
     const onA = await a.socket(world.tokens.bob!);
     expect((await subscribe(onA, 's', threadId)).type).toBe('subscribed');
     const seen = record(onA, 's');
@@ -118,7 +118,7 @@ describe('instances that die and come back', () => {
   it('a restart of every instance loses nothing, and seqs go on from the head', async () => {
     world = await startClusterWorld('cluster-restart', { instances: 2 });
     const [a, b] = world.instances as [(typeof world.instances)[0], (typeof world.instances)[0]];
-    const threadId = await sharedThread(a, world.tokens.alice!, ['bob']);
+    const threadId = await sharedThread(a, world.tokens.alice!, ['bob'], world.tokens);
     for (let i = 0; i < 10; i += 1) {
       const via = i % 2 === 0 ? a.as(world.tokens.alice!) : b.as(world.tokens.bob!);
       expect((await via.post(`/v1/threads/${threadId}/events`, { type: 'acme.n', data: { i } })).status).toBe(201);
@@ -146,7 +146,7 @@ describe('instances that die and come back', () => {
   it('an instance whose LISTEN connection drops reconnects, and what was committed meanwhile still arrives', async () => {
     world = await startClusterWorld('cluster-relisten', { instances: 2 });
     const [a, b] = world.instances as [(typeof world.instances)[0], (typeof world.instances)[0]];
-    const threadId = await sharedThread(a, world.tokens.alice!, ['bob']);
+    const threadId = await sharedThread(a, world.tokens.alice!, ['bob'], world.tokens);
     const onB = await b.socket(world.tokens.bob!);
     const admin = new pg.Client({ connectionString: world.db.url });
     await admin.connect();

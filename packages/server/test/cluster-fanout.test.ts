@@ -71,8 +71,8 @@ describe('three instances on one database', () => {
   it('appends through all of them at once end gapless and duplicate-free per thread', async () => {
     const a = world.instances[0]!;
     const threadIds = [
-      await sharedThread(a, world.tokens.alice!, ['bob', 'carol']),
-      await sharedThread(world.instances[1]!, world.tokens.alice!, ['bob', 'carol']),
+      await sharedThread(a, world.tokens.alice!, ['bob', 'carol'], world.tokens),
+      await sharedThread(world.instances[1]!, world.tokens.alice!, ['bob', 'carol'], world.tokens),
     ];
     const sent = await raceAppends(threadIds, 3, 12);
     // A client retrying through another instance gets the stored envelope back, not a second event.
@@ -106,8 +106,8 @@ describe('three instances on one database', () => {
 
   it('a subscriber on each instance receives every event exactly once, in order, while appends race through the others', async () => {
     const threadIds = [
-      await sharedThread(world.instances[0]!, world.tokens.alice!, ['bob', 'carol']),
-      await sharedThread(world.instances[2]!, world.tokens.alice!, ['bob', 'carol']),
+      await sharedThread(world.instances[0]!, world.tokens.alice!, ['bob', 'carol'], world.tokens),
+      await sharedThread(world.instances[2]!, world.tokens.alice!, ['bob', 'carol'], world.tokens),
     ];
     const sockets: TestSocket[] = [];
     const early: Array<{ socket: TestSocket; threadId: string }> = [];

@@ -71,9 +71,11 @@ describe('an instance cut off for longer than the outbox keeps its entries', () 
     const aliceOnA = client(a.url, alice.token.token);
     const created = await aliceOnA.post('/v1/threads', {});
     const threadId = created.body.thread.threadId as string;
+    // Alice cannot see erin yet: erin accepts the invitation.
     expect(
       (await aliceOnA.post(`/v1/threads/${threadId}/participants`, { principalId: 'erin', role: 'member' })).status,
-    ).toBe(201);
+    ).toBe(202);
+    expect((await client(a.url, erin.token.token).post(`/v1/invitations/${threadId}/accept`)).status).toBe(200);
 
     // On B: dave's token is cached and holds a socket; erin follows the thread.
     const daveOnB = client(b.url, dave.token.token);

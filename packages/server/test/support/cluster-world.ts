@@ -123,15 +123,27 @@ export async function startInstance(
   };
 }
 
-/** Creates a thread as `owner` through `instance` and adds each of `members`; returns its id. */
-export async function sharedThread(instance: Instance, ownerToken: string, members: string[] = []): Promise<string> {
+/** Creates a thread as `owner` through `instance` and adds each of `members` (a person accepts with their token in `tokens`); returns its id. */
+export async function sharedThread(
+  instance: Instance,
+  ownerToken: string,
+  members: string[] = [],
+  tokens: Record<string, string> = {},
+): Promise<string> {
   const api = instance.as(ownerToken);
   const created = await api.post('/v1/threads', { title: 'shared' });
   if (created.status !== 201) throw new Error(`creating a thread: ${created.status} ${created.text}`);
   const threadId = created.body.thread.threadId as string;
   for (const principalId of members) {
-    const granted = await api.post(`/v1/threads/${threadId}/participants`, { principalId, role: 'member' });
-    if (granted.status !== 201) throw new Error(`granting ${principalId}: ${granted.status} ${granted.text}`);
+    const added = await api.post(`/v1/threads/${threadId}/participants`, { principalId, role: 'member' });
+    // A person the owner cannot see yet is invited (Consent) and accepts with their token from `tokens`.
+    const token = tokens[principalId];
+    const granted =
+      added.status === 202 && token !== undefined
+        ? await instance.as(token).post(`/v1/invitations/${threadId}/accept`)
+        : added;
+    if (granted.status !== 201 && granted.status !== 200)
+      throw new Error(`granting ${principalId}: ${granted.status} ${granted.text}`);
   }
   return threadId;
 }
