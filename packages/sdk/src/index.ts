@@ -1,5 +1,6 @@
 export {
   BubbleClient,
+  type AddParticipantResult,
   type BubbleClientOptions,
   type CallOptions,
   type CreateThreadInput,

@@ -5,7 +5,7 @@ import type { BubbleClient } from '../src/client/bubble-client.js';
 import { startBotRuntime } from '../src/runtime/bot-runtime.js';
 import { MemoryCheckpointStore } from '../src/runtime/checkpoint-store.js';
 import type { ThreadHandler } from '../src/runtime/thread-runner.js';
-import { sayRun, startRuntimeWorld, type RuntimeWorld } from './support/runtime-world.js';
+import { sayRun, startRuntimeWorld, type RuntimeWorld, granted } from './support/runtime-world.js';
 
 /** A bot's start with many threads (issue 19): one listing for their heads, a few started at a time. */
 let world: RuntimeWorld;
@@ -16,7 +16,7 @@ beforeAll(async () => {
   world = await startRuntimeWorld('bot-boot');
   for (let i = 0; i < THREADS; i++) {
     const { thread } = await world.alice.createThread({ title: `held ${i}` });
-    const { grant } = await world.alice.addParticipant(thread.threadId, world.botId, 'member');
+    const grant = granted(await world.alice.addParticipant(thread.threadId, world.botId, 'member'));
     threads.push({ threadId: thread.threadId, headSeq: grant.joinedSeq });
   }
 }, 60_000);

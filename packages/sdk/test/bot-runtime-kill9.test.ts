@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { BubbleClient } from '../src/client/bubble-client.js';
 import { SqliteCheckpointStore } from '../src/runtime/checkpoint-store.js';
 import { startBotRuntime, type BotRuntime } from '../src/runtime/bot-runtime.js';
-import { FAST_LIVE, HandlerRegistry } from './support/runtime-world.js';
+import { FAST_LIVE, HandlerRegistry, granted } from './support/runtime-world.js';
 import { createHumanWithCli, freePort, startServerProcess, type ServerProcess } from './support/server-process.js';
 
 const TICKS = 240;
@@ -46,7 +46,7 @@ describe('bot runtime across a kill -9 of the server binary', () => {
     const { token: botToken } = await alice.createBot({ principalId: 'bot-kill9' });
     const { thread } = await alice.createThread({ title: 'kill -9' });
     const threadId = thread.threadId;
-    const { grant } = await alice.addParticipant(threadId, 'bot-kill9', 'member');
+    const grant = granted(await alice.addParticipant(threadId, 'bot-kill9', 'member'));
 
     const storePath = join(dir, 'bot', 'checkpoints.db');
     const store = new SqliteCheckpointStore({ path: storePath, scope: 'bot-kill9' });

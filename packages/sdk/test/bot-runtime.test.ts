@@ -16,6 +16,7 @@ import {
   sayRun,
   startRuntimeWorld,
   type RuntimeWorld,
+  granted,
 } from './support/runtime-world.js';
 
 let world: RuntimeWorld;
@@ -47,7 +48,7 @@ function start(options: Omit<BotRuntimeOptions<BubbleClient>, 'client' | 'princi
 
 async function newThreadWithBot(title: string): Promise<{ threadId: string; joinedSeq: number }> {
   const { thread } = await world.alice.createThread({ title });
-  const { grant } = await world.alice.addParticipant(thread.threadId, world.botId, 'member');
+  const grant = granted(await world.alice.addParticipant(thread.threadId, world.botId, 'member'));
   return { threadId: thread.threadId, joinedSeq: grant.joinedSeq };
 }
 
@@ -61,7 +62,7 @@ describe('bot runtime against the real server', () => {
     start({ checkpoints: new MemoryCheckpointStore(), handlerFactory: registry.factory });
     const { thread } = await world.alice.createThread({ title: 'invite me' });
     await sayRun(world.alice, thread.threadId, 'before-join', 'said before the bot came');
-    const { grant } = await world.alice.addParticipant(thread.threadId, world.botId, 'member');
+    const grant = granted(await world.alice.addParticipant(thread.threadId, world.botId, 'member'));
     const handler = await registry.handler(thread.threadId);
     expect(handler.context.startAfterSeq).toBe(grant.joinedSeq - 1);
     expect(handler.context.checkpoint).toBeNull();
@@ -103,7 +104,7 @@ describe('bot runtime against the real server', () => {
     expect(await checkpoints.get(threadId)).toBeGreaterThanOrEqual(run.at(-1)?.seq as number);
 
     await sayRun(world.alice, threadId, 'r2', 'while the bot was away');
-    const { grant } = await world.alice.addParticipant(threadId, world.botId, 'member');
+    const grant = granted(await world.alice.addParticipant(threadId, world.botId, 'member'));
     await expect.poll(() => registry.handlers.get(threadId)?.length).toBe(2);
     const again = await registry.handler(threadId);
     expect(again.context.checkpoint).toBeNull();

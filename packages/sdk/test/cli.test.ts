@@ -10,11 +10,12 @@ let server: TestServer;
 let aliceToken: string;
 let alice: BubbleClient;
 let env: Record<string, string>;
+let bobToken: string;
 
 beforeAll(async () => {
   server = await startTestServer();
   aliceToken = (await server.createHuman('alice', 'Alice')).token.token;
-  await server.createHuman('bob', 'Bob');
+  bobToken = (await server.createHuman('bob', 'Bob')).token.token;
   alice = new BubbleClient({ url: server.url, token: aliceToken });
   env = { BUBBLE_URL: server.url, BUBBLE_TOKEN: aliceToken };
 });
@@ -75,17 +76,52 @@ describe('bubble CLI against the real server', () => {
     const threadId = result.stdout.trim();
     expect(threadId).toMatch(/^th_/);
     expect((await alice.getThread(threadId)).title).toBe('Planning');
+    // alice cannot see bob yet (Consent): he is invited, and is on the thread once he accepts.
+    expect(result.stderr).toContain('bubble: invited bob (pending): they must accept');
+    expect((await alice.listParticipants(threadId)).map((g) => g.principalId)).toEqual(['alice']);
+    const bobEnv = { BUBBLE_URL: server.url, BUBBLE_TOKEN: bobToken };
+    const listed = await runBubble(['invitations'], bobEnv);
+    expect(listed.code).toBe(0);
+    const lines = listed.stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    const [id, by, role, createdAt, title] = lines[0]!.split('\t');
+    expect([id, by, role, title]).toEqual([threadId, 'alice', 'member', 'Planning']);
+    expect(Number.isNaN(Date.parse(createdAt!))).toBe(false);
+    const accepted = await runBubble(['invitations', 'accept', threadId], bobEnv);
+    expect(accepted).toMatchObject({ code: 0, stdout: `${threadId}\tmember\t2\n` });
+    expect(accepted.stderr).toContain(`joined ${threadId}, invited by alice`);
     expect((await alice.listParticipants(threadId)).map((g) => `${g.principalId}:${g.role}`).sort()).toEqual([
       'alice:owner',
       'bob:member',
     ]);
+    // Now that alice sees bob, inviting him to another thread adds him at once.
+    const again = await runBubble(['new', '--invite', 'bob'], env);
+    expect(again.stderr).toContain('bubble: added bob');
 
     // A failed invitation still reports the thread it created.
-    const partly = await runBubble(['new', '--invite', 'nobody-known'], env);
+    const partly = await runBubble(['new', '--invite', 'Not-An-Id!'], env);
     expect(partly.code).toBe(1);
     const created = partly.stdout.trim();
     expect(created).toMatch(/^th_/);
-    expect(partly.stderr).toContain(`thread ${created} was created, but inviting nobody-known failed`);
+    expect(partly.stderr).toContain(`thread ${created} was created, but inviting Not-An-Id! failed`);
+  });
+
+  it('invite says "invited (pending)" for anyone alice cannot see, the same for an unknown id; invitations decline drops it', async () => {
+    const { thread } = await alice.createThread({ title: 'pending' });
+    await server.createHuman('erin-cli', 'Erin');
+    const erinToken = (await server.createHuman('erin-cli2', 'Erin two')).token.token;
+    const known = await runBubble(['invite', thread.threadId, 'erin-cli2'], env);
+    const unknown = await runBubble(['invite', thread.threadId, 'erin-cli3'], env);
+    expect(known).toMatchObject({ code: 0, stdout: 'erin-cli2\tinvited (pending)\n' });
+    expect(unknown).toMatchObject({ code: 0, stdout: 'erin-cli3\tinvited (pending)\n' });
+    expect(known.stderr.replace('erin-cli2', 'X')).toBe(unknown.stderr.replace('erin-cli3', 'X'));
+    const erinEnv = { BUBBLE_URL: server.url, BUBBLE_TOKEN: erinToken };
+    const declined = await runBubble(['invitations', 'decline', thread.threadId], erinEnv);
+    expect(declined).toMatchObject({ code: 0, stdout: '' });
+    expect(declined.stderr).toContain(`declined the invitation to ${thread.threadId}`);
+    expect(await runBubble(['invitations'], erinEnv)).toMatchObject({ code: 0, stdout: '' });
+    expect((await runBubble(['invitations', 'accept', thread.threadId], erinEnv)).code).toBe(1);
+    expect((await alice.listParticipants(thread.threadId)).map((g) => g.principalId)).toEqual(['alice']);
   });
 
   it('say appends one complete run and prints its id; tail --once renders it', async () => {
@@ -143,6 +179,7 @@ describe('bubble CLI against the real server', () => {
     await alice.addParticipant(t, 'bot-stale');
     const bob = await server.createHuman('bob-stale', 'Bob');
     await alice.addParticipant(t, 'bob-stale');
+    await new BubbleClient({ url: server.url, token: bob.token.token }).acceptInvitation(t);
     const bot = new BubbleClient({ url: server.url, token: token.token });
     await bot.appendEvents(t, [
       { type: 'run_started', data: { runId: 'r1' } },
@@ -215,8 +252,15 @@ describe('bubble CLI against the real server', () => {
     const bob = await server.createHuman('bob-joinable', 'Bob');
     const bobClient = new BubbleClient({ url: server.url, token: bob.token.token! });
     const { thread } = await bobClient.createThread({ title: "bob's" });
-    // Bob can see the bot once it shares a thread with him; before that it is 404 to him.
-    await expect(bobClient.addParticipant(thread.threadId, 'bot-joinable')).rejects.toMatchObject({ status: 404 });
+    // Bob cannot see the bot yet: adding it is answered as for an unknown id, and does nothing.
+    expect((await bobClient.addParticipant(thread.threadId, 'bot-joinable')).status).toBe('pending');
+    expect((await bobClient.listParticipants(thread.threadId)).map((g) => g.principalId)).toEqual(['bob-joinable']);
+    // He sees it once it shares a thread of alice's with him; still only its owners may add it.
+    const { thread: together } = await alice.createThread({ title: 'together' });
+    await alice.addParticipant(together.threadId, 'bot-joinable');
+    await alice.addParticipant(together.threadId, 'bob-joinable');
+    await bobClient.acceptInvitation(together.threadId);
+    await expect(bobClient.addParticipant(thread.threadId, 'bot-joinable')).rejects.toMatchObject({ status: 403 });
 
     const open = await runBubble(['bots', 'joinable', 'bot-joinable', 'anyone'], env);
     expect(open).toMatchObject({ code: 0, stdout: 'bot-joinable\tanyone\n' });
@@ -327,6 +371,7 @@ describe('bubble CLI against the real server', () => {
     const { thread } = await alice.createThread({ title: 'revoked' });
     const bobToken = (await server.createHuman('bob-tail')).token.token;
     await alice.addParticipant(thread.threadId, 'bob-tail');
+    await new BubbleClient({ url: server.url, token: bobToken }).acceptInvitation(thread.threadId);
     const tail = new TailProcess(
       spawnBubble(['tail', thread.threadId], { BUBBLE_URL: server.url, BUBBLE_TOKEN: bobToken }),
     );

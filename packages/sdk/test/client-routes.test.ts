@@ -109,19 +109,42 @@ describe('BubbleClient against the real server', () => {
 
   it('adds, lists and removes participants; lists the caller grants', async () => {
     const { thread } = await alice.createThread({ title: 'team' });
-    const added = await alice.addParticipant(thread.threadId, 'bob');
-    expect(added.created).toBe(true);
-    expect(added.grant).toMatchObject({
+    // alice cannot see bob yet (Consent): he is invited, and joins by accepting.
+    const invited = await alice.addParticipant(thread.threadId, 'bob');
+    expect(invited).toEqual({
+      status: 'pending',
+      created: false,
+      invitation: { threadId: thread.threadId, principalId: 'bob', status: 'pending' },
+    });
+    expect(await alice.addParticipant(thread.threadId, 'nobody-at-all')).toEqual({
+      status: 'pending',
+      created: false,
+      invitation: { threadId: thread.threadId, principalId: 'nobody-at-all', status: 'pending' },
+    });
+    expect(await bob.listInvitations()).toEqual([
+      { threadId: thread.threadId, title: 'team', invitedBy: 'alice', role: 'member', createdAt: expect.any(String) },
+    ]);
+    const accepted = await bob.acceptInvitation(thread.threadId);
+    expect(accepted).toMatchObject({
       threadId: thread.threadId,
       principalId: 'bob',
       role: 'member',
       grantedBy: 'alice',
       revokedAt: null,
     });
-    expect(added.grant.joinedSeq).toBe(2);
+    expect(accepted.joinedSeq).toBe(2);
+    await expectApiError(bob.acceptInvitation(thread.threadId), 'not_found', 404);
     const repeated = await alice.addParticipant(thread.threadId, 'bob');
+    if (repeated.status !== 'granted') throw new Error('bob is visible now: the add is a grant');
     expect(repeated.created).toBe(false);
     expect(repeated.grant.joinedSeq).toBe(2);
+    const other = await alice.createThread({ title: 'other' });
+    const direct = await alice.addParticipant(other.thread.threadId, 'bob');
+    expect(direct).toMatchObject({
+      status: 'granted',
+      created: true,
+      grant: { principalId: 'bob', grantedBy: 'alice' },
+    });
 
     const participants = await bob.listParticipants(thread.threadId);
     expect(participants.map((g) => `${g.principalId}:${g.role}`).sort()).toEqual(['alice:owner', 'bob:member']);
@@ -133,6 +156,17 @@ describe('BubbleClient against the real server', () => {
     await alice.removeParticipant(thread.threadId, 'bob');
     expect((await alice.listParticipants(thread.threadId)).map((g) => g.principalId)).toEqual(['alice']);
     expect((await bob.listGrants()).map((g) => g.threadId)).not.toContain(thread.threadId);
+  });
+
+  it('declines an invitation: it is gone, and nothing is left to accept', async () => {
+    const dave = new BubbleClient({ url: server.url, token: (await server.createHuman('dave')).token.token });
+    const { thread } = await alice.createThread({ title: 'declined' });
+    expect((await alice.addParticipant(thread.threadId, 'dave')).status).toBe('pending');
+    expect((await dave.listInvitations()).map((i) => i.threadId)).toEqual([thread.threadId]);
+    await dave.declineInvitation(thread.threadId);
+    expect(await dave.listInvitations()).toEqual([]);
+    await expectApiError(dave.acceptInvitation(thread.threadId), 'not_found', 404);
+    await expectApiError(dave.declineInvitation(thread.threadId), 'not_found', 404);
   });
 
   it('appends events with client event ids, replays safely, reads after and before', async () => {

@@ -39,7 +39,9 @@ describe('presence on a thread subscription', () => {
     await alice.addParticipant(thread.threadId, 'bot-research');
     const told: Array<[string, boolean]> = [];
     const reader = client((await server.createHuman('reader')).token.token);
+    // alice cannot see the reader yet: it accepts her invitation (Consent).
     await alice.addParticipant(thread.threadId, 'reader');
+    await reader.acceptInvitation(thread.threadId);
     const subscription = reader.subscribeThread(thread.threadId, {
       onPresence: (principalId, online) => told.push([principalId, online]),
     });
@@ -80,6 +82,7 @@ describe('presence on a thread subscription', () => {
     await alice.addParticipant(thread.threadId, 'bot-research');
     const reader = client((await server.createHuman('reader2')).token.token);
     await alice.addParticipant(thread.threadId, 'reader2');
+    await reader.acceptInvitation(thread.threadId);
     const plain = reader.subscribeThread(thread.threadId);
     let calls = 0;
     const throwing = reader.subscribeThread(thread.threadId, {

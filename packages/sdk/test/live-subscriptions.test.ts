@@ -107,6 +107,7 @@ describe('thread subscriptions', () => {
     const carol = await server.createHuman('carol');
     await alice.addParticipant(thread.threadId, 'carol');
     const reader = client(carol.token.token);
+    await reader.acceptInvitation(thread.threadId);
     const subscription = reader.subscribeThread(thread.threadId);
     expect(seqs(await take(subscription, 2))).toEqual([1, 2]);
     await alice.removeParticipant(thread.threadId, 'carol');

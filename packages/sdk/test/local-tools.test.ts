@@ -13,6 +13,8 @@ let catalog: ToolCatalog;
 let shared: string;
 /** A thread of alice's without the bot. */
 let privateThread: string;
+/** bob's own client: he accepts the invitations a stranger's add makes (Consent). */
+let bobClient: BubbleClient;
 
 beforeAll(async () => {
   world = await startRuntimeWorld('bot-tools');
@@ -21,9 +23,12 @@ beforeAll(async () => {
   shared = (await world.alice.createThread({ title: 'shared' })).thread.threadId;
   await world.alice.addParticipant(shared, world.botId, 'member');
   privateThread = (await world.alice.createThread({ title: 'private' })).thread.threadId;
-  await world.server.createHuman('bob', 'Bob Builder');
+  bobClient = new BubbleClient({
+    url: world.server.url,
+    token: (await world.server.createHuman('bob', 'Bob Builder')).token.token,
+  });
   await world.server.createHuman('carol', 'Carol');
-  // bob shares a thread with alice, so alice may invite him anywhere she is; the bot sees him once he is in `shared`.
+  // bob is a stranger to alice and the bot: he joins `shared` by accepting alice's invitation; the bot sees him once he is in.
 });
 afterAll(async () => {
   await world.close();
@@ -176,10 +181,11 @@ describe('the local tool catalog against the real server', () => {
       // The bot owns its subthread, and still can only make members.
       const child = result<{ threadId: string }>(await call('open_subthread', {}, { toolCallId: 'toolu_invite' }));
       await world.alice.addParticipant(shared, 'bob', 'member');
+      await bobClient.acceptInvitation(shared);
       const invited = result<{ role: string; invited: boolean }>(
         await call('invite_to_thread', { principalId: 'bob', threadId: child.threadId }),
       );
-      expect(invited).toMatchObject({ role: 'member', invited: true });
+      expect(invited).toMatchObject({ status: 'added', role: 'member', invited: true });
       const grants = await bot.listParticipants(child.threadId);
       expect(grants.find((grant) => grant.principalId === 'bob')?.role).toBe('member');
 
@@ -189,11 +195,31 @@ describe('the local tool catalog against the real server', () => {
       expect(found.principals).toEqual([{ principalId: 'bob', kind: 'human', displayName: 'Bob Builder' }]);
     });
 
+    it('says a person it cannot see was only sent an invitation, exactly as for an id that does not exist', async () => {
+      const erinToken = (await world.server.createHuman('erin-tool', 'Erin')).token.token;
+      const known = result<Record<string, unknown>>(await call('invite_to_thread', { principalId: 'erin-tool' }));
+      const unknown = result<Record<string, unknown>>(await call('invite_to_thread', { principalId: 'erin-toox' }));
+      expect(known).toEqual({
+        threadId: shared,
+        principalId: 'erin-tool',
+        status: 'pending',
+        invited: true,
+        note: 'invitation sent; they must accept before they are in the thread (nothing is known about them until then)',
+      });
+      expect({ ...unknown, principalId: 'erin-tool' }).toEqual(known);
+      // Not on the thread: the tool did not claim otherwise, and nothing was added.
+      expect((await bot.listParticipants(shared)).map((g) => g.principalId)).not.toContain('erin-tool');
+      const erin = new BubbleClient({ url: world.server.url, token: erinToken });
+      expect((await erin.listInvitations()).map((i) => [i.threadId, i.invitedBy])).toEqual([[shared, world.botId]]);
+      await erin.acceptInvitation(shared);
+      expect((await bot.listParticipants(shared)).map((g) => g.principalId)).toContain('erin-tool');
+    });
+
     it('leaves an existing participant as it is (an owner is not demoted)', async () => {
       const outcome = result<{ role: string; invited: boolean }>(
         await call('invite_to_thread', { principalId: 'alice' }),
       );
-      expect(outcome).toMatchObject({ role: 'owner', invited: false });
+      expect(outcome).toMatchObject({ status: 'already_participant', role: 'owner', invited: false });
       const grants = await world.alice.listParticipants(shared);
       expect(grants.find((grant) => grant.principalId === 'alice')?.role).toBe('owner');
     });

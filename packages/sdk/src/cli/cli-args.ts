@@ -34,6 +34,9 @@ export type CliCommand =
     }
   | { readonly name: 'invites-list'; readonly threadId: string }
   | { readonly name: 'invites-revoke'; readonly threadId: string; readonly inviteId: string }
+  | { readonly name: 'invitations-list' }
+  | { readonly name: 'invitations-accept'; readonly threadId: string }
+  | { readonly name: 'invitations-decline'; readonly threadId: string }
   | { readonly name: 'tokens-list' }
   | { readonly name: 'tokens-mint' }
   | { readonly name: 'tokens-revoke'; readonly tokenId: string };
@@ -70,7 +73,13 @@ commands:
                                            that is not waiting, or that you may not answer
   stop <threadId> <runId> [--reason R]     ask a run to stop (refused if it has ended)
   invite <threadId> <principalId> [--role member|owner]
-                                           add a participant (member by default)
+                                           add a participant (member by default); someone
+                                           you cannot see yet is sent an invitation instead,
+                                           which they must accept ("invited (pending)")
+  invitations                              your pending invitations: thread, by whom, role,
+                                           when, title
+  invitations accept <threadId>            join the thread you were invited to
+  invitations decline <threadId>           drop the invitation (the inviter is not told)
   bots create <id> [--name NAME]           create a bot you own; prints its token, once
   bots joinable <id> owners|anyone         who may put your bot on a thread: only its owners
                                            (the default), or anyone on the thread; the bot
@@ -122,6 +131,7 @@ const COMMAND_OPTIONS: Record<string, readonly OptionName[]> = {
   bots: ['name'],
   'invite-link': ['role', 'expires', 'uses', 'web-url'],
   invites: [],
+  invitations: [],
   tokens: [],
 };
 
@@ -242,6 +252,17 @@ function buildCommand(name: string, args: string[], values: Record<string, unkno
       }
       throw new UsageError(
         `unknown subcommand "invites${sub === undefined ? '' : ` ${sub}`}" (try "invites list <threadId>" or "invites revoke <threadId> <inviteId>")`,
+      );
+    }
+    case 'invitations': {
+      const [sub, ...more] = args;
+      if (sub === undefined) return { name: 'invitations-list' };
+      if (sub === 'accept' || sub === 'decline') {
+        const [threadId] = expectArgs(`invitations ${sub}`, more, ['threadId']);
+        return { name: sub === 'accept' ? 'invitations-accept' : 'invitations-decline', threadId };
+      }
+      throw new UsageError(
+        `unknown subcommand "invitations ${sub}" (try "invitations", "invitations accept <threadId>" or "invitations decline <threadId>")`,
       );
     }
     case 'tokens': {

@@ -108,13 +108,18 @@ async function execute(
       // needs its id.
       io.out(thread.threadId);
       for (const principalId of command.invite) {
+        let added: Awaited<ReturnType<typeof client.addParticipant>>;
         try {
-          await client.addParticipant(thread.threadId, principalId, 'member');
+          added = await client.addParticipant(thread.threadId, principalId, 'member');
         } catch (error) {
           io.err(`bubble: thread ${thread.threadId} was created, but inviting ${principalId} failed`);
           throw error;
         }
-        io.err(`bubble: invited ${principalId}`);
+        io.err(
+          added.status === 'pending'
+            ? `bubble: invited ${principalId} (pending): they must accept`
+            : `bubble: added ${principalId}`,
+        );
       }
       return EXIT_CODES.ok;
     }
@@ -169,9 +174,34 @@ async function execute(
       return EXIT_CODES.ok;
     }
     case 'invite': {
-      const { grant, created } = await client.addParticipant(command.threadId, command.principalId, command.role);
+      const added = await client.addParticipant(command.threadId, command.principalId, command.role);
+      if (added.status === 'pending') {
+        // Consent: the server says the same for an id that does not exist, so neither may we.
+        io.out(`${command.principalId}\tinvited (pending)`);
+        io.err(`bubble: ${command.principalId} is invited; they are added once they accept`);
+        return EXIT_CODES.ok;
+      }
+      const { grant } = added;
       io.out(`${grant.principalId}\t${grant.role}\t${grant.joinedSeq}`);
-      if (!created) io.err(`bubble: ${grant.principalId} already was a participant`);
+      if (!added.created) io.err(`bubble: ${grant.principalId} already was a participant`);
+      return EXIT_CODES.ok;
+    }
+    case 'invitations-list': {
+      for (const invitation of await client.listInvitations())
+        io.out(
+          `${invitation.threadId}\t${invitation.invitedBy}\t${invitation.role}\t${invitation.createdAt}\t${invitation.title ?? ''}`,
+        );
+      return EXIT_CODES.ok;
+    }
+    case 'invitations-accept': {
+      const grant = await client.acceptInvitation(command.threadId);
+      io.out(`${grant.threadId}\t${grant.role}\t${grant.joinedSeq}`);
+      io.err(`bubble: joined ${grant.threadId}, invited by ${grant.grantedBy}`);
+      return EXIT_CODES.ok;
+    }
+    case 'invitations-decline': {
+      await client.declineInvitation(command.threadId);
+      io.err(`bubble: declined the invitation to ${command.threadId}`);
       return EXIT_CODES.ok;
     }
     case 'bots-create': {

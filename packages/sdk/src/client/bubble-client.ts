@@ -1,4 +1,5 @@
 import {
+  AcceptInvitationResponseSchema,
   AcceptInviteResponseSchema,
   AppendResponseSchema,
   ArtifactListResponseSchema,
@@ -10,7 +11,9 @@ import {
   GrantResponseSchema,
   HealthSchema,
   InfoSchema,
+  InvitationListResponseSchema,
   InviteListResponseSchema,
+  PendingInvitationResponseSchema,
   InviteResponseSchema,
   OwnTokenListResponseSchema,
   ParticipantListResponseSchema,
@@ -27,6 +30,7 @@ import {
   type EventEnvelope,
   type Grant,
   type Info,
+  type Invitation,
   type Invite,
   type InviteInfo,
   type OwnTokenInfo,
@@ -35,6 +39,7 @@ import {
   type JoinableBy,
   type Principal,
   type Role,
+  type PendingInvitationResponse,
   type Thread,
   type Token,
   type TokenInfo,
@@ -116,6 +121,14 @@ export interface PutArtifactInput {
 }
 
 /** A typed client for every route of the Bubble wire protocol (protocol.md), plus its live connection. */
+/**
+ * What adding a participant did: `granted` (someone the caller can see), or `pending` (anyone else,
+ * or an id that does not exist; protocol.md, Consent), which says nothing about the id.
+ */
+export type AddParticipantResult =
+  | { status: 'granted'; grant: Grant; created: boolean }
+  | { status: 'pending'; created: false; invitation: PendingInvitationResponse['invitation'] };
+
 export class BubbleClient {
   readonly url: string;
   readonly #transport: HttpTransport;
@@ -394,23 +407,68 @@ export class BubbleClient {
     return body.grants;
   }
 
-  /** Grants `principalId` a role on the thread (default `member`). `created` is false when an equal live grant existed. */
+  /**
+   * Adds `principalId` to the thread with a role (default `member`). Someone the caller can see is
+   * granted at once (`status: 'granted'`; `created` is false when an equal live grant existed).
+   * Anyone else, and an id that does not exist, is answered `status: 'pending'` (protocol.md,
+   * Consent): a person then has an invitation to accept, and the caller is told nothing more.
+   */
   async addParticipant(
     threadId: string,
     principalId: string,
     role: Role = 'member',
     options: CallOptions = {},
-  ): Promise<{ grant: Grant; created: boolean }> {
+  ): Promise<AddParticipantResult> {
     const result = await this.#transport.request({
       method: 'POST',
       path: `/v1/threads/${enc(threadId)}/participants`,
       body: { principalId, role },
-      schema: GrantResponseSchema,
-      // Granting what is already granted answers 200 unchanged: safe to resend.
+      schema: z.union([GrantResponseSchema, PendingInvitationResponseSchema]),
+      // Granting what is already granted answers 200 unchanged, inviting again renews the invitation: safe to resend.
       retry: 'idempotent',
       ...options,
     });
-    return { grant: result.body.grant, created: result.status === 201 };
+    const body = result.body;
+    if ('invitation' in body) return { status: 'pending', created: false, invitation: body.invitation };
+    return { status: 'granted', grant: body.grant, created: result.status === 201 };
+  }
+
+  /** The caller's pending invitations (a person), oldest first. */
+  async listInvitations(options: CallOptions = {}): Promise<Invitation[]> {
+    const { body } = await this.#transport.request({
+      method: 'GET',
+      path: '/v1/invitations',
+      schema: InvitationListResponseSchema,
+      retry: 'idempotent',
+      ...options,
+    });
+    return body.invitations;
+  }
+
+  /**
+   * Takes up the caller's invitation to the thread: the grant is made by the inviter. None pending
+   * (never made, declined, expired, or void because the inviter left) answers `not_found`. Not
+   * retried after an uncertain failure: a resend would answer `not_found` although the first joined.
+   */
+  async acceptInvitation(threadId: string, options: CallOptions = {}): Promise<Grant> {
+    const { body } = await this.#transport.request({
+      method: 'POST',
+      path: `/v1/invitations/${enc(threadId)}/accept`,
+      schema: AcceptInvitationResponseSchema,
+      retry: 'unsafe',
+      ...options,
+    });
+    return body.grant;
+  }
+
+  /** Drops the caller's invitation to the thread; the inviter is not told. None pending answers `not_found`. */
+  async declineInvitation(threadId: string, options: CallOptions = {}): Promise<void> {
+    await this.#transport.request({
+      method: 'POST',
+      path: `/v1/invitations/${enc(threadId)}/decline`,
+      retry: 'unsafe',
+      ...options,
+    });
   }
 
   async removeParticipant(threadId: string, principalId: string, options: CallOptions = {}): Promise<void> {

@@ -1,6 +1,6 @@
-import type { EventEnvelope } from '@bubble/protocol';
+import type { EventEnvelope, Grant } from '@bubble/protocol';
 import { startTestServer, type TestServer } from '@bubble/server/testing';
-import { BubbleClient } from '../../src/client/bubble-client.js';
+import { BubbleClient, type AddParticipantResult } from '../../src/client/bubble-client.js';
 import type { ThreadContext, ThreadHandler, ThreadStopReason } from '../../src/runtime/thread-runner.js';
 
 /** Fast reconnects for tests (the defaults are for production). */
@@ -11,6 +11,13 @@ export const FAST_LIVE = {
   heartbeatTimeoutMs: 2_000,
 } as const;
 export const FAST_RETRY = { attempts: 8, baseMs: 50, capMs: 500 } as const;
+
+/** The grant an add made; fails the test when the server made a pending invitation instead (Consent). */
+export function granted(result: AddParticipantResult): Grant {
+  if (result.status !== 'granted')
+    throw new Error(`expected a grant, got a pending invitation for ${result.invitation.principalId}`);
+  return result.grant;
+}
 
 export interface RuntimeWorld {
   readonly server: TestServer;
