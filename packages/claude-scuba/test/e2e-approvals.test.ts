@@ -46,6 +46,8 @@ async function setup(extra: Record<string, unknown> = {}) {
   const bob = await world.server.createHuman('bob', 'Bob');
   await world.alice.addParticipant(world.threadId, 'bob', 'member');
   const bobClient = new BubbleClient({ url: world.server.url, token: bob.token.token! });
+  // alice cannot see bob yet: he accepts her invitation (protocol.md, Consent).
+  await bobClient.acceptInvitation(world.threadId);
   const bot = world.startBot({ configPath: world.writeConfig(extra) });
   await world.say('make a file');
   await world.waitFor((all) => all.some(botPart(world!, 'tool-input-available')), {

@@ -30,6 +30,8 @@ async function bob(w: ScubaWorld): Promise<BubbleClient> {
   const { token } = await w.server.createHuman('bob', 'Bob');
   await w.alice.addParticipant(w.threadId, 'bob', 'member');
   const client = new BubbleClient({ url: w.server.url, token: token.token! });
+  // alice cannot see bob yet: he accepts her invitation (protocol.md, Consent).
+  await client.acceptInvitation(w.threadId);
   clients.push(client);
   return client;
 }

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Script } from '@bubble/model-double';
 import type { EventEnvelope } from '@bubble/protocol';
-import { BubbleApiError, BubbleClient } from '@bubble/sdk';
+import { BubbleClient } from '@bubble/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startScubaWorld, waitForLog, type ScubaWorld } from './support/scuba-world.js';
 import { botPart, chunkOf, outputText } from './support/turn-helpers.js';
@@ -69,11 +69,14 @@ describe('only its owners decide where a bot works', () => {
 
     // 1. She cannot see it.
     await expect(asMallory.getPrincipal(w.botId)).rejects.toMatchObject({ status: 404, code: 'not_found' });
-    // 2. She cannot put it on her own thread: 404, as for an unknown id; nothing lands on her thread.
+    // 2. She cannot put it on her own thread: answered as for an unknown id (Consent: 202, pending);
+    // nothing lands on her thread.
     const { thread } = await asMallory.createThread({ title: "mallory's" });
-    const refused = await asMallory.addParticipant(thread.threadId, w.botId).catch((error: unknown) => error);
-    expect(refused).toBeInstanceOf(BubbleApiError);
-    expect(refused).toMatchObject({ status: 404, message: `principal ${w.botId} not found` });
+    expect(await asMallory.addParticipant(thread.threadId, w.botId)).toEqual({
+      status: 'pending',
+      created: false,
+      invitation: { threadId: thread.threadId, principalId: w.botId, status: 'pending' },
+    });
     expect((await asMallory.listParticipants(thread.threadId)).map((g) => g.principalId)).toEqual(['mallory']);
 
     // A server from before this change may hold such a grant: write it straight into the store.
@@ -121,6 +124,11 @@ describe('only its owners decide where a bot works', () => {
     const mallory = await w.server.createHuman('mallory', 'Mallory');
     const asMallory = new BubbleClient({ url: w.server.url, token: mallory.token.token });
     cleanups.push(() => asMallory.close());
+    // She sees the bot (and Alice) once they share a thread of Alice's: nobody unseen is added (Consent).
+    const { thread: meeting } = await w.alice.createThread({ title: 'meeting' });
+    await w.alice.addParticipant(meeting.threadId, w.botId);
+    await w.alice.addParticipant(meeting.threadId, 'mallory');
+    await asMallory.acceptInvitation(meeting.threadId);
     const { thread } = await asMallory.createThread({ title: "mallory's" });
     expect((await asMallory.addParticipant(thread.threadId, w.botId)).created).toBe(true);
     const bot = w.startBot();

@@ -24,6 +24,8 @@ async function human(
   const { token } = await w.server.createHuman(id, name);
   await w.alice.addParticipant(w.threadId, id, role);
   const client = new BubbleClient({ url: w.server.url, token: token.token! });
+  // alice cannot see them yet: they accept her invitation (protocol.md, Consent).
+  await client.acceptInvitation(w.threadId);
   clients.push(client);
   return client;
 }

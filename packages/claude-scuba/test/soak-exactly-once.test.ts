@@ -71,6 +71,8 @@ describe('exactly once over a long randomized conversation', () => {
       const { token } = await w.server.createHuman(id, name);
       await w.alice.addParticipant(w.threadId, id, 'member');
       people[id] = new BubbleClient({ url: w.server.url, token: token.token! });
+      // A stranger to alice: they accept her invitation (protocol.md, Consent).
+      await people[id].acceptInvitation(w.threadId);
       clients.push(people[id]);
     }
     const { token } = await w.alice.createBot({ principalId: 'bot-second', displayName: 'Second bot' });
