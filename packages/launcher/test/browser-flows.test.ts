@@ -284,6 +284,8 @@ describe('the web UI in Chromium', () => {
       const bobId = `bob-${kind}`;
       const bob = await createHumanPrincipal(product.server.store, bobId, 'Bob');
       await you.addParticipant(product.welcomeThreadId, bobId, 'owner');
+      // A stranger to you: Bob accepts the invitation (protocol.md, Consent).
+      await new BubbleClient({ url: product.url, token: bob.token.token }).acceptInvitation(product.welcomeThreadId);
       const bobBrowser = await openBrowser(`flows-${bobId}`);
       try {
         await bobBrowser.step('bob signs in', () =>

@@ -228,6 +228,8 @@ describe('signing in with the identity provider', () => {
     const writer = new BubbleClient({ url: world.url, token: await world.human('writer', 'Writer') });
     try {
       await dana.addParticipant(threadId, 'writer');
+      // A stranger to Dana: the writer accepts her invitation (protocol.md, Consent).
+      await writer.acceptInvitation(threadId);
       await say(writer, threadId, 'written while Dana was renewed');
       await step('live event', () =>
         page.locator('article.run', { hasText: 'written while Dana was renewed' }).waitFor(),

@@ -256,6 +256,8 @@ describe('who is who', () => {
       await danaApi.addParticipant(threadId, 'dana-2');
       const bot = new BubbleClient({ url: world.url, token: botToken.token });
       const twin = new BubbleClient({ url: world.url, token: twinToken });
+      // A stranger to Dana: the twin accepts her invitation (protocol.md, Consent).
+      await twin.acceptInvitation(threadId);
       await say(bot, threadId, 'I am a bot, and I say so.');
       await say(twin, threadId, 'I am the other Dana Scully.');
       // Places that used to show a name as plain text: who asked to stop a run, who wrote an artifact.

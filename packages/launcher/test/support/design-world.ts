@@ -162,6 +162,8 @@ export async function startDesignWorld(): Promise<DesignWorld> {
     const { thread } = await alice.createThread({ title: 'Dark mode for the settings page' });
     const threadId = thread.threadId;
     for (const id of ['bob', 'claude', 'scout']) await alice.addParticipant(threadId, id);
+    // alice cannot see bob yet: he accepts her invitation (protocol.md, Consent); after that she adds him at once.
+    await bob.acceptInvitation(threadId);
     for (const title of ['Release notes', 'Onboarding copy']) await alice.createThread({ title });
     // Unread in the list: Bob writes where Alice has not looked yet.
     const flaky = (await alice.createThread({ title: 'Flaky test on CI' })).thread.threadId;

@@ -36,8 +36,12 @@ export function ParticipantsPanel(props: {
   const amOwner = props.grants.some((g) => g.principalId === props.me.principalId && g.role === 'owner');
   const invite = async (principalId: string) => {
     try {
-      await client.addParticipant(threadId, principalId, 'member');
-      setMessage(`${principalId} was added.`);
+      const added = await client.addParticipant(threadId, principalId, 'member');
+      setMessage(
+        added.status === 'pending'
+          ? `${principalId} was invited (pending): they are added once they accept.`
+          : `${principalId} was added.`,
+      );
       props.onChanged();
     } catch (err) {
       setMessage(describeError(err, `Could not add ${principalId}`));
