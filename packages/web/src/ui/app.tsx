@@ -19,6 +19,7 @@ import { navigate, parseRoute, TOKENS_PATH, useRoute } from './router';
 import { issuerHost, SignIn, type OidcAvailability } from './sign-in';
 import { Icon } from './icons';
 import { ThemeToggle } from './theme-toggle';
+import { InvitationsList } from './invitations-list';
 import { ThreadList } from './thread-list';
 import { ThreadView } from './thread-view';
 import { TokensPage } from './tokens-page';
@@ -273,6 +274,7 @@ export function App() {
       </header>
       <div class={`body ${page === 'home' ? 'at-home' : ''}`}>
         <aside class="sidebar" aria-label="Threads">
+          <InvitationsList client={client} />
           <ThreadList
             client={client}
             me={me}
