@@ -113,6 +113,9 @@ function classify(event: EventEnvelope): Classified {
     case 'participant_added':
     case 'participant_removed':
     case 'artifact_updated':
+    case 'agent_settings':
+    case 'context_reset':
+    case 'file_added':
       return { kind: 'consume' };
     default:
       return assertNever(known, 'event type');

@@ -1,5 +1,5 @@
-import { assertNever, type Grant, type Principal, type Thread } from '@bubble/protocol';
-import { type RunState, type ThreadNotice, timelineOf } from '@bubble/sdk/client';
+import type { Grant, Principal, Thread } from '@bubble/protocol';
+import { noticeText, type RunState, timelineOf } from '@bubble/sdk/client';
 import { Fragment } from 'preact';
 import { memo } from 'preact/compat';
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
@@ -406,17 +406,3 @@ const RunUsage = memo(function RunUsage(props: { run: RunState }) {
     </p>
   );
 });
-
-/** A membership change or an artifact write, as one line between the messages. */
-function noticeText(notice: ThreadNotice): string {
-  switch (notice.type) {
-    case 'participant_added':
-      return `${notice.principalId} joined as ${notice.role}`;
-    case 'participant_removed':
-      return `${notice.principalId} left`;
-    case 'artifact_updated':
-      return `${notice.by} wrote ${notice.name} (version ${notice.version})`;
-    default:
-      return assertNever(notice, 'notice');
-  }
-}
