@@ -2,31 +2,15 @@ import { memo } from 'preact/compat';
 import { safeHref } from '../markdown';
 import { runErrorAdvice } from '../model/run-error-advice';
 import { type RunProps, sameRunProps } from '../model/run-props';
-import { toolPartOf, type ApprovalRequestView, type ApprovalView } from '../model/thread-model';
-import type { PrincipalLabel } from '../model/who-is-who';
+import { toolPartOf } from '../model/thread-model';
 import { Icon } from './icons';
 import { Markdown } from './markdown-view';
 import { Avatar, PrincipalName } from './principal-name';
 import { ClockTime, TimeAgo } from './time-ago';
+import type { RunActions } from './run-actions';
 import { SubagentRequest, ToolCall } from './tool-call';
 
-export interface RunActions {
-  /** Whether the signed-in person gets Approve and Deny for this call: the fold's `mayApprove`, never guessed. */
-  canApprove(toolCallId: string): boolean;
-  /** Whether the signed-in person may append here (own grant): Stop needs it. */
-  canWrite: boolean;
-  approval(toolCallId: string): ApprovalView | undefined;
-  /** The bot's request for this call while it still waits for an answer. */
-  waitingRequest(toolCallId: string): ApprovalRequestView | undefined;
-  /** Requests for calls of the run's sub-agents (the calls themselves are on subthreads). */
-  subagentRequests(runId: string): ApprovalRequestView[];
-  answer(toolCallId: string, decision: 'allow' | 'deny', reason?: string): Promise<void>;
-  stop(runId: string): Promise<void>;
-  /** A name as one line of text: with the id when another participant shares the name. */
-  nameOf(principalId: string): string;
-  /** The same, with whether it is a bot, for headers that show a badge. */
-  labelOf(principalId: string): PrincipalLabel;
-}
+export type { RunActions } from './run-actions';
 
 /** A message's props: `continued` when it sits under the header of the message above (`continuedRuns`). */
 export type RunMessageProps = RunProps<RunActions> & { readonly continued?: boolean };

@@ -5,7 +5,7 @@ import type { ApprovalRequestView, RunView, ToolPartView } from '../model/thread
 import { ApprovalControls, ApprovalOutcome } from './approval-controls';
 import { Icon, type IconName } from './icons';
 import { navigate, threadPath } from './router';
-import type { RunActions } from './run-message';
+import type { RunActions } from './run-actions';
 import { RawCall, ToolInput, ToolOutput } from './tool-views';
 
 /** "Ran `npm test` (exit 1)": the verb, the subject as code or words, the detail. */
