@@ -13,6 +13,7 @@ import {
   PermissionFlagsBits,
   type ButtonInteraction,
   type ChatInputCommandInteraction,
+  type Guild,
   type Interaction,
   type Message,
   type ModalSubmitInteraction,
@@ -281,13 +282,28 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
     await reply.finish({ ok: false, notice: notice.text });
   };
 
+  const guildIds = config.discord.guildIds === undefined ? undefined : new Set(config.discord.guildIds);
+  /** Only the configured guilds (issue 28 §9); with no list, every guild. A DM is no guild. */
+  const servesGuild = (guildId: string | null): boolean =>
+    guildIds === undefined || (guildId !== null && guildIds.has(guildId));
+  /** With `leaveOtherGuilds`: a guild not in the list is left, at start and when the bot is added to it. */
+  const leaveIfForeign = async (guild: Guild): Promise<void> => {
+    if (!config.discord.leaveOtherGuilds || servesGuild(guild.id)) return;
+    try {
+      await guild.leave();
+      logger.warn({ guildId: guild.id, guildName: guild.name }, 'left a guild that is not in discord.guildIds');
+    } catch (error) {
+      logger.error({ err: error, guildId: guild.id }, 'could not leave a guild that is not in discord.guildIds');
+    }
+  };
+
   let stopping = false;
   const onMessage = async (message: Message): Promise<void> => {
     if (stopping || client.user === null || message.author.id === client.user.id) return;
     // Only what people write: a thread rename, a pin or a join is a message too, and must not start a turn.
     if (message.type !== MessageType.Default && message.type !== MessageType.Reply) return;
     if ((message.author.bot || message.webhookId !== null) && !config.discord.allowBots) return;
-    if (!message.inGuild()) return;
+    if (!message.inGuild() || !servesGuild(message.guildId)) return;
     const channel = message.channel;
     if (channel.isThread()) {
       const session = store.thread(channel.id);
@@ -535,6 +551,13 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
   };
 
   const onInteraction = async (interaction: Interaction): Promise<void> => {
+    if (!servesGuild(interaction.guildId)) {
+      logger.info(
+        { guildId: interaction.guildId, userId: interaction.user.id },
+        'an interaction from a guild not in guildIds; ignored',
+      );
+      return;
+    }
     if (stopping) {
       if (interaction.isRepliable())
         await interaction.reply({ content: 'I am restarting; try again in a moment.', flags: MessageFlags.Ephemeral });
@@ -555,6 +578,7 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
       logger.error({ err: error, interactionId: interaction.id }, 'handling an interaction failed'),
     );
   });
+  client.on(Events.GuildCreate, (guild) => void leaveIfForeign(guild));
   client.on(Events.ThreadDelete, (thread) => {
     // Nobody can read a deleted thread's reply: stop spending its sender's tokens on it.
     if (runs.abortThread(thread.id, 'Stopped: the thread was deleted.') > 0)
@@ -576,6 +600,7 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
       { cause: error },
     );
   }
+  for (const guild of client.guilds.cache.values()) await leaveIfForeign(guild);
   const commands = commandDefinitions();
   const application = client.application!;
   if (config.discord.guildIds === undefined) await application.commands.set(commands);

@@ -57,7 +57,14 @@ export const ConfigFileSchema = z.object(
         guildIds: z
           .array(snowflake, { error: 'must be a list of Discord ids' })
           .optional()
-          .describe('Slash commands are registered in these guilds at boot (instantly visible); omitted: globally.'),
+          .describe(
+            'The only guilds the bot works in: messages and interactions from any other are ignored, and its slash ' +
+              'commands are registered in these at boot (instantly visible). Omitted: every guild, commands globally.',
+          ),
+        leaveOtherGuilds: z
+          .boolean({ error: 'must be true or false' })
+          .default(false)
+          .describe('With guildIds: leave every other guild, at start and whenever the bot is added to one.'),
         allowBots: z
           .boolean({ error: 'must be true or false' })
           .default(false)
@@ -225,6 +232,8 @@ export function resolveConfig(input: unknown, context: ResolveContext): ResolveR
       `the environment variable ANTHROPIC_BASE_URL must be an http(s) URL (got ${JSON.stringify(envBase)})`,
     );
   }
+  if (file.discord.leaveOtherGuilds && file.discord.guildIds === undefined)
+    problems.push('discord.leaveOtherGuilds needs discord.guildIds (the guilds to stay in)');
   if (problems.length > 0 || token === undefined || secretsKey === undefined)
     return { ok: false, problems: [...problems, ...warnings] };
   const config: DiscordBotConfig = {

@@ -31,6 +31,8 @@ export interface HarnessOptions {
   editIntervalMs?: number;
   /** Lines the bot logs, for tests that read them (warnings, error refs). */
   logLines?: Array<Record<string, unknown>>;
+  /** Guilds the bot is in besides the test guild (not in guildIds unless `config` adds them). */
+  otherGuilds?: Array<{ id: string; name: string; channels: Array<{ id: string; name: string }> }>;
 }
 
 export interface Harness {
@@ -69,7 +71,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const model = await startModelDouble(options.script === undefined ? {} : { script: options.script });
   const discord = await startDiscordDouble({
     applicationId: APP_ID,
-    guilds: [{ id: GUILD_ID, name: 'Test guild', channels: [{ id: CHANNEL_ID, name: 'general' }] }],
+    guilds: [
+      { id: GUILD_ID, name: 'Test guild', channels: [{ id: CHANNEL_ID, name: 'general' }] },
+      ...(options.otherGuilds ?? []),
+    ],
   });
   const file: Record<string, any> = {
     discord: {
