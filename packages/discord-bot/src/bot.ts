@@ -164,6 +164,7 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
         const prompt = await buildPrompt(
           {
             content: message.content,
+            senderId: sender.id,
             senderName,
             mentions: [...message.mentions.users.values()].map((u) => ({ id: u.id, name: u.displayName })),
             attachments: [...message.attachments.values()].map((a) => ({
@@ -498,7 +499,10 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
               senderId: interaction.user.id,
               claudeToken: token,
               githubToken: undefined,
-              prompt: promptText({ content: question, senderName: name, mentions: [] }, botId()),
+              prompt: promptText(
+                { content: question, senderId: interaction.user.id, senderName: name, mentions: [] },
+                botId(),
+              ),
               canUseTool: undefined,
             }),
         );

@@ -12,6 +12,7 @@ import { startModelDouble, type ModelDouble, type RecordedRequest, type Script }
 import { pino, type Logger } from 'pino';
 import { startDiscordBot, type DiscordBot } from '../../src/bot.js';
 import { loadConfigFile, type DiscordBotConfig } from '../../src/config/config.js';
+import { speakerMessage } from '../../src/discord/message-prompt.js';
 import { startDiscordDouble, type DiscordDouble, type DoubleMessage, type DoubleUser } from './discord-double.js';
 
 export const APP_ID = '123';
@@ -211,4 +212,9 @@ export function requestToken(request: RecordedRequest): string | undefined {
   if (typeof value === 'string' && value.startsWith('Bearer ')) return value.slice('Bearer '.length);
   const key = request.headers['x-api-key'];
   return typeof key === 'string' ? `x-api-key:${key}` : undefined;
+}
+
+/** A message of `user` as the bot's prompt carries it (the double users' display name is their globalName). */
+export function said(user: DoubleUser, text: string): string {
+  return speakerMessage({ senderId: user.id, senderName: user.globalName ?? user.username, text });
 }
