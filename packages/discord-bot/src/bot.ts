@@ -74,16 +74,22 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
   warnIfTemporary(config, logger);
   const store = StateStore.open(config.store.path);
   const box = SecretBox.fromKey(config.secretsKey.reveal());
-  if (box.keyKind === 'passphrase')
+  const previousBoxes = config.previousSecretsKeys.map((key) => SecretBox.fromKey(key.reveal()));
+  if ([box, ...previousBoxes].some((b) => b.keyKind === 'passphrase'))
     logger.warn(
-      'secretsKey is a passphrase (derived with scrypt); a random 32-byte key is better: openssl rand -hex 32',
+      'secretsKey or a previousSecretsKeys entry is a passphrase (derived with scrypt); a random 32-byte key is better: openssl rand -hex 32',
     );
-  const vault = new TokenVault(store, box);
-  const foreign = vault.foreignTokens();
-  if (foreign > 0)
+  const vault = new TokenVault(store, box, previousBoxes);
+  const resealed = vault.resealAll();
+  if (resealed.resealed > 0)
+    logger.info(
+      { tokens: resealed.resealed, keyId: box.keyId },
+      `${resealed.resealed} linked token(s) sealed with a previous key were sealed again with secretsKey`,
+    );
+  for (const lost of resealed.unreadable)
     logger.error(
-      { tokens: foreign },
-      `${foreign} linked token(s) were sealed with another secretsKey and cannot be opened; those users must /link again`,
+      { userId: lost.userId, kind: lost.kind, reason: lost.reason },
+      `the ${lost.kind} token of user ${lost.userId} opens with neither secretsKey nor previousSecretsKeys; they must /link again`,
     );
 
   const isolation = await planIsolation(options);
@@ -310,7 +316,7 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
       const session = store.thread(channel.id);
       if (session === undefined) return;
       if (linkedClaudeToken(message.author.id) === undefined) {
-        await message.reply({ content: NOT_LINKED, allowedMentions: { repliedUser: true } });
+        await message.reply({ content: notLinkedNotice(message.author.id), allowedMentions: { repliedUser: true } });
         return;
       }
       await message.react('👀').catch((error: unknown) => logger.debug({ err: error }, 'reaction failed'));
@@ -319,7 +325,7 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
     }
     if (channel.type !== ChannelType.GuildText || !message.mentions.users.has(client.user.id)) return;
     if (linkedClaudeToken(message.author.id) === undefined) {
-      await message.reply({ content: NOT_LINKED, allowedMentions: { repliedUser: true } });
+      await message.reply({ content: notLinkedNotice(message.author.id), allowedMentions: { repliedUser: true } });
       return;
     }
     await message.react('👀').catch((error: unknown) => logger.debug({ err: error }, 'reaction failed'));
@@ -344,6 +350,13 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
       logger.warn({ userId, reason: found.reason }, 'a linked token cannot be opened; the user must /link again');
     return found.status === 'linked' ? found.token : undefined;
   };
+
+  /** Why this user cannot talk to the bot: no token, or one that no configured key opens. */
+  const notLinkedNotice = (userId: string): string =>
+    vault.lookup(userId, 'claude').status === 'unreadable'
+      ? "The Claude Code token you linked can no longer be opened (this bot's key changed). Nothing ran. " +
+        'Run `claude setup-token` again and use `/link` to paste it.'
+      : NOT_LINKED;
 
   const ephemeral = (interaction: ChatInputCommandInteraction | ModalSubmitInteraction, content: string) =>
     interaction.reply({ content, flags: MessageFlags.Ephemeral });
@@ -469,7 +482,7 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
       case 'ask': {
         const token = linkedClaudeToken(interaction.user.id);
         if (token === undefined) {
-          await ephemeral(interaction, NOT_LINKED);
+          await ephemeral(interaction, notLinkedNotice(interaction.user.id));
           return;
         }
         await interaction.deferReply({ flags: MessageFlags.Ephemeral });
@@ -682,6 +695,7 @@ async function planIsolation(options: BotOptions): Promise<ToolIsolation> {
   const secrets = [
     config.discord.token,
     config.secretsKey,
+    ...config.previousSecretsKeys,
     ...(config.dashboard === undefined ? [] : [config.dashboard.token]),
   ]
     .map((secret) => secret.source)

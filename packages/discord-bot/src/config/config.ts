@@ -75,6 +75,13 @@ export const ConfigFileSchema = z.object(
     secretsKey: SecretRefSchema.describe(
       "The key that seals users' tokens at rest (AES-256-GCM): 32 bytes as hex or base64, or a passphrase.",
     ),
+    previousSecretsKeys: z
+      .array(SecretRefSchema, { error: 'must be a list of secrets' })
+      .default([])
+      .describe(
+        'Keys that sealed tokens before secretsKey (a rotation): a token is opened with secretsKey, else with these ' +
+          'in order, and at start every token sealed with one of them is sealed again with secretsKey.',
+      ),
     claude: z
       .object(
         {
@@ -200,6 +207,7 @@ export interface DiscordBotConfig {
     Omit<ConfigFile['discord'], 'token' | 'guildIds'> & { token: Secret; guildIds: readonly string[] | undefined }
   >;
   readonly secretsKey: Secret;
+  readonly previousSecretsKeys: readonly Secret[];
   readonly claude: Readonly<Omit<ConfigFile['claude'], 'baseUrl'> & { baseUrl: string | undefined }>;
   readonly limits: Readonly<ConfigFile['limits']>;
   readonly dashboard: Readonly<{ host: string; port: number; token: Secret }> | undefined;
@@ -225,6 +233,7 @@ export function resolveConfig(input: unknown, context: ResolveContext): ResolveR
   const { problems, abs, secret } = configResolver(context);
   const token = secret(file.discord.token, 'discord.token');
   const secretsKey = secret(file.secretsKey, 'secretsKey');
+  const previousSecretsKeys = file.previousSecretsKeys.map((ref, i) => secret(ref, `previousSecretsKeys[${i}]`));
   const dashboardToken = file.dashboard === undefined ? undefined : secret(file.dashboard.token, 'dashboard.token');
   const envBase = context.env.ANTHROPIC_BASE_URL?.trim() || undefined;
   if (file.claude.baseUrl === undefined && envBase !== undefined && !/^https?:\/\/\S+$/.test(envBase)) {
@@ -234,7 +243,12 @@ export function resolveConfig(input: unknown, context: ResolveContext): ResolveR
   }
   if (file.discord.leaveOtherGuilds && file.discord.guildIds === undefined)
     problems.push('discord.leaveOtherGuilds needs discord.guildIds (the guilds to stay in)');
-  if (problems.length > 0 || token === undefined || secretsKey === undefined)
+  if (
+    problems.length > 0 ||
+    token === undefined ||
+    secretsKey === undefined ||
+    previousSecretsKeys.some((key) => key === undefined)
+  )
     return { ok: false, problems: [...problems, ...warnings] };
   const config: DiscordBotConfig = {
     discord: {
@@ -244,6 +258,7 @@ export function resolveConfig(input: unknown, context: ResolveContext): ResolveR
       guildIds: file.discord.guildIds,
     },
     secretsKey,
+    previousSecretsKeys: previousSecretsKeys.filter((key): key is Secret => key !== undefined),
     claude: {
       ...file.claude,
       configDir: abs(file.claude.configDir),

@@ -169,10 +169,24 @@ export class StateStore {
     })();
   }
 
-  /** Tokens sealed under another key than `keyId` (the secretsKey changed). */
-  countForeignTokens(keyId: string): number {
-    return (this.#db.prepare('SELECT count(*) AS n FROM linked_tokens WHERE key_id <> ?').get(keyId) as { n: number })
-      .n;
+  /** Every token not sealed under `keyId`, for re-sealing after a key rotation. */
+  tokensNotSealedWith(keyId: string): Array<{ userId: string; kind: TokenKind } & SealedToken> {
+    return (
+      this.#db
+        .prepare('SELECT user_id, kind, sealed, key_id FROM linked_tokens WHERE key_id <> ? ORDER BY user_id, kind')
+        .all(keyId) as Array<{ user_id: string; kind: TokenKind; sealed: string; key_id: string }>
+    ).map((row) => ({ userId: row.user_id, kind: row.kind, sealed: row.sealed, keyId: row.key_id }));
+  }
+
+  /** Replaces a sealed token only if it is still `previous` (a /link or /unlink in between wins); whether it did. */
+  replaceSealedToken(userId: string, kind: TokenKind, previous: string, next: SealedToken): boolean {
+    return (
+      this.#db
+        .prepare(
+          'UPDATE linked_tokens SET sealed = ?, key_id = ?, updated_at = ? WHERE user_id = ? AND kind = ? AND sealed = ?',
+        )
+        .run(next.sealed, next.keyId, this.#now(), userId, kind, previous).changes === 1
+    );
   }
 
   grantTool(threadId: string, userId: string, tool: string): void {

@@ -62,8 +62,8 @@ export interface Harness {
   replyText(channelId: string, afterId?: string): string;
   /** Main-loop requests the model double received (not title or other calls). */
   mainRequests(): RecordedRequest[];
-  /** Stops the bot and starts a new one on the same folder and doubles. */
-  restart(): Promise<void>;
+  /** Stops the bot and starts a new one on the same folder and doubles; `change` edits its env and config file first. */
+  restart(change?: { env?: Record<string, string>; config?: (file: Record<string, any>) => void }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -98,14 +98,14 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   options.config?.(file);
   const configFile = join(dir, 'bubble-discord.json');
   await writeFile(configFile, JSON.stringify(file, null, 2));
-  const env = {
+  const env: Record<string, string> = {
     DISCORD_BOT_TOKEN: 'discord-bot-token-test',
     BUBBLE_DISCORD_SECRETS_KEY: randomBytes(32).toString('hex'),
     BUBBLE_DISCORD_DASHBOARD_TOKEN: 'dashboard-token-test',
     ANTHROPIC_BASE_URL: model.url,
     PATH: process.env.PATH ?? '/usr/bin:/bin',
   };
-  const { config } = loadConfigFile(configFile, { env });
+  let { config } = loadConfigFile(configFile, { env });
   const logLines = options.logLines ?? [];
   const logger: Logger = pino(
     { level: 'debug' },
@@ -115,7 +115,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     startDiscordBot({
       config,
       logger,
-      childPath: env.PATH,
+      childPath: env.PATH!,
       isRoot: typeof process.getuid === 'function' && process.getuid() === 0,
       configPath: configFile,
       editIntervalMs: options.editIntervalMs ?? 250,
@@ -129,7 +129,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     get bot() {
       return bot;
     },
-    config,
+    get config() {
+      return config;
+    },
     dir,
     configFile,
     env,
@@ -191,8 +193,14 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     mainRequests() {
       return model.requests.filter((r) => r.kind === 'main');
     },
-    async restart() {
+    async restart(change = {}) {
       await bot.stop();
+      Object.assign(env, change.env);
+      if (change.config !== undefined) {
+        change.config(file);
+        await writeFile(configFile, JSON.stringify(file, null, 2));
+      }
+      config = loadConfigFile(configFile, { env }).config;
       bot = await boot();
     },
     async close() {
