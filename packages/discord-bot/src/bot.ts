@@ -22,7 +22,7 @@ import {
 import type { Logger } from 'pino';
 import type { DiscordBotConfig } from './config/config.js';
 import { startDashboard, type Dashboard } from './dashboard/dashboard-server.js';
-import { ButtonApprovals } from './discord/button-approvals.js';
+import { ButtonApprovals, type ApprovalChannel } from './discord/button-approvals.js';
 import { commandDefinitions } from './discord/commands.js';
 import { buildPrompt, promptText, threadName } from './discord/message-prompt.js';
 import { DiscordBotError } from './errors.js';
@@ -34,6 +34,8 @@ import { failureNotice } from './runs/user-messages.js';
 import { SecretBox } from './secrets/secret-box.js';
 import { looksLikeClaudeToken, TokenVault } from './secrets/token-vault.js';
 import { StateStore, type ThreadSession } from './store/state-store.js';
+import { describeChanges, diffSnapshots, EMPTY_SNAPSHOT } from './workspace/workspace-changes.js';
+import { parseSnapshot, serializeSnapshot, takeSnapshot } from './workspace/workspace-snapshot.js';
 import type { UserContent } from '@bubble/engine';
 import type { CanUseTool } from '@anthropic-ai/claude-agent-sdk';
 
@@ -192,43 +194,89 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
           return;
         }
         const github = vault.lookup(sender.id, 'github');
-        const canUseTool: CanUseTool | undefined =
-          current.mode === 'agentic' && config.claude.approvals === 'buttons'
-            ? approvals.gate({
-                threadId: thread.id,
-                senderId: sender.id,
-                channel: {
-                  post: async (content, components) =>
-                    (
-                      await thread.send({
-                        content,
-                        components: components as never,
-                        allowedMentions: { users: [sender.id] },
-                      })
-                    ).id,
-                  edit: async (id, content) => {
-                    await thread.messages.edit(id, { content, components: [] });
-                  },
-                },
+        const channel: ApprovalChannel = {
+          post: async (content, components) =>
+            (
+              await thread.send({
+                content,
+                components: components as never,
+                allowedMentions: { users: [sender.id] },
               })
+            ).id,
+          edit: async (id, content) => {
+            await thread.messages.edit(id, { content, components: [] });
+          },
+        };
+        const agentic = current.mode === 'agentic';
+        if (agentic && !(await othersChangesAccepted(thread.id, sender.id, current.cwd, channel, signal, reply)))
+          return;
+        const canUseTool: CanUseTool | undefined =
+          agentic && config.claude.approvals === 'buttons'
+            ? approvals.gate({ threadId: thread.id, senderId: sender.id, channel })
             : undefined;
-        await converse(reply, signal, {
-          kind: current.mode,
-          cwd: current.cwd,
-          tmpKey: thread.id,
-          session: current,
-          senderId: sender.id,
-          claudeToken,
-          githubToken: github.status === 'linked' ? github.token : undefined,
-          prompt,
-          canUseTool,
-        });
+        try {
+          await converse(reply, signal, {
+            kind: current.mode,
+            cwd: current.cwd,
+            // Each sender's own temp folder in the thread: nothing one person's turn leaves there reaches another's.
+            tmpKey: join(thread.id, sender.id),
+            session: current,
+            senderId: sender.id,
+            claudeToken,
+            githubToken: github.status === 'linked' ? github.token : undefined,
+            prompt,
+            canUseTool,
+          });
+        } finally {
+          // What this sender's turn left is theirs: only later changes by others are shown to them.
+          if (agentic) store.setSeenWorkspace(thread.id, sender.id, serializeSnapshot(takeSnapshot(current.cwd)));
+        }
       },
     );
     void done.then(async () => {
       const ok = reply.succeeded;
       await message.react(ok ? '✅' : '⚠️').catch((error: unknown) => logger.debug({ err: error }, 'reaction failed'));
     });
+  };
+
+  /**
+   * Issue 28 §3: before an agentic turn in a shared workspace, the files other people's turns changed since this
+   * sender's last turn there are listed, and the turn runs only after the sender's "Run my turn". False: it must not run
+   * (the reply is finished here).
+   */
+  const othersChangesAccepted = async (
+    threadId: string,
+    senderId: string,
+    cwd: string,
+    channel: ApprovalChannel,
+    signal: AbortSignal,
+    reply: ReplyStream,
+  ): Promise<boolean> => {
+    const seenData = store.seenWorkspace(threadId, senderId);
+    const seen = seenData === undefined ? EMPTY_SNAPSHOT : parseSnapshot(seenData);
+    const now = takeSnapshot(cwd);
+    const changes = diffSnapshots(seen, now);
+    if (changes.length === 0 && !now.truncated) return true;
+    const text =
+      `📂 <@${senderId}>, since your last turn here other people's turns changed ${changes.length} file(s) in this ` +
+      `thread's workspace. Your turn may read or run them, with your tokens; check them first:\n` +
+      describeChanges(changes, now.truncated);
+    const answer = await approvals.confirmChanges({ senderId, text, channel, signal });
+    if (answer === 'run') return true;
+    await reply.finish({
+      ok: false,
+      notice:
+        answer === 'stopped'
+          ? typeof signal.reason === 'string'
+            ? signal.reason
+            : 'Stopped.'
+          : answer === 'timeout'
+            ? `Not run: no answer within ${config.claude.approvalTimeoutSeconds} s to the list of changed files.`
+            : answer === 'unshown'
+              ? 'Not run: the list of changed files could not be shown.'
+              : 'Cancelled: your turn did not run.',
+    });
+    return false;
   };
 
   /** Runs a turn and turns its outcome into the reply's end (and the stored session). */
@@ -445,7 +493,8 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
           content:
             mode === 'agentic'
               ? `Mode: **agentic**, set by <@${interaction.user.id}>. Claude may read and write files and ` +
-                `run commands in this thread's sandboxed workspace, shared by everyone here.`
+                `run commands in this thread's sandboxed workspace, shared by everyone here. Before your turn runs, ` +
+                `I list the files other people's turns changed since yours.`
               : `Mode: **chat**, set by <@${interaction.user.id}>. Claude may search and read the web.`,
         });
         return;

@@ -298,7 +298,8 @@ describe('what agentic tools can reach', () => {
     // Paths made at run time (not written in the command), so it is the sandbox that must refuse them,
     // not only the CLI's check of the command line.
     const probes = [
-      `cat "$base/tmp/${a.threadId}/"*/leak.txt`,
+      // Each sender's own temp folder in the thread, or the CLI's folder inside it.
+      `cat "$base/tmp/${a.threadId}/"*/leak.txt "$base/tmp/${a.threadId}/"*/*/leak.txt`,
       `cat "$base/workspaces/${a.threadId}/mine.txt"`,
       'head -c 15 "$base/state.db"',
       'ls "$base/claude"',

@@ -101,7 +101,10 @@ export const ConfigFileSchema = z.object(
             .describe('Agentic mode: "buttons" asks the turn\'s sender before Write, Edit or Bash runs.'),
           approvalTimeoutSeconds: positiveInt('seconds')
             .default(300)
-            .describe('No click within this many seconds denies the tool call.'),
+            .describe(
+              'No click within this many seconds denies the tool call, or (the list of files other people changed ' +
+                'before an agentic turn) leaves the turn unrun.',
+            ),
           agentic: z
             .boolean({ error: 'must be true or false' })
             .default(true)

@@ -26,7 +26,7 @@ export interface SealedToken {
   keyId: string;
 }
 
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 
 const MIGRATIONS: Record<number, string> = {
   1: `
@@ -55,6 +55,15 @@ const MIGRATIONS: Record<number, string> = {
       tool TEXT NOT NULL,
       granted_at INTEGER NOT NULL,
       PRIMARY KEY (thread_id, user_id, tool)
+    );
+  `,
+  2: `
+    CREATE TABLE workspace_seen (
+      thread_id TEXT NOT NULL,
+      user_id TEXT NOT NULL,
+      snapshot BLOB NOT NULL,
+      updated_at INTEGER NOT NULL,
+      PRIMARY KEY (thread_id, user_id)
     );
   `,
 };
@@ -187,6 +196,23 @@ export class StateStore {
         )
         .run(next.sealed, next.keyId, this.#now(), userId, kind, previous).changes === 1
     );
+  }
+
+  /** The workspace as `userId` last left or accepted it in this thread (a serialized snapshot); undefined: never. */
+  seenWorkspace(threadId: string, userId: string): Buffer | undefined {
+    const row = this.#db
+      .prepare('SELECT snapshot FROM workspace_seen WHERE thread_id = ? AND user_id = ?')
+      .get(threadId, userId) as { snapshot: Buffer } | undefined;
+    return row?.snapshot;
+  }
+
+  setSeenWorkspace(threadId: string, userId: string, snapshot: Buffer): void {
+    this.#db
+      .prepare(
+        `INSERT INTO workspace_seen (thread_id, user_id, snapshot, updated_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (thread_id, user_id) DO UPDATE SET snapshot = excluded.snapshot, updated_at = excluded.updated_at`,
+      )
+      .run(threadId, userId, snapshot, this.#now());
   }
 
   grantTool(threadId: string, userId: string, tool: string): void {
