@@ -1,7 +1,7 @@
 import { statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { probeSandbox, isInside, type ToolIsolation } from '@bubble/engine';
+import { probeSandbox, isInside, toolchainReadPaths, type ToolIsolation } from '@bubble/engine';
 import {
   ChannelType,
   Client,
@@ -762,6 +762,8 @@ async function planIsolation(options: BotOptions): Promise<ToolIsolation> {
       ...(options.configPath === undefined ? [] : [dirname(options.configPath)]),
       ...(options.home === undefined ? [] : [options.home]),
     ],
+    // Commands read only the system folders, the toolchains and the thread's workspace (engine README, "The sandbox").
+    readPaths: toolchainReadPaths(options.childPath, process.execPath),
   };
 }
 

@@ -57,7 +57,7 @@ export type Chunk = {
 export const chunkOf = (e: EventEnvelope) => e.data.chunk as Chunk;
 
 /** The bot's `message_part` of chunk `type` (and of `toolCallId`, when given). */
-export const botPart = (w: ScubaWorld, type: string, toolCallId?: string) => (e: EventEnvelope) =>
+export const botPart = (w: Pick<ScubaWorld, 'botId'>, type: string, toolCallId?: string) => (e: EventEnvelope) =>
   e.principalId === w.botId &&
   e.type === 'message_part' &&
   chunkOf(e).type === type &&
