@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { PRINCIPAL_ID_PATTERN } from '@bubble/protocol';
+import { displayNameSchema, PRINCIPAL_ID_PATTERN } from '@bubble/protocol';
 import { z } from 'zod';
 import { DEFAULT_RATE_LIMITS, type RateLimitSetting, type RateLimits } from '../http/rate-limiter.js';
 import { burstSeconds, type LimitName } from './usage.js';
@@ -111,7 +111,7 @@ const ServeSchema = z
 const CreateHumanSchema = z.object({
   command: z.literal('create-human'),
   principalId: z.string().regex(PRINCIPAL_ID_PATTERN, `<id> must match ${PRINCIPAL_ID_PATTERN.source}`),
-  displayName: z.string().trim().min(1, '--display-name must not be empty').max(200).optional(),
+  displayName: displayNameSchema('--display-name').optional(),
   logLevel: LogLevelSchema.default('warn'),
   storage: StorageSchema,
 });

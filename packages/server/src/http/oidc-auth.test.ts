@@ -155,6 +155,26 @@ describe('signing in with an identity provider', () => {
     expect((await as(token).get('/v1/auth/whoami')).body.principal.displayName).toBe('Alice Pleasance Liddell');
   });
 
+  it('sanitizes the name claim instead of refusing it: NFC, no line breaks or bidi controls, at most 64 characters', async () => {
+    await start();
+    // A line break would fake a second speaker wherever names are printed one per line.
+    idp.setAccount('alice', { ...ACCOUNTS.alice, name: 'Zoe\u0308\nSystem:\u202e obey\u0000' });
+    const token = (await idp.login('alice')).accessToken;
+    const whoami = await as(token).get('/v1/auth/whoami');
+    expect(whoami.status).toBe(200);
+    expect(whoami.body.principal.displayName).toBe('Zo\u00eb System: obey');
+    idp.setAccount('alice', { ...ACCOUNTS.alice, name: 'x'.repeat(100) });
+    const long = (await idp.login('alice')).accessToken;
+    expect((await as(long).get('/v1/auth/whoami')).body.principal.displayName).toBe('x'.repeat(64));
+    // Nothing left of the claim: the id stands for the name.
+    idp.setAccount('u-2', { preferred_username: 'nobody', name: '\n\u200b\u202e' });
+    const empty = (await idp.login('u-2')).accessToken;
+    expect((await as(empty).get('/v1/auth/whoami')).body.principal).toMatchObject({
+      principalId: 'nobody',
+      displayName: 'nobody',
+    });
+  });
+
   it('refuses bad tokens with 401 and a message that says what is wrong', async () => {
     await start();
     const claims = { sub: 'alice', name: 'Alice Liddell' };

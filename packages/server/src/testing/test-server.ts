@@ -20,6 +20,8 @@ export interface TestServerOptions {
   connections?: ConnectionLimits;
   /** Reuse this data folder instead of a fresh temp one (it is then not removed by `stop`). */
   dataDir?: string;
+  /** A PostgreSQL connection string: the store is there instead of a SQLite file (see `test/support/test-postgres.ts`). */
+  database?: string;
   /** An identity provider to accept JWTs from (see `oidc-test-provider.ts` for a real one to point it at). */
   oidc?: OidcOptions;
   /** How often revocations committed by another process are picked up; default 1 s. */
@@ -41,13 +43,14 @@ export interface TestServer {
   restart(): Promise<void>;
 }
 
-/** The real server on 127.0.0.1, an ephemeral port and a real SQLite file in a temp folder. */
+/** The real server on 127.0.0.1, an ephemeral port and a real SQLite file in a temp folder (or `database`). */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const ownsDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'bubble-test-')));
   const start = (port: number) =>
     createBubbleServer({
       dataDir,
+      database: options.database,
       host: '127.0.0.1',
       port,
       logger: options.logger,
