@@ -127,6 +127,28 @@ describe('bubble-server CLI', () => {
     expect(result.stderr).toContain(message);
   });
 
+  it('refuses to start with a malformed trusted-proxy list, from the flag or BUBBLE_TRUSTED_PROXIES, and says which entry', async () => {
+    const flag = await run(process.execPath, [
+      BIN,
+      'serve',
+      '--data',
+      dataDir,
+      '--trusted-proxies',
+      '127.0.0.1,proxy.lan',
+    ]).catch((e) => e);
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toContain(
+      'bubble-server: --trusted-proxies: "proxy.lan" is not an IPv4 or IPv6 address or a CIDR range such as 10.0.0.0/8\n',
+    );
+    const env = await run(process.execPath, [BIN, 'serve', '--data', dataDir], {
+      env: { ...process.env, BUBBLE_TRUSTED_PROXIES: '::1,10.0.0.0/' },
+    }).catch((e) => e);
+    expect(env.code).toBe(2);
+    expect(env.stderr).toContain(
+      'bubble-server: BUBBLE_TRUSTED_PROXIES: "10.0.0.0/" has no prefix length after the "/" (such as /8 or /64)\n',
+    );
+  });
+
   it('reports a port in use and exits 1', async () => {
     const first = serve(['--port', '0', '--data', dataDir, '--log-level', 'silent']);
     const port = new URL(await first.listening).port;

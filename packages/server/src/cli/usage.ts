@@ -13,6 +13,7 @@ export const USAGE = `usage:
   bubble-server serve [--host 127.0.0.1] [--port 7777] [--data ./data | --database URL] [--log-level info]
                       [--pg-pool-size N] [--pg-statement-timeout-ms MS] [--pg-idle-in-transaction-timeout-ms MS]
                       [--web-root DIR] [--max-connections N] [--max-connections-per-address N]
+                      [--trusted-proxies LIST]
                       [--rate-limit N|off] [--rate-limit-burst B]
                       [--frame-rate-limit N|off] [--frame-rate-limit-burst B]
                       [--failed-auth-limit N|off] [--failed-auth-limit-burst B]
@@ -59,6 +60,12 @@ export const USAGE = `usage:
   --web-root DIR     serve a built web app from DIR at / (the API under /v1 always wins)
   --max-connections N              open connections in all, to this instance (default 4096; past it new ones get 429)
   --max-connections-per-address N  open connections from one client address, to this instance (default 256)
+  --trusted-proxies LIST  reverse proxies whose X-Forwarded-For names the client (or BUBBLE_TRUSTED_PROXIES;
+                     default none): addresses and CIDR ranges, comma-separated, such as 127.0.0.1,::1 for
+                     nginx on this machine. From one of them, the client address is the right-most
+                     X-Forwarded-For entry that is not itself a trusted proxy (a malformed one: the proxy);
+                     from anyone else the header is ignored. Failed sign-ins, the per-address connection cap
+                     and the logs all count that address
 
   Sign-in with an identity provider (Auth0 or any OpenID provider): its JWT access tokens are accepted
   beside local tokens, and /v1/info tells browsers how to sign in. All three or none:

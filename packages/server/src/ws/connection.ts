@@ -80,6 +80,8 @@ export class Connection {
     readonly ws: WebSocket,
     socket: Socket,
     readonly context: ConnectionContext,
+    /** Whom failed authentications on this socket count against (protocol.md, "Limits"). */
+    readonly clientAddress: string | undefined = socket.remoteAddress,
   ) {
     this.#socket = socket;
     ws.on('message', (data, isBinary) => this.#onMessage(data, isBinary));
@@ -272,7 +274,7 @@ export class Connection {
     this.#phase = 'authenticating';
     const { hub, deps } = this.context;
     hub.authenticating.add(this);
-    deps.authenticate(parsed.frame.token, this.#socket.remoteAddress).then(
+    deps.authenticate(parsed.frame.token, this.clientAddress).then(
       (result) => {
         hub.authenticating.delete(this);
         if (this.#phase === 'closed') return;
