@@ -226,7 +226,7 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
           oidcAuthenticator === undefined ? {} : { connectOrigins: () => oidcAuthenticator.browserOrigins() },
         );
   const serve = (req: IncomingMessage, res: ServerResponse): void => {
-    const refusal = guard.admit(req);
+    const refusal = guard.admit(req, res);
     if (refusal !== null) {
       const answer = toErrorResponse(rateLimited(refusal.message, refusal.retryAfterSeconds));
       const body = JSON.stringify(answer.body);

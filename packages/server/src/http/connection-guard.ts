@@ -1,4 +1,4 @@
-import type { IncomingMessage, Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
@@ -39,12 +39,14 @@ export interface ConnectionGuard {
    * Counts the connection that carries `req` against the request's client
    * address, when the connection comes from a trusted proxy (the proxy's
    * connections are counted per client only once their headers say whose
-   * they are; a connection the proxy reuses for another client moves to that
-   * client's count). A refusal when that address already holds its cap: the
-   * caller answers 429 and closes the connection. Null otherwise, and always
-   * for a connection from anyone else (counted when it was accepted).
+   * they are, and a plain request's only until its answer is done, since the
+   * proxy keeps the connection for its next client). A refusal when that
+   * address already holds its cap: the caller answers 429 and closes the
+   * connection. Null otherwise, and always for a connection from anyone else
+   * (counted when it was accepted). `res`: the answer of a plain request;
+   * absent for an upgrade, counted until the socket closes.
    */
-  admit(req: IncomingMessage): ConnectionRefusal | null;
+  admit(req: IncomingMessage, res?: ServerResponse): ConnectionRefusal | null;
 }
 
 /**
@@ -58,7 +60,8 @@ export interface ConnectionGuard {
  * The cap in all counts every connection when it is accepted. The cap per
  * address counts a connection from an untrusted peer against that peer when
  * it is accepted, and one from a trusted proxy against the client address
- * its request names (`admit`), from then until it closes.
+ * its request or upgrade names (`admit`), while that request is answered or
+ * that upgraded socket is open.
  */
 export function guardConnections(
   server: Server,
@@ -74,6 +77,8 @@ export function guardConnections(
   const perAddress = new Map<string, number>();
   /** The address each counted connection is counted against. */
   const countedAs = new WeakMap<Socket, string>();
+  /** The request a proxied connection is counted for. */
+  const countedFor = new WeakMap<Socket, IncomingMessage>();
   /** Connections from trusted proxies, counted per address by `admit`. */
   const proxied = new WeakSet<Socket>();
   let open = 0;
@@ -93,6 +98,7 @@ export function guardConnections(
     const address = countedAs.get(socket);
     if (address === undefined) return;
     countedAs.delete(socket);
+    countedFor.delete(socket);
     const left = (perAddress.get(address) ?? 1) - 1;
     if (left <= 0) perAddress.delete(address);
     else perAddress.set(address, left);
@@ -122,11 +128,19 @@ export function guardConnections(
     });
   });
   return {
-    admit(req) {
+    admit(req, res) {
       const socket = req.socket;
       if (!proxied.has(socket) || socket.destroyed) return null;
       const address = addressOf(req) ?? 'unknown';
-      if (countedAs.get(socket) === address) return null;
+      // One request at a time on a connection; its answer done, the connection is the proxy's again.
+      if (res !== undefined)
+        res.once('close', () => {
+          if (countedFor.get(socket) === req) release(socket);
+        });
+      if (countedAs.get(socket) === address) {
+        countedFor.set(socket, req);
+        return null;
+      }
       release(socket);
       const fromAddress = perAddress.get(address) ?? 0;
       if (fromAddress >= l.maxPerAddress) {
@@ -138,6 +152,7 @@ export function guardConnections(
         };
       }
       count(socket, address);
+      countedFor.set(socket, req);
       return null;
     },
   };
