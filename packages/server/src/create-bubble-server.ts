@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { makePrivateDir } from './store/sqlite/private-files.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { LIMITS } from '@bubble/protocol';
 import { rateLimited, toErrorResponse } from './errors/bubble-error.js';
@@ -129,7 +129,7 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
   if (options.database === undefined && options.dataDir === undefined)
     throw new Error('createBubbleServer needs dataDir or database');
   const dataDir = options.database === undefined ? resolve(options.dataDir!) : '';
-  if (dataDir !== '') mkdirSync(dataDir, { recursive: true });
+  if (dataDir !== '') makePrivateDir(dataDir);
   const store: BubbleStore =
     options.database === undefined
       ? await openSqliteStore(join(dataDir, DATABASE_FILE_NAME), { onCommit })

@@ -39,12 +39,13 @@ export const USAGE = `usage:
                           serve and every other command migrate too, so this is for doing it ahead of a start
   export                  writes the whole database as JSON lines, thread by thread (principals, tokens with their
                           hashes, OIDC subjects, token revocations, then each thread with its grants, invites,
-                          events, runs, cursors and artifacts), to --file or stdout. Every id, seq and token hash
-                          is kept, so a dump moves a server from SQLite to PostgreSQL and back
+                          events, runs, cursors and artifacts), to --file (mode 0600) or stdout. Every id, seq and
+                          token hash is kept, so a dump moves a server from SQLite to PostgreSQL and back
   import                  reads such a dump from --file or stdin into an empty database (refusing one with any
                           principal, token or thread), in one transaction; prints the rows imported per table
 
-  --data DIR         folder of the SQLite database (created if missing; default ./data)
+  --data DIR         folder of the SQLite database (created if missing, mode 0700; bubble.db and its -wal and
+                     -shm are 0600 whatever the umask; default ./data)
   --database URL     a PostgreSQL database, postgres://USER[:PASSWORD]@HOST[:PORT]/DB (created tables are
                      migrated at start, under a lock); several serve processes may share it, and then see
                      each other's events, grants, revocations and who is online (an instance killed without
