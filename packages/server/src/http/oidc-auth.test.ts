@@ -251,6 +251,47 @@ describe('signing in with an identity provider', () => {
     expect((await as(before).get('/v1/auth/whoami')).status).toBe(200);
   });
 
+  it('accepts a JWT without kid while the JWKS has one usable key, and during a rotation tries each published key', async () => {
+    await start({ jwksCooldownMs: 0 });
+    const claims = { sub: 'alice', name: 'Alice Liddell' };
+    expect((await as(await idp.signAccessToken(claims, { kid: null })).get('/v1/auth/whoami')).status).toBe(200);
+    // Two keys published (the new one signs): a token without kid verifies with whichever key signed it.
+    await idp.rotateKey();
+    const res = await as(await idp.signAccessToken(claims, { kid: null })).get('/v1/auth/whoami');
+    expect(res.status).toBe(200);
+    expect(res.body.principal.principalId).toBe('alice');
+    // One that no published key signed is still refused, saying so.
+    const foreign = await idp.signWithForeignKey(claims);
+    const header = JSON.parse(Buffer.from(foreign.split('.')[0]!, 'base64url').toString());
+    delete header.kid;
+    const kidless = [Buffer.from(JSON.stringify(header)).toString('base64url'), ...foreign.split('.').slice(1)].join(
+      '.',
+    );
+    const refused = await as(kidless).get('/v1/auth/whoami');
+    expect(refused.status).toBe(401);
+    expect(refused.body.error.message).toBe("the JWT's signature does not verify with the identity provider's key");
+  });
+
+  it('checks typ where the header has one: JWT and at+jwt (any case, with or without application/) pass, others are 401', async () => {
+    await start();
+    const claims = { sub: 'alice', name: 'Alice Liddell' };
+    for (const typ of [null, 'JWT', 'jwt', 'at+jwt', 'AT+JWT', 'application/at+jwt', 'Application/AT+JWT']) {
+      const res = await as(await idp.signAccessToken(claims, { typ })).get('/v1/auth/whoami');
+      expect({ typ, status: res.status }).toEqual({ typ, status: 200 });
+    }
+    for (const typ of ['JWS', 'id_token+jwt', 'logout+jwt', 'application/jwt+other', '']) {
+      const res = await as(await idp.signAccessToken(claims, { typ })).get('/v1/auth/whoami');
+      expect({ typ, status: res.status, code: res.body.error.code }).toEqual({
+        typ,
+        status: 401,
+        code: 'unauthorized',
+      });
+      expect(res.body.error.message).toBe(
+        `the JWT's typ ${JSON.stringify(typ)} is not an access token's (JWT or at+jwt)`,
+      );
+    }
+  });
+
   it('answers 401 saying the identity provider could not be reached when it is down, and stays up', async () => {
     await start({ fetchTimeoutMs: 2_000 });
     const token = await idp.signAccessToken({ sub: 'alice' });

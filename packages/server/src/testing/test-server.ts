@@ -18,6 +18,8 @@ export interface TestServerOptions {
   /** The older spelling of `rateLimits.requests`. */
   rateLimit?: RateLimitOptions;
   connections?: ConnectionLimits;
+  /** Proxies whose `X-Forwarded-For` names the client (none by default, as in production). */
+  trustedProxies?: readonly string[];
   /** Reuse this data folder instead of a fresh temp one (it is then not removed by `stop`). */
   dataDir?: string;
   /** A PostgreSQL connection string: the store is there instead of a SQLite file (see `test/support/test-postgres.ts`). */
@@ -58,6 +60,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       rateLimits: options.rateLimits,
       rateLimit: options.rateLimit,
       connections: options.connections,
+      trustedProxies: options.trustedProxies,
       oidc: options.oidc,
       revocationPollMs: options.revocationPollMs,
       shutdownGraceMs: 5_000,

@@ -72,6 +72,8 @@ export class Connection implements SubscriptionHost {
     readonly ws: WebSocket,
     socket: Socket,
     readonly context: ConnectionContext,
+    /** Whom failed authentications on this socket count against (protocol.md, "Limits"). */
+    readonly clientAddress: string | undefined = socket.remoteAddress,
   ) {
     this.#socket = socket;
     ws.on('message', (data, isBinary) => this.#onMessage(data, isBinary));
@@ -264,7 +266,7 @@ export class Connection implements SubscriptionHost {
     this.#phase = 'authenticating';
     const { hub, deps } = this.context;
     hub.authenticating.add(this);
-    deps.authenticate(parsed.frame.token, this.#socket.remoteAddress).then(
+    deps.authenticate(parsed.frame.token, this.clientAddress).then(
       (result) => {
         hub.authenticating.delete(this);
         if (this.#phase === 'closed') return;
