@@ -364,7 +364,12 @@ describe('the design, in Chromium', () => {
     );
     expect(await hostile.locator('.parts a[href^="javascript"]').count()).toBe(0);
     expect(await hostile.getByText('click').evaluate((n) => n.closest('a')?.hasAttribute('href') ?? false)).toBe(false);
-    expect(await hostile.getByRole('link', { name: 'site' }).getAttribute('rel')).toBe('noopener noreferrer');
+    // Raw HTML is text (markdown-it with html off); the bare URL in it is linked, in a new tab.
+    expect(await hostile.getByText('<a href=').count()).toBe(1);
+    expect(await hostile.getByRole('link', { name: 'site' }).count()).toBe(0);
+    expect(await hostile.getByRole('link', { name: 'https://example.com' }).getAttribute('rel')).toBe(
+      'noopener noreferrer',
+    );
     expect(await hostile.locator('.code-block code').getAttribute('class')).toBe('hljs');
   });
 });
