@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { BubbleClient } from '@bubble/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launch, type Launched } from '../src/launch.js';
-import { openBrowser, SCREENSHOT_DIR, type TestBrowser } from './support/browser.js';
+import { openBrowser, SCREENSHOT_DIR, type TestBrowser, openSignInLink } from './support/browser.js';
 
 /**
  * A message cannot turn the page against its reader (issue 13, rows 4-6):
@@ -82,7 +82,7 @@ describe('the page against hostile content', () => {
 
   it('draws a hostile message as inert text and safe links, fetches nothing from elsewhere, and keeps the token out of localStorage', async () => {
     const { page, step } = browser;
-    await step('sign in', () => page.goto(product.signInLink));
+    await step('sign in', () => openSignInLink(page, product.signInLink));
     await step('live', () => page.getByTestId('live-state').filter({ hasText: 'Live' }).waitFor());
     const hostile = [
       '<style>body { display: none }</style>',
