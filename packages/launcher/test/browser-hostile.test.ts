@@ -41,6 +41,8 @@ describe('a message the renderer could choke on', () => {
     const emphasis = page.locator(`article[data-run-id="${underscores}"] .parts`);
     expect(await emphasis.textContent()).toContain('_a_a_a');
     expect(await page.locator('[data-raw="true"]').count()).toBe(0);
+    await quoted.scrollIntoViewIfNeeded();
+    await shot(page, 'hostile-quotes');
     await page.getByText('Still here after').scrollIntoViewIfNeeded();
     await shot(page, 'hostile-markdown');
   });
