@@ -18,4 +18,8 @@ export interface RunActions {
   nameOf(principalId: string): string;
   /** The same, with whether it is a bot, for headers that show a badge. */
   labelOf(principalId: string): PrincipalLabel;
+  /** The thread shown, where this run's calls run. */
+  threadId: string;
+  /** A thread's title as the signed-in person may read it, or null (untitled, or not theirs to see). */
+  threadTitle(threadId: string): Promise<string | null>;
 }

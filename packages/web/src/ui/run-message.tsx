@@ -3,8 +3,9 @@ import { safeHref } from '../markdown';
 import { runErrorAdvice } from '../model/run-error-advice';
 import { type RunProps, sameRunProps } from '../model/run-props';
 import { toolPartOf } from '../model/thread-model';
+import { ErrorBoundary } from './error-boundary';
 import { Icon } from './icons';
-import { Markdown } from './markdown-view';
+import { Markdown, RawText } from './markdown-view';
 import { Avatar, PrincipalName } from './principal-name';
 import { ClockTime, TimeAgo } from './time-ago';
 import type { RunActions } from './run-actions';
@@ -20,10 +21,38 @@ export type RunMessageProps = RunProps<RunActions> & { readonly continued?: bool
  * a delta streaming into another message leaves this one alone.
  */
 export const RunMessage = memo(
-  RunMessageView,
+  (props: RunMessageProps) => (
+    <ErrorBoundary resetKey={props.run} fallback={() => <RawRunMessage {...props} />}>
+      <RunMessageView {...props} />
+    </ErrorBoundary>
+  ),
   (previous: RunMessageProps, next: RunMessageProps) =>
     sameRunProps(previous, next) && previous.continued === next.continued,
 );
+
+/** A message that could not be drawn at all: who wrote it and its text as written, so the thread goes on. */
+function RawRunMessage(props: RunMessageProps) {
+  const { run } = props;
+  const text = run.message.parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('\n\n');
+  return (
+    <article
+      class="run"
+      aria-label={`Message from ${run.principalId}`}
+      data-run-id={run.runId}
+      data-author={run.principalId}
+    >
+      <div class="run-gutter" />
+      <div class="run-main">
+        <header>
+          <span class="author">{run.principalId}</span>
+        </header>
+        <div class="parts">
+          <RawText source={text} />
+        </div>
+      </div>
+    </article>
+  );
+}
 
 function RunMessageView(props: RunMessageProps) {
   const { run, actions } = props;

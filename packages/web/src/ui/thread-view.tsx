@@ -181,6 +181,8 @@ export function ThreadView(props: { client: BubbleClient; me: Principal; threadI
     [people, me],
   );
 
+  // Titles of the threads approval cards name, each read once.
+  const titles = useRef(new Map<string, Promise<string | null>>());
   const myGrant = grants.find((g) => g.principalId === me.principalId);
   const canWrite = myGrant !== undefined;
   // One object while names and rights stay the same, so unchanged messages are not drawn again;
@@ -216,6 +218,18 @@ export function ThreadView(props: { client: BubbleClient; me: Principal; threadI
       },
       nameOf: (id) => labelOf(labels, id).text,
       labelOf: (id) => labelOf(labels, id),
+      threadId,
+      threadTitle: (id) => {
+        let title = titles.current.get(id);
+        if (title === undefined) {
+          title = client.getThread(id).then(
+            (t) => (t.title === null || t.title.trim() === '' ? null : t.title),
+            () => null,
+          );
+          titles.current.set(id, title);
+        }
+        return title;
+      },
     }),
     [model, client, threadId, me, labels, canWrite],
   );
