@@ -145,9 +145,10 @@ function ApprovalTarget(props: {
         {threadId === props.callThreadId ? 'On this thread: ' : 'On another thread: '}
         <strong>{title === undefined ? '…' : (title ?? 'Untitled')}</strong> <code>{threadId}</code>
       </p>
-      <pre class="approval-input" tabIndex={0} aria-label="The call's exact input">
-        {exactInput(props.input)}
-      </pre>
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take focus so a keyboard can scroll it (axe's scrollable-region-focusable) */}
+      <section class="approval-input" tabIndex={0} aria-label="The call's exact input">
+        <pre>{exactInput(props.input)}</pre>
+      </section>
     </div>
   );
 }
