@@ -106,6 +106,7 @@ export {
   type JsonValue,
 } from './tools/local-tool.js';
 export { buildToolCatalog, toolCatalog, CORE_TOOLS, type ToolCatalog } from './tools/tool-catalog.js';
+export { threadIdInput, threadInScope, threadOutOfScope, outOfScopeMessage } from './tools/thread-scope.js';
 export { artifactsManifestMatches } from './tools/artifacts-manifest.js';
 export { ARTIFACT_TOOLS, listArtifactsTool, readArtifactTool, writeArtifactTool } from './tools/artifact-tools.js';
 export { browseThreadTool } from './tools/browse-thread.js';
