@@ -67,6 +67,14 @@ export {
   type DrainFile,
   type DrainPayload,
 } from './drain/extract-drain-payload.js';
+export {
+  jsonOneLine,
+  promptBlocks,
+  quoteSpeaker,
+  speakerLabel,
+  type PromptTextBlock,
+  type SpokenPart,
+} from './drain/quote-speakers.js';
 export { DrainBuffer } from './drain/drain-buffer.js';
 export {
   selectReplayWindow,
