@@ -200,7 +200,7 @@ describe('the drain rule', () => {
     expect(runText(events, botRuns(w, events)[1]!)).toBe('Next then.');
     const main = w.double.requests.filter((r) => r.kind === 'main');
     expect(main).toHaveLength(2);
-    expect(JSON.stringify(main.at(-1)!.body)).toContain('Bob (bob): also mention dragons');
+    expect(JSON.stringify(main.at(-1)!.body)).toContain('bob (\\"Bob\\"): also mention dragons');
   });
 
   it('runs carrying only tool chunks are consumed silently', async () => {
