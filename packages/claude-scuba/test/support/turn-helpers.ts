@@ -70,3 +70,16 @@ export const outputText = (e: EventEnvelope): string => {
     ? output.map((b) => String((b as { text?: unknown }).text ?? '')).join('')
     : String(output);
 };
+
+/** The text blocks of the last user message a request carries, in order, without the CLI's `<system-reminder>` blocks. */
+export const lastUserBlocks = (body: unknown): string[] => {
+  const messages = (body as { messages?: Array<{ role?: string; content?: unknown }> }).messages ?? [];
+  const last = messages.filter((m) => m.role === 'user').at(-1);
+  if (last === undefined) return [];
+  const content = typeof last.content === 'string' ? [{ type: 'text', text: last.content }] : last.content;
+  if (!Array.isArray(content)) return [];
+  return content
+    .filter((b): b is { type: 'text'; text: string } => b?.type === 'text' && typeof b.text === 'string')
+    .map((b) => b.text)
+    .filter((text) => !text.trimStart().startsWith('<system-reminder>'));
+};
