@@ -1,10 +1,10 @@
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import {
   buildChildEnv,
   probeSandbox,
   RunQueue,
   startLiveQuery,
+  toolchainReadPaths,
   type LiveQuery,
   type LiveQueryOptions,
   type ToolIsolation,
@@ -24,6 +24,7 @@ import type { Principal } from '@bubble/protocol';
 import type { Logger } from 'pino';
 import type { ScubaConfig } from './config/resolve-config.js';
 import { ScubaError } from './errors.js';
+import { makePrivateDatabase, makePrivateDir, readableByOthers, secretFileModes } from './private-files.js';
 import { ClaudeSdkSession } from './session/claude-sdk-session.js';
 import { SqliteSessionStore } from './session/session-store.js';
 import { SleepingThread } from './session/sleeping-thread.js';
@@ -89,6 +90,8 @@ export async function startBot(options: BotOptions): Promise<Bot> {
     const principal = await client.getPrincipal(owner).catch(() => undefined);
     if (principal) ownerNames.set(owner, principal.displayName);
   }
+  for (const warning of readableByOthers(secretFileModes(options.configPath, secretFilesOf(config))))
+    logger.warn(warning);
   const isolation = await planIsolation(options);
   if (isolation.kind === 'off')
     logger.warn(
@@ -137,7 +140,11 @@ export async function startBot(options: BotOptions): Promise<Bot> {
   );
 
   const credential = config.claude.credential;
-  mkdirSync(config.claude.configDir, { recursive: true });
+  // Its folders are its user's alone, and so is the state database (created 0600 before SQLite opens it).
+  makePrivateDir(config.claude.configDir);
+  makePrivateDir(config.claude.workspaceRoot);
+  makePrivateDir(tmpRootOf(config));
+  makePrivateDatabase(config.store.path);
   const childEnv = buildChildEnv({
     path: options.childPath,
     configDir: config.claude.configDir,
@@ -314,13 +321,7 @@ async function planIsolation(options: BotOptions): Promise<ToolIsolation> {
   if (!config.claude.sandbox) return { kind: 'off' };
   const probe = await probeSandbox(options.childPath);
   if (!probe.ok) return { kind: 'unavailable', reason: probe.reason };
-  const secrets = [
-    config.bubble.token,
-    config.claude.credential.kind === 'oauth' ? config.claude.credential.token : config.claude.credential.key,
-  ]
-    .map((secret) => secret.source)
-    .filter((source) => source.startsWith('file:'))
-    .map((source) => source.slice('file:'.length));
+  const secrets = secretFilesOf(config);
   const store =
     config.store.path === ':memory:'
       ? []
@@ -336,7 +337,20 @@ async function planIsolation(options: BotOptions): Promise<ToolIsolation> {
     ...(options.home !== undefined ? [options.home] : []),
     ...config.claude.privatePaths,
   ];
-  return { kind: 'sandbox', privatePaths };
+  // Commands read only what is opened: the system folders (the engine's own list), the toolchains and the owner's.
+  const readPaths = [...toolchainReadPaths(options.childPath, process.execPath), ...config.claude.readPaths];
+  return { kind: 'sandbox', privatePaths, readPaths };
+}
+
+/** The files the config reads its secrets from (`{"file": …}`). */
+function secretFilesOf(config: ScubaConfig): string[] {
+  return [
+    config.bubble.token,
+    config.claude.credential.kind === 'oauth' ? config.claude.credential.token : config.claude.credential.key,
+  ]
+    .map((secret) => secret.source)
+    .filter((source) => source.startsWith('file:'))
+    .map((source) => source.slice('file:'.length));
 }
 
 /** How long a principal read for a thread's names serves other threads waking up. */

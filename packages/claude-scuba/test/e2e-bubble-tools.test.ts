@@ -78,6 +78,75 @@ describe('local bubble tools', () => {
   });
 });
 
+describe("a run's tools stay on its thread", () => {
+  it('a bot on threads A and B, working in A: browse_thread and invite_to_thread on B are refused, and B is untouched', {
+    timeout: 90_000,
+  }, async () => {
+    world = await startScubaWorld({ script: [] });
+    const w = world;
+    await w.server.createHuman('carol', 'Carol');
+    const { thread } = await w.alice.createThread({ title: 'B' });
+    const b = thread.threadId;
+    await w.alice.addParticipant(b, w.botId, 'member');
+    const headOfB = (await w.alice.getThread(b)).headSeq;
+    w.double.setScript([
+      {
+        name: 'browse B',
+        match: { text: 'look at the other thread' },
+        reply: [{ type: 'tool_use', id: 'toolu_scopeB1', name: 'mcp__bubble__browse_thread', input: { threadId: b } }],
+      },
+      {
+        name: 'invite to B',
+        match: { toolResult: { name: 'mcp__bubble__browse_thread' } },
+        reply: [
+          {
+            type: 'tool_use',
+            id: 'toolu_scopeB2',
+            name: 'mcp__bubble__invite_to_thread',
+            input: { principalId: 'carol', threadId: b },
+          },
+        ],
+      },
+      {
+        name: 'after',
+        match: { toolResult: { name: 'mcp__bubble__invite_to_thread' } },
+        reply: [{ type: 'text', text: 'Could not.' }],
+      },
+    ]);
+    w.startBot();
+    await w.say('look at the other thread');
+    for (const toolCallId of ['toolu_scopeB1', 'toolu_scopeB2']) {
+      await w.waitFor(
+        (all) =>
+          all.some(
+            (e) =>
+              e.principalId === w.botId &&
+              e.type === 'message_part' &&
+              chunk(e).type === 'tool-approval-request' &&
+              chunk(e).toolCallId === toolCallId,
+          ),
+        { what: `the approval request of ${toolCallId}`, timeoutMs: 30_000 },
+      );
+      await w.alice.appendEvent(w.threadId, { type: 'tool_call_approval', data: { toolCallId, decision: 'allow' } });
+    }
+    await w.waitFor((all) => all.some((e) => e.principalId === w.botId && e.type === 'run_finished'), {
+      what: 'the run to finish',
+      timeoutMs: 15_000,
+    });
+    const refusal = `thread_out_of_scope: thread ${b} is not this run's thread: here the tools act only on ${w.threadId} and its subthreads (${w.threadId}.sub-…)`;
+    const last = w.double.requests.filter((r) => r.kind === 'main').at(-1)!.body;
+    for (const toolCallId of ['toolu_scopeB1', 'toolu_scopeB2']) {
+      const sent = toolResultSent(last, toolCallId);
+      expect(sent?.is_error).toBe(true);
+      expect(textOf(sent?.content)).toBe(refusal);
+    }
+    expect((await w.alice.listParticipants(b)).map((grant) => grant.principalId).sort()).toEqual(
+      ['alice', w.botId].sort(),
+    );
+    expect((await w.alice.getThread(b)).headSeq).toBe(headOfB);
+  });
+});
+
 /** The tool_result block for `toolUseId` in a request the CLI sent to the model. */
 function toolResultSent(body: unknown, toolUseId: string): { is_error?: boolean; content?: unknown } | undefined {
   const messages = (body as { messages?: Array<{ content?: unknown }> }).messages ?? [];

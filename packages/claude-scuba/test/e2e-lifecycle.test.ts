@@ -54,7 +54,9 @@ describe('reconnect, not restart', () => {
     expect(starts.map((e) => e.data.replyTo)).toEqual([[humanStarts(events)[0]!.seq], [humanStarts(events)[1]!.seq]]);
     expect(runText(events, starts[1]!.data.runId as string)).toBe('It was pelican.');
     // Resumed by session id: the API request carries the earlier conversation.
-    const recall = w.double.requests.find((r) => r.kind === 'main' && r.lastUserText === 'what was the word')!;
+    const recall = w.double.requests.find(
+      (r) => r.kind === 'main' && r.lastUserText === 'alice ("Alice"): what was the word',
+    )!;
     expect(JSON.stringify(recall.body)).toContain('remember the word pelican');
     expect(second.logs.some((l) => l.msg === 'opening the Claude query' && typeof l.resume === 'string')).toBe(true);
     // Nothing older is answered again.
@@ -103,7 +105,9 @@ describe('bounded resources', () => {
     const opens = bot.logs.filter((l) => l.msg === 'opening the Claude query');
     expect(opens).toHaveLength(2);
     expect(opens[1]!.resume).toEqual(expect.any(String));
-    expect(JSON.stringify(w.double.requests.find((r) => r.lastUserText === 'second')!.body)).toContain('first');
+    expect(JSON.stringify(w.double.requests.find((r) => r.lastUserText === 'alice ("Alice"): second')!.body)).toContain(
+      'first',
+    );
   });
 
   it('runs at most maxActiveQueries CLI processes; a thread that needs one takes the least recently used idle one', async () => {
@@ -252,8 +256,8 @@ describe('a CLI that dies', () => {
     const opens = bot.logs.filter((l) => l.msg === 'opening the Claude query');
     expect(opens).toHaveLength(2);
     expect(opens[1]!.resume).toEqual(expect.any(String));
-    expect(JSON.stringify(w.double.requests.find((r) => r.lastUserText === 'are you back')!.body)).toContain(
-      'hello first',
-    );
+    expect(
+      JSON.stringify(w.double.requests.find((r) => r.lastUserText === 'alice ("Alice"): are you back')!.body),
+    ).toContain('hello first');
   });
 });

@@ -1,7 +1,7 @@
 import { BubbleClient } from '@bubble/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runText, startScubaWorld, type ScubaWorld } from './support/scuba-world.js';
-import { botRuns, finishedOf, firstDelta, quickRule, slowRule, words } from './support/turn-helpers.js';
+import { botRuns, finishedOf, firstDelta, lastUserBlocks, quickRule, slowRule, words } from './support/turn-helpers.js';
 
 /** Turns: interrupts, wait-for-idle, the steer lane, who said what, respondTo, bot-only limits. */
 let world: ScubaWorld | undefined;
@@ -154,7 +154,7 @@ describe('interrupts', () => {
 });
 
 describe('the drain rule', () => {
-  it('waits for idle (steer off): what two people said meanwhile drains as one message, attributed by name', async () => {
+  it('waits for idle (steer off): what two people said meanwhile drains as one message, a block per speaker quoted by id', async () => {
     world = await startScubaWorld({ script: [slow('tell a long story', 30, 50), quick('', 'Noted, both of you.')] });
     const w = world;
     const bob = await human(w, 'bob', 'Bob');
@@ -171,7 +171,10 @@ describe('the drain rule', () => {
     const humanRuns = events.filter((e) => e.principalId !== w.botId && e.type === 'run_started').map((e) => e.seq);
     expect(started[1]!.data.replyTo).toEqual(humanRuns.slice(1));
     const request = w.double.requests.filter((r) => r.kind === 'main').at(-1)!;
-    expect(request.lastUserText).toBe('Alice (alice): first point from alice\n\nBob (bob): second point from bob');
+    expect(lastUserBlocks(request.body)).toEqual([
+      'alice ("Alice"): first point from alice',
+      'bob ("Bob"): second point from bob',
+    ]);
     expect(botRuns(w, events)).toHaveLength(2);
   });
 
@@ -199,7 +202,7 @@ describe('the drain rule', () => {
     expect(runText(events, botRuns(w, events)[1]!)).toBe('Next then.');
     const main = w.double.requests.filter((r) => r.kind === 'main');
     expect(main).toHaveLength(2);
-    expect(JSON.stringify(main.at(-1)!.body)).toContain('Bob (bob): also mention dragons');
+    expect(JSON.stringify(main.at(-1)!.body)).toContain('bob (\\"Bob\\"): also mention dragons');
   });
 
   it('runs carrying only tool chunks are consumed silently', async () => {

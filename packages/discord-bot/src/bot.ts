@@ -1,7 +1,7 @@
 import { statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { probeSandbox, isInside, type ToolIsolation } from '@bubble/engine';
+import { probeSandbox, isInside, toolchainReadPaths, type ToolIsolation } from '@bubble/engine';
 import {
   ChannelType,
   Client,
@@ -13,6 +13,7 @@ import {
   PermissionFlagsBits,
   type ButtonInteraction,
   type ChatInputCommandInteraction,
+  type Guild,
   type Interaction,
   type Message,
   type ModalSubmitInteraction,
@@ -21,7 +22,7 @@ import {
 import type { Logger } from 'pino';
 import type { DiscordBotConfig } from './config/config.js';
 import { startDashboard, type Dashboard } from './dashboard/dashboard-server.js';
-import { ButtonApprovals } from './discord/button-approvals.js';
+import { ButtonApprovals, type ApprovalChannel } from './discord/button-approvals.js';
 import { commandDefinitions } from './discord/commands.js';
 import { buildPrompt, promptText, threadName } from './discord/message-prompt.js';
 import { DiscordBotError } from './errors.js';
@@ -33,6 +34,8 @@ import { failureNotice } from './runs/user-messages.js';
 import { SecretBox } from './secrets/secret-box.js';
 import { looksLikeClaudeToken, TokenVault } from './secrets/token-vault.js';
 import { StateStore, type ThreadSession } from './store/state-store.js';
+import { describeChanges, diffSnapshots, EMPTY_SNAPSHOT } from './workspace/workspace-changes.js';
+import { parseSnapshot, serializeSnapshot, takeSnapshot } from './workspace/workspace-snapshot.js';
 import type { UserContent } from '@bubble/engine';
 import type { CanUseTool } from '@anthropic-ai/claude-agent-sdk';
 
@@ -73,16 +76,22 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
   warnIfTemporary(config, logger);
   const store = StateStore.open(config.store.path);
   const box = SecretBox.fromKey(config.secretsKey.reveal());
-  if (box.keyKind === 'passphrase')
+  const previousBoxes = config.previousSecretsKeys.map((key) => SecretBox.fromKey(key.reveal()));
+  if ([box, ...previousBoxes].some((b) => b.keyKind === 'passphrase'))
     logger.warn(
-      'secretsKey is a passphrase (derived with scrypt); a random 32-byte key is better: openssl rand -hex 32',
+      'secretsKey or a previousSecretsKeys entry is a passphrase (derived with scrypt); a random 32-byte key is better: openssl rand -hex 32',
     );
-  const vault = new TokenVault(store, box);
-  const foreign = vault.foreignTokens();
-  if (foreign > 0)
+  const vault = new TokenVault(store, box, previousBoxes);
+  const resealed = vault.resealAll();
+  if (resealed.resealed > 0)
+    logger.info(
+      { tokens: resealed.resealed, keyId: box.keyId },
+      `${resealed.resealed} linked token(s) sealed with a previous key were sealed again with secretsKey`,
+    );
+  for (const lost of resealed.unreadable)
     logger.error(
-      { tokens: foreign },
-      `${foreign} linked token(s) were sealed with another secretsKey and cannot be opened; those users must /link again`,
+      { userId: lost.userId, kind: lost.kind, reason: lost.reason },
+      `the ${lost.kind} token of user ${lost.userId} opens with neither secretsKey nor previousSecretsKeys; they must /link again`,
     );
 
   const isolation = await planIsolation(options);
@@ -163,6 +172,7 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
         const prompt = await buildPrompt(
           {
             content: message.content,
+            senderId: sender.id,
             senderName,
             mentions: [...message.mentions.users.values()].map((u) => ({ id: u.id, name: u.displayName })),
             attachments: [...message.attachments.values()].map((a) => ({
@@ -184,43 +194,89 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
           return;
         }
         const github = vault.lookup(sender.id, 'github');
-        const canUseTool: CanUseTool | undefined =
-          current.mode === 'agentic' && config.claude.approvals === 'buttons'
-            ? approvals.gate({
-                threadId: thread.id,
-                senderId: sender.id,
-                channel: {
-                  post: async (content, components) =>
-                    (
-                      await thread.send({
-                        content,
-                        components: components as never,
-                        allowedMentions: { users: [sender.id] },
-                      })
-                    ).id,
-                  edit: async (id, content) => {
-                    await thread.messages.edit(id, { content, components: [] });
-                  },
-                },
+        const channel: ApprovalChannel = {
+          post: async (content, components) =>
+            (
+              await thread.send({
+                content,
+                components: components as never,
+                allowedMentions: { users: [sender.id] },
               })
+            ).id,
+          edit: async (id, content) => {
+            await thread.messages.edit(id, { content, components: [] });
+          },
+        };
+        const agentic = current.mode === 'agentic';
+        if (agentic && !(await othersChangesAccepted(thread.id, sender.id, current.cwd, channel, signal, reply)))
+          return;
+        const canUseTool: CanUseTool | undefined =
+          agentic && config.claude.approvals === 'buttons'
+            ? approvals.gate({ threadId: thread.id, senderId: sender.id, channel })
             : undefined;
-        await converse(reply, signal, {
-          kind: current.mode,
-          cwd: current.cwd,
-          tmpKey: thread.id,
-          session: current,
-          senderId: sender.id,
-          claudeToken,
-          githubToken: github.status === 'linked' ? github.token : undefined,
-          prompt,
-          canUseTool,
-        });
+        try {
+          await converse(reply, signal, {
+            kind: current.mode,
+            cwd: current.cwd,
+            // Each sender's own temp folder in the thread: nothing one person's turn leaves there reaches another's.
+            tmpKey: join(thread.id, sender.id),
+            session: current,
+            senderId: sender.id,
+            claudeToken,
+            githubToken: github.status === 'linked' ? github.token : undefined,
+            prompt,
+            canUseTool,
+          });
+        } finally {
+          // What this sender's turn left is theirs: only later changes by others are shown to them.
+          if (agentic) store.setSeenWorkspace(thread.id, sender.id, serializeSnapshot(takeSnapshot(current.cwd)));
+        }
       },
     );
     void done.then(async () => {
       const ok = reply.succeeded;
       await message.react(ok ? '✅' : '⚠️').catch((error: unknown) => logger.debug({ err: error }, 'reaction failed'));
     });
+  };
+
+  /**
+   * Issue 28 §3: before an agentic turn in a shared workspace, the files other people's turns changed since this
+   * sender's last turn there are listed, and the turn runs only after the sender's "Run my turn". False: it must not run
+   * (the reply is finished here).
+   */
+  const othersChangesAccepted = async (
+    threadId: string,
+    senderId: string,
+    cwd: string,
+    channel: ApprovalChannel,
+    signal: AbortSignal,
+    reply: ReplyStream,
+  ): Promise<boolean> => {
+    const seenData = store.seenWorkspace(threadId, senderId);
+    const seen = seenData === undefined ? EMPTY_SNAPSHOT : parseSnapshot(seenData);
+    const now = takeSnapshot(cwd);
+    const changes = diffSnapshots(seen, now);
+    if (changes.length === 0 && !now.truncated) return true;
+    const text =
+      `📂 <@${senderId}>, since your last turn here other people's turns changed ${changes.length} file(s) in this ` +
+      `thread's workspace. Your turn may read or run them, with your tokens; check them first:\n` +
+      describeChanges(changes, now.truncated);
+    const answer = await approvals.confirmChanges({ senderId, text, channel, signal });
+    if (answer === 'run') return true;
+    await reply.finish({
+      ok: false,
+      notice:
+        answer === 'stopped'
+          ? typeof signal.reason === 'string'
+            ? signal.reason
+            : 'Stopped.'
+          : answer === 'timeout'
+            ? `Not run: no answer within ${config.claude.approvalTimeoutSeconds} s to the list of changed files.`
+            : answer === 'unshown'
+              ? 'Not run: the list of changed files could not be shown.'
+              : 'Cancelled: your turn did not run.',
+    });
+    return false;
   };
 
   /** Runs a turn and turns its outcome into the reply's end (and the stored session). */
@@ -281,19 +337,34 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
     await reply.finish({ ok: false, notice: notice.text });
   };
 
+  const guildIds = config.discord.guildIds === undefined ? undefined : new Set(config.discord.guildIds);
+  /** Only the configured guilds (issue 28 §9); with no list, every guild. A DM is no guild. */
+  const servesGuild = (guildId: string | null): boolean =>
+    guildIds === undefined || (guildId !== null && guildIds.has(guildId));
+  /** With `leaveOtherGuilds`: a guild not in the list is left, at start and when the bot is added to it. */
+  const leaveIfForeign = async (guild: Guild): Promise<void> => {
+    if (!config.discord.leaveOtherGuilds || servesGuild(guild.id)) return;
+    try {
+      await guild.leave();
+      logger.warn({ guildId: guild.id, guildName: guild.name }, 'left a guild that is not in discord.guildIds');
+    } catch (error) {
+      logger.error({ err: error, guildId: guild.id }, 'could not leave a guild that is not in discord.guildIds');
+    }
+  };
+
   let stopping = false;
   const onMessage = async (message: Message): Promise<void> => {
     if (stopping || client.user === null || message.author.id === client.user.id) return;
     // Only what people write: a thread rename, a pin or a join is a message too, and must not start a turn.
     if (message.type !== MessageType.Default && message.type !== MessageType.Reply) return;
     if ((message.author.bot || message.webhookId !== null) && !config.discord.allowBots) return;
-    if (!message.inGuild()) return;
+    if (!message.inGuild() || !servesGuild(message.guildId)) return;
     const channel = message.channel;
     if (channel.isThread()) {
       const session = store.thread(channel.id);
       if (session === undefined) return;
       if (linkedClaudeToken(message.author.id) === undefined) {
-        await message.reply({ content: NOT_LINKED, allowedMentions: { repliedUser: true } });
+        await message.reply({ content: notLinkedNotice(message.author.id), allowedMentions: { repliedUser: true } });
         return;
       }
       await message.react('👀').catch((error: unknown) => logger.debug({ err: error }, 'reaction failed'));
@@ -302,7 +373,7 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
     }
     if (channel.type !== ChannelType.GuildText || !message.mentions.users.has(client.user.id)) return;
     if (linkedClaudeToken(message.author.id) === undefined) {
-      await message.reply({ content: NOT_LINKED, allowedMentions: { repliedUser: true } });
+      await message.reply({ content: notLinkedNotice(message.author.id), allowedMentions: { repliedUser: true } });
       return;
     }
     await message.react('👀').catch((error: unknown) => logger.debug({ err: error }, 'reaction failed'));
@@ -327,6 +398,13 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
       logger.warn({ userId, reason: found.reason }, 'a linked token cannot be opened; the user must /link again');
     return found.status === 'linked' ? found.token : undefined;
   };
+
+  /** Why this user cannot talk to the bot: no token, or one that no configured key opens. */
+  const notLinkedNotice = (userId: string): string =>
+    vault.lookup(userId, 'claude').status === 'unreadable'
+      ? "The Claude Code token you linked can no longer be opened (this bot's key changed). Nothing ran. " +
+        'Run `claude setup-token` again and use `/link` to paste it.'
+      : NOT_LINKED;
 
   const ephemeral = (interaction: ChatInputCommandInteraction | ModalSubmitInteraction, content: string) =>
     interaction.reply({ content, flags: MessageFlags.Ephemeral });
@@ -415,7 +493,8 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
           content:
             mode === 'agentic'
               ? `Mode: **agentic**, set by <@${interaction.user.id}>. Claude may read and write files and ` +
-                `run commands in this thread's sandboxed workspace, shared by everyone here.`
+                `run commands in this thread's sandboxed workspace, shared by everyone here. Before your turn runs, ` +
+                `I list the files other people's turns changed since yours.`
               : `Mode: **chat**, set by <@${interaction.user.id}>. Claude may search and read the web.`,
         });
         return;
@@ -452,7 +531,7 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
       case 'ask': {
         const token = linkedClaudeToken(interaction.user.id);
         if (token === undefined) {
-          await ephemeral(interaction, NOT_LINKED);
+          await ephemeral(interaction, notLinkedNotice(interaction.user.id));
           return;
         }
         await interaction.deferReply({ flags: MessageFlags.Ephemeral });
@@ -482,7 +561,10 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
               senderId: interaction.user.id,
               claudeToken: token,
               githubToken: undefined,
-              prompt: promptText({ content: question, senderName: name, mentions: [] }, botId()),
+              prompt: promptText(
+                { content: question, senderId: interaction.user.id, senderName: name, mentions: [] },
+                botId(),
+              ),
               canUseTool: undefined,
             }),
         );
@@ -535,6 +617,13 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
   };
 
   const onInteraction = async (interaction: Interaction): Promise<void> => {
+    if (!servesGuild(interaction.guildId)) {
+      logger.info(
+        { guildId: interaction.guildId, userId: interaction.user.id },
+        'an interaction from a guild not in guildIds; ignored',
+      );
+      return;
+    }
     if (stopping) {
       if (interaction.isRepliable())
         await interaction.reply({ content: 'I am restarting; try again in a moment.', flags: MessageFlags.Ephemeral });
@@ -555,6 +644,7 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
       logger.error({ err: error, interactionId: interaction.id }, 'handling an interaction failed'),
     );
   });
+  client.on(Events.GuildCreate, (guild) => void leaveIfForeign(guild));
   client.on(Events.ThreadDelete, (thread) => {
     // Nobody can read a deleted thread's reply: stop spending its sender's tokens on it.
     if (runs.abortThread(thread.id, 'Stopped: the thread was deleted.') > 0)
@@ -576,6 +666,7 @@ export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> 
       { cause: error },
     );
   }
+  for (const guild of client.guilds.cache.values()) await leaveIfForeign(guild);
   const commands = commandDefinitions();
   const application = client.application!;
   if (config.discord.guildIds === undefined) await application.commands.set(commands);
@@ -653,6 +744,7 @@ async function planIsolation(options: BotOptions): Promise<ToolIsolation> {
   const secrets = [
     config.discord.token,
     config.secretsKey,
+    ...config.previousSecretsKeys,
     ...(config.dashboard === undefined ? [] : [config.dashboard.token]),
   ]
     .map((secret) => secret.source)
@@ -670,6 +762,8 @@ async function planIsolation(options: BotOptions): Promise<ToolIsolation> {
       ...(options.configPath === undefined ? [] : [dirname(options.configPath)]),
       ...(options.home === undefined ? [] : [options.home]),
     ],
+    // Commands read only the system folders, the toolchains and the thread's workspace (engine README, "The sandbox").
+    readPaths: toolchainReadPaths(options.childPath, process.execPath),
   };
 }
 

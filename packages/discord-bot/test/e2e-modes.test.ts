@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Script } from '@bubble/model-double';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ALICE, ALICE_TOKEN, BOB, BOB_TOKEN, CHANNEL_ID, startHarness, type Harness } from './support/harness.js';
+import { ALICE, ALICE_TOKEN, BOB, BOB_TOKEN, CHANNEL_ID, said, startHarness, type Harness } from './support/harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -102,7 +102,7 @@ describe('modes', () => {
     expect(original.content).toBe('forty-two');
     expect(h.discord.threads()).toHaveLength(0);
     const request = h.mainRequests()[0]!;
-    expect(request.lastUserText).toBe('Alice: the answer?');
+    expect(request.lastUserText).toBe(said(ALICE, 'the answer?'));
     expect(toolNames(request.body)).toEqual(['WebFetch', 'WebSearch']);
   });
 
@@ -136,7 +136,7 @@ describe('modes', () => {
     await h.settled(message);
     const firstSession = h.mainRequests()[0]!.sessionId;
     const slow = h.say(threadId, ALICE, 'slow');
-    await h.discord.waitFor(() => h!.mainRequests().some((r) => r.lastUserText === 'Alice: slow'));
+    await h.discord.waitFor(() => h!.mainRequests().some((r) => r.lastUserText === said(ALICE, 'slow')));
     const { answer } = await command(h, threadId, ALICE, 'reset');
     expect(answer.data.content).toContain('Session reset');
     expect(await h.settled(slow)).toBe('⚠️');
@@ -145,7 +145,7 @@ describe('modes', () => {
     expect(await h.settled(after)).toBe('✅');
     const last = h.mainRequests().at(-1)!;
     expect(last.sessionId).not.toBe(firstSession);
-    expect(JSON.stringify(last.body)).not.toContain('Alice: hello');
+    expect(JSON.stringify(last.body)).not.toContain('>hello</message>');
   });
 });
 
@@ -298,7 +298,8 @@ describe('what agentic tools can reach', () => {
     // Paths made at run time (not written in the command), so it is the sandbox that must refuse them,
     // not only the CLI's check of the command line.
     const probes = [
-      `cat "$base/tmp/${a.threadId}/"*/leak.txt`,
+      // Each sender's own temp folder in the thread, or the CLI's folder inside it.
+      `cat "$base/tmp/${a.threadId}/"*/leak.txt "$base/tmp/${a.threadId}/"*/*/leak.txt`,
       `cat "$base/workspaces/${a.threadId}/mine.txt"`,
       'head -c 15 "$base/state.db"',
       'ls "$base/claude"',

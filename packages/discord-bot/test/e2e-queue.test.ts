@@ -1,6 +1,6 @@
 /** One global run queue: positions shown to those waiting, the dashboard's list and its Abort. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { ALICE, ALICE_TOKEN, BOB, BOB_TOKEN, CAROL, startHarness, type Harness } from './support/harness.js';
+import { ALICE, ALICE_TOKEN, BOB, BOB_TOKEN, CAROL, said, startHarness, type Harness } from './support/harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -43,7 +43,11 @@ describe('queue', () => {
     // Carol moved up to #1 while Bob ran, and the status became the answer.
     expect(h.discord.message(cStatus.id)!.edits.some((e) => e.includes('#1 in line'))).toBe(true);
     expect(h.discord.message(cStatus.id)!.content).toBe('quick answer');
-    expect(h.mainRequests().map((r) => r.lastUserText)).toEqual(['Alice: slow one', 'Bob: second', 'Carol: third']);
+    expect(h.mainRequests().map((r) => r.lastUserText)).toEqual([
+      said(ALICE, 'slow one'),
+      said(BOB, 'second'),
+      said(CAROL, 'third'),
+    ]);
   });
 
   it('the dashboard lists running and queued runs and aborts one', async () => {
@@ -124,6 +128,6 @@ describe('queue', () => {
     expect(h.replyText(b.threadId)).toContain('Stopped by /reset');
     expect(await h.settled(a.message)).toBe('✅');
     // Bob's turn never reached the model.
-    expect(h.mainRequests().map((r) => r.lastUserText)).toEqual(['Alice: slow one']);
+    expect(h.mainRequests().map((r) => r.lastUserText)).toEqual([said(ALICE, 'slow one')]);
   });
 });

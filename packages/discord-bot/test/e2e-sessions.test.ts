@@ -15,6 +15,7 @@ import {
   CHANNEL_ID,
   OTHER_BOT,
   requestToken,
+  said,
   startHarness,
   type Harness,
 } from './support/harness.js';
@@ -85,8 +86,8 @@ describe('threads and sessions', () => {
     expect(second!.sessionId).toBe(first!.sessionId);
     expect(second!.sessionId).toBe(row.session_id);
     // The history went with it, the sender named.
-    expect(JSON.stringify(second!.body)).toContain('Alice: first question');
-    expect(second!.lastUserText).toBe('Alice: second question');
+    expect(JSON.stringify(second!.body)).toContain(JSON.stringify(said(ALICE, 'first question')).slice(1, -1));
+    expect(second!.lastUserText).toBe(said(ALICE, 'second question'));
   });
 
   it("two users in one thread share the session; each turn runs on its sender's own token", async () => {
@@ -101,9 +102,9 @@ describe('threads and sessions', () => {
     await h.settled(again);
     const requests = h.mainRequests();
     expect(requests.map((r) => r.lastUserText)).toEqual([
-      'Alice: hello from alice',
-      'Bob: hello from bob',
-      'Alice: alice again',
+      said(ALICE, 'hello from alice'),
+      said(BOB, 'hello from bob'),
+      said(ALICE, 'alice again'),
     ]);
     expect(requests.map(requestToken)).toEqual([ALICE_TOKEN, BOB_TOKEN, ALICE_TOKEN]);
     expect(new Set(requests.map((r) => r.sessionId)).size).toBe(1);
@@ -178,6 +179,6 @@ describe('threads and sessions', () => {
     await h.link(OTHER_BOT, BOB_TOKEN);
     const { message } = await h.mention(OTHER_BOT, 'hi from a bot');
     expect(await h.settled(message)).toBe('✅');
-    expect(h.mainRequests().map((r) => r.lastUserText)).toEqual(['otherbot: hi from a bot']);
+    expect(h.mainRequests().map((r) => r.lastUserText)).toEqual([said(OTHER_BOT, 'hi from a bot')]);
   });
 });

@@ -61,6 +61,9 @@ export {
   privatePathTouched,
   spareIsolationGap,
   spareIsolationOptions,
+  SYSTEM_READ_PATHS,
+  SYSTEM_SECRET_PATHS,
+  toolchainReadPaths,
 } from './tool-sandbox.js';
 export type { IsolationOptions, ToolIsolation } from './tool-sandbox.js';
 export { probeSandbox } from './probe-sandbox.js';

@@ -6,7 +6,7 @@ import type { NewEvent } from '@bubble/protocol';
 import type { BubbleClient } from '@bubble/sdk';
 import type { CDPSession, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { openBrowser, type TestBrowser } from '../test/support/browser.js';
+import { openBrowser, openSignInLink, type TestBrowser } from '../test/support/browser.js';
 import { messageEvents, startStream, startWebWorld, type WebWorld } from '../test/support/web-world.js';
 import { BASELINE_COMMIT, baselineWebRoot } from './baseline-web.js';
 
@@ -236,7 +236,8 @@ beforeAll(async () => {
   await browser.context.addInitScript(PROBE);
   for (const side of sides) {
     // Sign in once per origin; the tab keeps the token in its storage.
-    await browser.page.goto(side.world.link(side.you.token, '/'));
+    // (The baseline UI signs in without asking; this one asks, and openSignInLink answers.)
+    await openSignInLink(browser.page, side.world.link(side.you.token, '/'));
     await browser.page.getByTestId('me').waitFor();
   }
 }, 300_000);

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import type { BubbleClient } from '@bubble/sdk';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openBrowser, type TestBrowser } from './support/browser.js';
+import { openBrowser, type TestBrowser, openSignInLink } from './support/browser.js';
 import { askApproval, say, shot, startWebWorld, type WebWorld } from './support/web-world.js';
 
 /**
@@ -86,7 +86,7 @@ const SCREENS: Array<{ name: string; open: (page: Page) => Promise<void> }> = [
   {
     name: 'thread-list',
     open: async (page) => {
-      await page.goto(world.link(you.token, '/'));
+      await openSignInLink(page, world.link(you.token, '/'));
       await page.getByRole('list', { name: 'Your threads' }).getByRole('link').first().waitFor();
     },
   },

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { BubbleClient } from '@bubble/sdk';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openBrowser, SCREENSHOT_DIR, type TestBrowser } from './support/browser.js';
+import { openBrowser, SCREENSHOT_DIR, type TestBrowser, openSignInLink } from './support/browser.js';
 import { startDesignWorld, type DesignWorld } from './support/design-world.js';
 
 /**
@@ -72,7 +72,7 @@ async function shootConversation(page: Page, name: string, scheme: 'light' | 'da
 describe('the design, in Chromium', () => {
   it('draws the conversation: avatars, groups, times, markdown, runs that stream, stop and fail', async () => {
     const { page, step } = browser;
-    await step('open', () => page.goto(world.aliceLink));
+    await step('open', () => openSignInLink(page, world.aliceLink));
     await step('thread', () => page.getByText('Understood, I left').waitFor());
 
     // Avatars: initials on a colour from the id; round for people, square for bots, and a badge.
@@ -356,7 +356,7 @@ describe('the design, in Chromium', () => {
     } finally {
       alice.close();
     }
-    await step('signed in again', () => page.goto(world.aliceLink));
+    await step('signed in again', () => openSignInLink(page, world.aliceLink));
     const hostile = page.locator(`article[data-run-id="${runId}"]`);
     await step('hostile shown', () => hostile.getByText('Hostile:').waitFor());
     expect(await hostile.locator('.parts img, .parts [onerror], .parts [onclick], .parts [onmouseover]').count()).toBe(
@@ -364,7 +364,12 @@ describe('the design, in Chromium', () => {
     );
     expect(await hostile.locator('.parts a[href^="javascript"]').count()).toBe(0);
     expect(await hostile.getByText('click').evaluate((n) => n.closest('a')?.hasAttribute('href') ?? false)).toBe(false);
-    expect(await hostile.getByRole('link', { name: 'site' }).getAttribute('rel')).toBe('noopener noreferrer');
+    // Raw HTML is text (markdown-it with html off); the bare URL in it is linked, in a new tab.
+    expect(await hostile.getByText('<a href=').count()).toBe(1);
+    expect(await hostile.getByRole('link', { name: 'site' }).count()).toBe(0);
+    expect(await hostile.getByRole('link', { name: 'https://example.com' }).getAttribute('rel')).toBe(
+      'noopener noreferrer',
+    );
     expect(await hostile.locator('.code-block code').getAttribute('class')).toBe('hljs');
   });
 });

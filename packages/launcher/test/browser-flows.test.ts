@@ -7,7 +7,7 @@ import { BubbleClient } from '@bubble/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launch, type Launched } from '../src/launch.js';
 import { createHumanPrincipal } from '@bubble/server';
-import { openBrowser, SCREENSHOT_DIR, type TestBrowser } from './support/browser.js';
+import { openBrowser, SCREENSHOT_DIR, type TestBrowser, openSignInLink } from './support/browser.js';
 
 /**
  * The issue's browser steps against the whole product: `launch()` (server +
@@ -163,7 +163,7 @@ async function events(threadId: string): Promise<EventEnvelope[]> {
 describe('the web UI in Chromium', () => {
   it('signs in through the printed link and lands on the welcome thread', async () => {
     const { page, step } = browser;
-    await step('open link', () => page.goto(product.signInLink));
+    await step('open link', () => openSignInLink(page, product.signInLink));
     await step('signed in', () => page.getByTestId('me').filter({ hasText: 'You' }).waitFor());
     await step('welcome note', () => page.getByText('I am not running on Claude right now').waitFor());
     expect(new URL(page.url()).hash).toBe('');
@@ -289,7 +289,7 @@ describe('the web UI in Chromium', () => {
       const bobBrowser = await openBrowser(`flows-${bobId}`);
       try {
         await bobBrowser.step('bob signs in', () =>
-          bobBrowser.page.goto(`${product.url}/threads/${product.welcomeThreadId}#token=${bob.token.token}`),
+          openSignInLink(bobBrowser.page, `${product.url}/threads/${product.welcomeThreadId}#token=${bob.token.token}`),
         );
         await bobBrowser.step('bob on the thread', () =>
           bobBrowser.page.getByTestId('me').filter({ hasText: 'Bob' }).waitFor(),

@@ -1,7 +1,7 @@
 import type { BubbleClient } from '@bubble/sdk';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openBrowser, type TestBrowser } from './support/browser.js';
+import { openBrowser, type TestBrowser, openSignInLink } from './support/browser.js';
 import {
   askApproval,
   fill,
@@ -36,7 +36,7 @@ async function newThread(title: string): Promise<string> {
 
 async function open(threadId: string, title: string): Promise<void> {
   const { page, step } = browser;
-  await step(`open ${title}`, () => page.goto(world.link(you.token, `/threads/${threadId}`)));
+  await step(`open ${title}`, () => openSignInLink(page, world.link(you.token, `/threads/${threadId}`)));
   await step(`${title} shown`, () => page.getByRole('heading', { name: title }).waitFor());
   await step(`${title} loaded`, () => log(page).and(page.locator('[aria-busy="false"]')).waitFor());
 }

@@ -1,6 +1,6 @@
 import { BubbleClient } from '@bubble/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openBrowser, type TestBrowser } from './support/browser.js';
+import { openBrowser, type TestBrowser, openSignInLink } from './support/browser.js';
 import {
   blockTheInternet,
   screenshot,
@@ -138,7 +138,7 @@ describe('invite links', () => {
     // A third person, signed in with a local token, tries each dead link.
     const fran = await browserFor('fran');
     const franToken = await world.human('fran', 'Fran');
-    await fran.step('sign in', () => fran.page.goto(`${world.url}/#token=${franToken}`));
+    await fran.step('sign in', () => openSignInLink(fran.page, `${world.url}/#token=${franToken}`));
     await fran.step('signed in', () => fran.page.getByTestId('me').filter({ hasText: 'Fran' }).waitFor());
     const danaApi = await pageClient(dana);
     const expired = await danaApi.createInvite(threadId, { expiresInSeconds: 1 });
@@ -181,7 +181,7 @@ describe('invite links', () => {
     const invite = await danaApi.createInvite(threadId, {});
     danaApi.close();
     const { page, step } = gil;
-    await step('sign in', () => page.goto(`${world.url}/#token=${gilToken}`));
+    await step('sign in', () => openSignInLink(page, `${world.url}/#token=${gilToken}`));
     await step('signed in', () => page.getByTestId('me').filter({ hasText: 'Gil' }).waitFor());
     // The server has a bad moment: joining answers 503.
     await page.route(`${world.url}/v1/invites/accept`, (route) =>
@@ -206,28 +206,29 @@ describe('invite links', () => {
 });
 
 describe('a sign-in link opened in a tab that is already signed in', () => {
-  it('asks before switching; staying changes nothing, switching signs in with the link', async () => {
+  it('asks before switching; Not now changes nothing, Sign in signs in with the link', async () => {
     const b = await browserFor('switch');
     const mine = await world.human('hal', 'Hal');
     const theirs = await world.human('mallory', 'Mallory');
     const { page, step } = b;
-    await step('sign in', () => page.goto(`${world.url}/#token=${mine}`));
+    await step('sign in', () => openSignInLink(page, `${world.url}/#token=${mine}`));
     await step('signed in', () => page.getByTestId('me').filter({ hasText: 'Hal' }).waitFor());
     // Someone sends Hal a sign-in link of their own.
     // (From another page, as a link is followed: a same-page hash change alone loads nothing.)
     await step('elsewhere', () => page.goto('about:blank'));
     await step('open their link', () => page.goto(`${world.url}/#token=${theirs}`));
-    await step('asked', () => page.getByRole('heading', { name: 'Switch who this tab is signed in as?' }).waitFor());
+    await step('asked', () => page.getByRole('heading', { name: 'Sign in as Mallory (mallory)?' }).waitFor());
     expect(page.url()).not.toContain(theirs);
+    expect(await page.getByText('This tab is already signed in with another token').count()).toBe(1);
     expect(await page.evaluate(() => sessionStorage.getItem('bubble.token'))).toBe(mine);
     await screenshot(page, 'switch-1-asked');
-    await step('stay', () => page.getByRole('button', { name: 'Stay signed in as before' }).click());
+    await step('stay', () => page.getByRole('button', { name: 'Not now' }).click());
     await step('still Hal', () => page.getByTestId('me').filter({ hasText: 'Hal' }).waitFor());
     expect(await page.evaluate(() => sessionStorage.getItem('bubble.token'))).toBe(mine);
     // A link Hal means to use: switching is one click.
     await step('elsewhere again', () => page.goto('about:blank'));
     await step('open it again', () => page.goto(`${world.url}/#token=${theirs}`));
-    await step('switch', () => page.getByRole('button', { name: 'Sign in with the link' }).click());
+    await step('switch', () => page.getByRole('button', { name: 'Sign in', exact: true }).click());
     await step('now Mallory', () => page.getByTestId('me').filter({ hasText: 'Mallory' }).waitFor());
     expect(await page.evaluate(() => sessionStorage.getItem('bubble.token'))).toBe(theirs);
   });
@@ -236,9 +237,9 @@ describe('a sign-in link opened in a tab that is already signed in', () => {
     const { page, step } = dana;
     const other = await world.human('nora', 'Nora');
     await step('open a link', () => page.goto(`${world.url}/#token=${other}`));
-    await step('asked', () => page.getByRole('heading', { name: 'Switch who this tab is signed in as?' }).waitFor());
-    expect(await page.getByRole('alert').textContent()).toContain('with your identity provider');
-    await step('stay', () => page.getByRole('button', { name: 'Stay signed in as before' }).click());
+    await step('asked', () => page.getByRole('heading', { name: 'Sign in as Nora (nora)?' }).waitFor());
+    expect(await page.getByText('This tab is already signed in with your identity provider').count()).toBe(1);
+    await step('stay', () => page.getByRole('button', { name: 'Not now' }).click());
     await step('still Dana', () => page.getByTestId('me').filter({ hasText: 'Dana Scully' }).waitFor());
   });
 });
@@ -327,7 +328,7 @@ describe('Sessions and tokens', () => {
     const you = await world.human('you', 'You');
     const { page, step } = me;
     await me.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: world.url });
-    await step('sign in', () => page.goto(`${world.url}/#token=${you}`));
+    await step('sign in', () => openSignInLink(page, `${world.url}/#token=${you}`));
     await step('signed in', () => page.getByTestId('me').filter({ hasText: 'You' }).waitFor());
     await step('tokens page', () => page.getByRole('link', { name: 'Sessions and tokens' }).click());
     await step('heading', () => page.getByRole('heading', { name: 'Your sessions and tokens' }).waitFor());
@@ -352,7 +353,7 @@ describe('Sessions and tokens', () => {
 
     // The new token signs another browser in; revoking it here signs that one out at once (4003).
     const other = await browserFor('tokens-other');
-    await other.step('sign in', () => other.page.goto(`${world.url}/#token=${fresh}`));
+    await other.step('sign in', () => openSignInLink(other.page, `${world.url}/#token=${fresh}`));
     await other.step('live', () => other.page.getByTestId('live-state').filter({ hasText: 'Live' }).waitFor());
     const otherRow = list.getByRole('listitem').filter({ hasNotText: 'this browser' });
     await step('revoke the other', () => otherRow.getByRole('button', { name: /^Revoke tok_/ }).click());

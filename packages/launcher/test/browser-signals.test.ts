@@ -1,7 +1,7 @@
 import { BubbleClient } from '@bubble/sdk';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openBrowser, type TestBrowser } from './support/browser.js';
+import { openBrowser, type TestBrowser, openSignInLink } from './support/browser.js';
 import { askApproval, say, shot, startWebWorld, type WebWorld } from './support/web-world.js';
 
 /**
@@ -32,7 +32,7 @@ beforeAll(async () => {
   await you.client.addParticipant(other, 'helper', 'member');
   await you.client.addParticipant(home, 'helper', 'member');
   browser = await openBrowser('signals');
-  await browser.page.goto(world.link(you.token, `/threads/${home}`));
+  await openSignInLink(browser.page, world.link(you.token, `/threads/${home}`));
   await browser.page.getByRole('heading', { name: 'Home' }).waitFor();
 }, 60_000);
 

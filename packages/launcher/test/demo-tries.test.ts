@@ -7,7 +7,7 @@ import { BubbleClient } from '@bubble/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launch, type Launched } from '../src/launch.js';
 import { bubble } from './support/bubble-cli.js';
-import { openBrowser, type TestBrowser } from './support/browser.js';
+import { openBrowser, type TestBrowser, openSignInLink } from './support/browser.js';
 
 /**
  * The first run a newcomer gets: `launch()` exactly as `npm start` runs it
@@ -263,7 +263,7 @@ describe('each try, in Chromium, on the welcome thread', () => {
 
   it('signs in and shows the note with things to try', async () => {
     const { page, step } = browser;
-    await step('open link', () => page.goto(product.signInLink));
+    await step('open link', () => openSignInLink(page, product.signInLink));
     await step('things to try', () => page.getByText('Things to try, offline').waitFor());
     for (const t of DEMO_TRIES) await page.getByText(t.prompt, { exact: true }).first().waitFor();
   });

@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { createServer } from 'node:net';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,10 +18,13 @@ import { freePort, REPO_ROOT, SERVER_BIN, until } from './support/launcher-proce
  * certificate paths substituted (a self-signed certificate from openssl).
  * Through nginx: the web UI over https in Chromium (sign in with a token, see a
  * thread, see a message arrive live over wss), the `bubble` CLI over https and
- * wss, and the plain-http redirect.
+ * wss, and the plain-http redirect. With the unit's `--trusted-proxies`, one
+ * client's bad tokens and half-open upgrades lock out that client alone (issue
+ * 28 finding 1): each 127.x.y.z source address stands for one client of nginx.
  */
 const NGINX = '/usr/sbin/nginx';
 const DEPLOY_CONF = join(REPO_ROOT, 'deploy', 'nginx', 'bubble.conf');
+const SERVER_UNIT = join(REPO_ROOT, 'deploy', 'systemd', 'bubble-server.service');
 
 let dir: string;
 let server: ChildProcess | undefined;
@@ -29,6 +33,9 @@ let httpsPort: number;
 let httpPort: number;
 let origin: string;
 let token: string;
+/** Tokens of people who have not used them yet (a token in use passes even from a locked-out address). */
+let fresh: Record<'bob' | 'carol' | 'dave', string>;
+const tlsSockets: TLSSocket[] = [];
 let threadId: string;
 let certPath: string;
 
@@ -65,6 +72,72 @@ function api(method: string, path: string, body?: unknown): Promise<{ status: nu
     );
     req.on('error', reject);
     req.end(body === undefined ? undefined : JSON.stringify(body));
+  });
+}
+
+/** `GET /v1/auth/whoami` over https with `bearer`, from the source address `localAddress`: the status. */
+function whoamiFrom(localAddress: string, bearer: string): Promise<number> {
+  return new Promise((resolveCall, reject) => {
+    const req = request(
+      `${origin}/v1/auth/whoami`,
+      { ca: readFileSync(certPath), localAddress, agent: false, headers: { authorization: `Bearer ${bearer}` } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolveCall(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/**
+ * A WebSocket upgrade of /v1/ws over TLS through nginx from `localAddress`, sending nothing after it
+ * (`send` writes a client frame later): resolves with the answer's status line once its headers are in.
+ */
+function upgradeFrom(
+  localAddress: string,
+): Promise<{ status: string; received: () => string; send: (text: string) => void }> {
+  return new Promise((resolveUpgrade, reject) => {
+    const tcp = connect({ host: '127.0.0.1', port: httpsPort, localAddress });
+    const socket = tlsConnect({ socket: tcp, host: '127.0.0.1', ca: readFileSync(certPath) });
+    tlsSockets.push(socket);
+    let received = '';
+    let answered = false;
+    socket.setEncoding('latin1').on('data', (chunk: string) => {
+      received += chunk;
+      if (!answered && received.includes('\r\n\r\n')) {
+        answered = true;
+        resolveUpgrade({
+          status: received.slice(0, received.indexOf('\r\n')),
+          received: () => received,
+          // One masked text frame (a zero mask leaves the payload as it is).
+          send: (text) => {
+            const payload = Buffer.from(text, 'utf8');
+            const length =
+              payload.length < 126
+                ? Buffer.from([0x80 | payload.length])
+                : Buffer.from([0x80 | 126, payload.length >> 8, payload.length & 0xff]);
+            socket.write(Buffer.concat([Buffer.from([0x81]), length, Buffer.alloc(4), payload]));
+          },
+        });
+      }
+    });
+    socket.once('error', reject);
+    socket.once('secureConnect', () =>
+      socket.write(
+        [
+          'GET /v1/ws HTTP/1.1',
+          'Host: localhost',
+          'Upgrade: websocket',
+          'Connection: Upgrade',
+          'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==',
+          'Sec-WebSocket-Version: 13',
+          '',
+          '',
+        ].join('\r\n'),
+      ),
+    );
   });
 }
 
@@ -126,7 +199,10 @@ beforeAll(async () => {
     certPath,
   ]);
 
-  // The server, as bubble-server.service runs it (loopback only; the web UI from --web-root).
+  // The server, as bubble-server.service runs it (loopback only; the web UI from --web-root; nginx trusted).
+  const trustedProxies = /--trusted-proxies (\S+)/.exec(readFileSync(SERVER_UNIT, 'utf8'))?.[1];
+  if (trustedProxies === undefined)
+    throw new Error('deploy/systemd/bubble-server.service no longer has --trusted-proxies: update this test');
   const port = await freePort();
   server = spawn(
     process.execPath,
@@ -141,6 +217,8 @@ beforeAll(async () => {
       data,
       '--web-root',
       DEFAULT_WEB_ROOT,
+      '--trusted-proxies',
+      trustedProxies,
       '--log-level',
       'warn',
     ],
@@ -152,6 +230,9 @@ beforeAll(async () => {
   await until('the server to listen', () => serverOut.includes(`listening on http://127.0.0.1:${port}`), 20_000);
   const created = JSON.parse(run(process.execPath, [SERVER_BIN, 'principal', 'create-human', 'alice', '--data', data]));
   token = created.token.token;
+  const tokenOf = (id: string): string =>
+    JSON.parse(run(process.execPath, [SERVER_BIN, 'principal', 'create-human', id, '--data', data])).token.token;
+  fresh = { bob: tokenOf('bob'), carol: tokenOf('carol'), dave: tokenOf('dave') };
 
   // nginx with the documented site, in a main config of the test's own (its pid, logs and temp files in `dir`).
   httpsPort = await freePort();
@@ -180,7 +261,8 @@ beforeAll(async () => {
       'worker_processes 1;',
       `pid ${join(prefix, 'nginx.pid')};`,
       `error_log ${join(prefix, 'logs', 'error.log')} warn;`,
-      'events { worker_connections 256; }',
+      // Room for the 257 upgrades of the connection-cap test, each a client and an upstream connection.
+      'events { worker_connections 2048; }',
       'http {',
       '  include /etc/nginx/mime.types;',
       `  access_log ${join(prefix, 'logs', 'access.log')};`,
@@ -213,6 +295,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
+  for (const socket of tlsSockets.splice(0)) socket.destroy();
   for (const child of [nginx, server]) {
     if (child && child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((r) => child.on('exit', r));
@@ -281,6 +364,38 @@ describe('Bubble behind nginx (deploy/nginx/bubble.conf)', () => {
       expect(await exited).toBe(0);
     }
     await until("the CLI's upgrade in the access log", () => upgradesLogged() > upgradesBefore, 10_000);
+  }, 60_000);
+
+  it('locks out only the client that sends bad tokens, not everyone behind nginx', async () => {
+    const bad = `bubble_user_${'C'.repeat(43)}`;
+    // The default limit: 60 at once, one more a second.
+    const statuses: number[] = [];
+    while (statuses.length < 150 && statuses.at(-1) !== 429) statuses.push(await whoamiFrom('127.0.0.2', bad));
+    expect(statuses.at(-1)).toBe(429);
+    expect(statuses.filter((s) => s === 401).length).toBeGreaterThanOrEqual(60);
+    expect(statuses.slice(0, -1)).toEqual(statuses.slice(0, -1).map(() => 401));
+    // That client is refused even a right token it has not used yet...
+    expect(await whoamiFrom('127.0.0.2', fresh.carol)).toBe(429);
+    // ...while another client of the same nginx signs in, and its own wrong token is a plain 401.
+    expect(await whoamiFrom('127.0.0.3', fresh.bob)).toBe(200);
+    expect(await whoamiFrom('127.0.0.3', bad)).toBe(401);
+  }, 60_000);
+
+  it('caps the upgrades of one client at 256 while another client behind nginx still connects and authenticates', async () => {
+    const started = performance.now();
+    // 256 upgrades from one client that never authenticate (the server closes them after 10 s).
+    const held = await Promise.all(Array.from({ length: 256 }, () => upgradeFrom('127.0.0.4')));
+    expect(held.filter((h) => h.status === 'HTTP/1.1 101 Switching Protocols').length).toBe(256);
+    const past = await upgradeFrom('127.0.0.4');
+    expect(past.status).toBe('HTTP/1.1 429 Too Many Requests');
+    await until('the refusal body', () => past.received().includes('127.0.0.4 holds 256 connections'), 5_000);
+    const other = await upgradeFrom('127.0.0.5');
+    expect(other.status).toBe('HTTP/1.1 101 Switching Protocols');
+    other.send(JSON.stringify({ type: 'client.auth', token: fresh.dave }));
+    await until('server.ready', () => other.received().includes('"type":"server.ready"'), 10_000);
+    // All of it while the 256 were still open (a half-open upgrade lives 10 s).
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(await whoamiFrom('127.0.0.5', fresh.dave)).toBe(200);
   }, 60_000);
 
   it('when the server behind it is down, the CLI says that the proxy cannot reach it (last: it stops the server)', async () => {

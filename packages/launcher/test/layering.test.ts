@@ -43,6 +43,12 @@ const probes: Record<string, string> = {
   'packages/sdk/test/probe-ok.ts': "import { a } from '@bubble/server/testing';",
 };
 
+/** Two modules that import each other, a type-only import included (a circle of types is still a circle). */
+const circle: Record<string, string> = {
+  'packages/server/src/circle-a.ts': "import type { B } from './circle-b.js';\n\nexport interface A {\n  b: B;\n}\n",
+  'packages/server/src/circle-b.ts': "import type { A } from './circle-a.js';\n\nexport interface B {\n  a: A;\n}\n",
+};
+
 beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'bubble-layering-'));
   // biome.jsonc's comments are whole lines starting with //: drop them to read it as JSON.
@@ -57,6 +63,7 @@ beforeAll(async () => {
     await mkdir(dirname(join(scratch, path)), { recursive: true });
     await writeFile(join(scratch, path), `${line}\n\nexport const b = a;\n`);
   }
+  for (const [path, text] of Object.entries(circle)) await writeFile(join(scratch, path), text);
   // Biome exits 1 when it finds errors; the JSON report is on stdout either way.
   const result = await run(biome, ['lint', '--vcs-enabled=false', '--reporter=json', '.'], { cwd: scratch }).catch(
     (error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }),
@@ -73,6 +80,13 @@ function refusals(path: string): string[] {
     .filter((d) => d.category === 'lint/style/noRestrictedImports' && d.location.path.endsWith(path))
     .map((d) => d.message);
 }
+
+describe('no import circles, kept by Biome', () => {
+  it('refuses two modules that import each other, even for types alone', () => {
+    const cycles = found.filter((d) => d.category === 'lint/suspicious/noImportCycles').map((d) => d.location.path);
+    expect(cycles.sort()).toEqual(Object.keys(circle).map((path) => expect.stringContaining(path)));
+  });
+});
 
 describe('the layering of architecture.md, kept by Biome', () => {
   it.each([

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { EventEnvelope } from '@bubble/protocol';
 import { BubbleClient } from '@bubble/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openBrowser, type TestBrowser } from './support/browser.js';
+import { openBrowser, type TestBrowser, openSignInLink } from './support/browser.js';
 import { scubaProcesses } from './support/launcher-process.js';
 
 /**
@@ -96,7 +96,7 @@ describe('npm start', () => {
     expect(first.stdout()).toContain('offline model double');
     expect(first.link).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/threads/th_[a-z0-9]+#token=bubble_user_`));
 
-    await step('open link', () => page.goto(first.link));
+    await step('open link', () => openSignInLink(page, first.link));
     await step('welcome thread', () => page.getByText('I am not running on Claude right now').waitFor());
     const composer = page.getByRole('textbox', { name: 'Message' });
     await composer.fill('hello before the restart');

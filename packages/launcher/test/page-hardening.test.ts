@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { BubbleClient } from '@bubble/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launch, type Launched } from '../src/launch.js';
-import { openBrowser, SCREENSHOT_DIR, type TestBrowser } from './support/browser.js';
+import { openBrowser, SCREENSHOT_DIR, type TestBrowser, openSignInLink } from './support/browser.js';
 
 /**
  * A message cannot turn the page against its reader (issue 13, rows 4-6):
@@ -82,7 +82,7 @@ describe('the page against hostile content', () => {
 
   it('draws a hostile message as inert text and safe links, fetches nothing from elsewhere, and keeps the token out of localStorage', async () => {
     const { page, step } = browser;
-    await step('sign in', () => page.goto(product.signInLink));
+    await step('sign in', () => openSignInLink(page, product.signInLink));
     await step('live', () => page.getByTestId('live-state').filter({ hasText: 'Live' }).waitFor());
     const hostile = [
       '<style>body { display: none }</style>',
@@ -132,14 +132,17 @@ describe('the page against hostile content', () => {
     expect(await message.locator('style, form, input, button:not(.stop), img, iframe').count()).toBe(0);
     expect(await message.locator('.parts [style], .parts [id]').count()).toBe(0);
     expect(await message.locator('.parts .approve-form').count()).toBe(0);
-    // Only http(s) and mailto are links, each in a new tab with no handle on this page.
+    // Only http(s) and mailto are links, each in a new tab with no handle on this page. Raw HTML is
+    // text, so the URLs written in it are links like any other bare URL: followed only if clicked.
     const links = await message
       .locator('.parts a[href]')
       .evaluateAll((nodes) =>
         nodes.map((a) => [a.textContent, a.getAttribute('href'), a.getAttribute('target'), a.getAttribute('rel')]),
       );
     expect(links).toEqual([
+      [`${otherUrl}/steal`, `${otherUrl}/steal`, '_blank', 'noopener noreferrer'],
       ['tracker (image)', `${otherUrl}/pixel.png`, '_blank', 'noopener noreferrer'],
+      [`${otherUrl}/raw.png`, `${otherUrl}/raw.png`, '_blank', 'noopener noreferrer'],
       ['a site', 'https://example.com/page', '_blank', 'noopener noreferrer'],
       ['mail me', 'mailto:someone@example.com', '_blank', 'noopener noreferrer'],
       ['File (application/pdf)', 'https://example.com/report.pdf', '_blank', 'noreferrer noopener'],

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ScriptError } from './parse-script.js';
-import type { RecordedRequest } from './model-double.js';
+import type { RecordedRequest } from './recorded-request.js';
 import type { Script } from './script.js';
 import { writeJson } from './respond.js';
 

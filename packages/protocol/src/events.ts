@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { UiChunkSchema } from './chunks.js';
-import { ArtifactNameSchema, QueryIntSchema, SeqSchema, ThreadIdSchema, TimestampSchema } from './ids.js';
+import {
+  ArtifactNameSchema,
+  PrincipalIdSchema,
+  QueryIntSchema,
+  SeqSchema,
+  ThreadIdSchema,
+  TimestampSchema,
+} from './ids.js';
 import { RoleSchema } from './thread.js';
 
 export const RunIdSchema = z.string().min(1).max(200);
@@ -16,9 +23,26 @@ export function isCustomEventType(type: string): type is CustomEventType {
 const JsonObjectSchema = z.record(z.string(), z.unknown());
 
 export const MessagePartDataSchema = z.looseObject({ runId: RunIdSchema, chunk: UiChunkSchema });
+/**
+ * The permission modes a participant may ask a bot for: never one that skips approvals
+ * (`bypassPermissions`, `dontAsk`).
+ */
+export const AgentPermissionModeSchema = z.enum(['default', 'acceptEdits', 'plan']);
+export type AgentPermissionMode = z.infer<typeof AgentPermissionModeSchema>;
+/** A model name as the engine takes it (`claude-sonnet-4-5`, `opus`). */
+export const AgentModelSchema = z.string().min(1).max(200);
+/** What a bot's runs use on one thread: carried by `agent_settings` and by `run_started` as `settings`. */
+export const AgentSettingsValuesSchema = z.looseObject({
+  model: AgentModelSchema.optional(),
+  permissionMode: AgentPermissionModeSchema.optional(),
+  effort: z.enum(['low', 'medium', 'high', 'max']).optional(),
+  budgetUsd: z.number().nonnegative().finite().optional(),
+});
+export type AgentSettingsValues = z.infer<typeof AgentSettingsValuesSchema>;
 export const RunStartedDataSchema = z.looseObject({
   runId: RunIdSchema,
   replyTo: z.array(SeqSchema).optional(),
+  settings: AgentSettingsValuesSchema.optional(),
 });
 export const RunStatusSchema = z.enum(['completed', 'interrupted', 'error']);
 export type RunStatus = z.infer<typeof RunStatusSchema>;
@@ -66,6 +90,30 @@ export const ArtifactUpdatedDataSchema = z.looseObject({
   by: z.string(),
 });
 
+/**
+ * A participant asks the bot `target` to use these from now on, on this thread. `requestedBy` is
+ * only for the bot itself recording a person's chat command (the server checks the author).
+ */
+export const AgentSettingsDataSchema = z.looseObject({
+  ...AgentSettingsValuesSchema.shape,
+  target: PrincipalIdSchema,
+  requestedBy: PrincipalIdSchema.optional(),
+});
+/** The bot `target` starts a fresh conversation with the next message. */
+export const ContextResetDataSchema = z.looseObject({
+  target: PrincipalIdSchema,
+  requestedBy: PrincipalIdSchema.optional(),
+});
+/** Written by `system` when a file is uploaded; `by` is the uploader. */
+export const FileAddedDataSchema = z.looseObject({
+  fileId: z.string().min(1).max(200),
+  name: z.string().min(1).max(255),
+  mediaType: z.string().min(1).max(255),
+  size: z.number().int().nonnegative(),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex digits'),
+  by: z.string(),
+});
+
 /** The `data` schema of every event type the server knows. */
 export const EVENT_DATA_SCHEMAS = {
   message_part: MessagePartDataSchema,
@@ -77,6 +125,9 @@ export const EVENT_DATA_SCHEMAS = {
   participant_added: ParticipantChangeDataSchema,
   participant_removed: ParticipantChangeDataSchema,
   artifact_updated: ArtifactUpdatedDataSchema,
+  agent_settings: AgentSettingsDataSchema,
+  context_reset: ContextResetDataSchema,
+  file_added: FileAddedDataSchema,
 } as const;
 export type KnownEventType = keyof typeof EVENT_DATA_SCHEMAS;
 export const KNOWN_EVENT_TYPES = Object.keys(EVENT_DATA_SCHEMAS) as KnownEventType[];
@@ -85,7 +136,13 @@ export const SYSTEM_EVENT_TYPES: ReadonlySet<string> = new Set([
   'participant_added',
   'participant_removed',
   'artifact_updated',
+  'file_added',
 ]);
+/**
+ * Types whose `requestedBy` names the person a bot acts for: accepted only when the event's author
+ * is the bot `target` itself.
+ */
+export const REQUESTED_BY_EVENT_TYPES: ReadonlySet<string> = new Set(['agent_settings', 'context_reset']);
 
 export type MessagePartData = z.infer<typeof MessagePartDataSchema>;
 export type RunStartedData = z.infer<typeof RunStartedDataSchema>;
@@ -95,6 +152,9 @@ export type ToolCallApprovalData = z.infer<typeof ToolCallApprovalDataSchema>;
 export type ToolCallResultData = z.infer<typeof ToolCallResultDataSchema>;
 export type ParticipantChangeData = z.infer<typeof ParticipantChangeDataSchema>;
 export type ArtifactUpdatedData = z.infer<typeof ArtifactUpdatedDataSchema>;
+export type AgentSettingsData = z.infer<typeof AgentSettingsDataSchema>;
+export type ContextResetData = z.infer<typeof ContextResetDataSchema>;
+export type FileAddedData = z.infer<typeof FileAddedDataSchema>;
 
 export function isKnownEventType(type: string): type is KnownEventType {
   return Object.hasOwn(EVENT_DATA_SCHEMAS, type);

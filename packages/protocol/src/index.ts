@@ -1,6 +1,7 @@
 export * from './errors.js';
 export * from './limits.js';
 export * from './ids.js';
+export * from './display-name.js';
 export * from './principal.js';
 export * from './thread.js';
 export * from './chunks.js';

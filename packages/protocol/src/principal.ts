@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { displayNameSchema } from './display-name.js';
 import { PrincipalIdSchema, QueryIntSchema, TimestampSchema } from './ids.js';
 
 export const PrincipalKindSchema = z.enum(['human', 'bot']);
@@ -33,7 +34,11 @@ export type TokenInfo = z.infer<typeof TokenInfoSchema>;
 export const TokenSchema = TokenInfoSchema.extend({ token: z.string() });
 export type Token = z.infer<typeof TokenSchema>;
 
-export const DisplayNameSchema = z.string().trim().min(1).max(200);
+/**
+ * A displayName as sent: stored and returned in NFC, 1 to 64 characters once trimmed, with no
+ * control characters, line breaks or invisible bidi or zero-width characters (`display-name.ts`).
+ */
+export const DisplayNameSchema = displayNameSchema();
 
 export const CreatePrincipalRequestSchema = z.object({
   principalId: PrincipalIdSchema,

@@ -35,6 +35,19 @@ describe('parseEvent', () => {
     ['a participant added', 'participant_added', { principalId: 'bob', role: 'member', by: 'alice' }],
     ['a participant removed', 'participant_removed', { principalId: 'bob', role: 'member', by: 'bob' }],
     ['an artifact write', 'artifact_updated', { name: 'plan.md', version: 2, mediaType: 'text/markdown', by: 'bot' }],
+    ['run_started with its settings', 'run_started', { runId: 'r1', settings: { model: 'opus', budgetUsd: 0.5 } }],
+    [
+      'a settings request',
+      'agent_settings',
+      { target: 'bot-a', model: 'claude-sonnet-4-5', permissionMode: 'plan', effort: 'high', budgetUsd: 2 },
+    ],
+    ['a chat command the bot recorded', 'agent_settings', { target: 'bot-a', model: 'opus', requestedBy: 'alice' }],
+    ['a fresh start', 'context_reset', { target: 'bot-a' }],
+    [
+      'an uploaded file',
+      'file_added',
+      { fileId: 'f_1', name: 'shot.png', mediaType: 'image/png', size: 3, sha256: 'a'.repeat(64), by: 'alice' },
+    ],
   ])('reads %s as its typed event', (_name, type, data) => {
     const result = parseEvent(envelope(type, data));
     expect(result).toEqual({ ok: true, event: envelope(type, data) });
@@ -87,6 +100,22 @@ describe('parseEvent', () => {
       'data.version',
       'invalid_data',
     ],
+    [
+      'a mode that skips approvals',
+      'agent_settings',
+      { target: 'bot-a', permissionMode: 'bypassPermissions' },
+      'data.permissionMode',
+      'invalid_data',
+    ],
+    ['a negative budget', 'agent_settings', { target: 'bot-a', budgetUsd: -1 }, 'data.budgetUsd', 'invalid_data'],
+    ['a target that is no id', 'context_reset', { target: 'Bot A' }, 'data.target', 'invalid_data'],
+    [
+      'a sha256 of the wrong length',
+      'file_added',
+      { fileId: 'f', name: 'a', mediaType: 'text/plain', size: 1, sha256: 'ab', by: 'a' },
+      'data.sha256',
+      'invalid_data',
+    ],
     ['an undotted unknown type', 'poll_created', {}, 'type', 'unknown_type'],
   ])('refuses %s, naming the field', (_name, type, data, field, code) => {
     const result = parseEvent(envelope(type, data));
@@ -116,6 +145,9 @@ describe('parseEvent', () => {
         case 'participant_added':
         case 'participant_removed':
         case 'artifact_updated':
+        case 'agent_settings':
+        case 'context_reset':
+        case 'file_added':
           return event.type;
         default:
           return `custom ${event.type} with ${Object.keys(event.data).length} keys`;

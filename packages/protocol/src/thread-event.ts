@@ -1,10 +1,13 @@
 import type { z } from 'zod';
 import { assertNever } from './assert-never.js';
 import {
+  AgentSettingsDataSchema,
   ArtifactUpdatedDataSchema,
+  ContextResetDataSchema,
   type CustomEventType,
   type EVENT_DATA_SCHEMAS,
   type EventEnvelope,
+  FileAddedDataSchema,
   isCustomEventType,
   isKnownEventType,
   type KnownEventType,
@@ -118,6 +121,12 @@ function parseKnown(envelope: EventEnvelope, type: KnownEventType, data: unknown
       return checked(envelope, type, ParticipantChangeDataSchema.safeParse(data));
     case 'artifact_updated':
       return checked(envelope, type, ArtifactUpdatedDataSchema.safeParse(data));
+    case 'agent_settings':
+      return checked(envelope, type, AgentSettingsDataSchema.safeParse(data));
+    case 'context_reset':
+      return checked(envelope, type, ContextResetDataSchema.safeParse(data));
+    case 'file_added':
+      return checked(envelope, type, FileAddedDataSchema.safeParse(data));
     default:
       return assertNever(type, 'event type');
   }

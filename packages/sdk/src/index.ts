@@ -68,6 +68,14 @@ export {
   type DrainFile,
   type DrainPayload,
 } from './drain/extract-drain-payload.js';
+export {
+  jsonOneLine,
+  promptBlocks,
+  quoteSpeaker,
+  speakerLabel,
+  type PromptTextBlock,
+  type SpokenPart,
+} from './drain/quote-speakers.js';
 export { DrainBuffer } from './drain/drain-buffer.js';
 export {
   selectReplayWindow,
@@ -107,6 +115,7 @@ export {
   type JsonValue,
 } from './tools/local-tool.js';
 export { buildToolCatalog, toolCatalog, CORE_TOOLS, type ToolCatalog } from './tools/tool-catalog.js';
+export { threadIdInput, threadInScope, threadOutOfScope, outOfScopeMessage } from './tools/thread-scope.js';
 export { artifactsManifestMatches } from './tools/artifacts-manifest.js';
 export { ARTIFACT_TOOLS, listArtifactsTool, readArtifactTool, writeArtifactTool } from './tools/artifact-tools.js';
 export { browseThreadTool } from './tools/browse-thread.js';

@@ -386,7 +386,7 @@ describe('bot runtime against the real server', () => {
         (event) => event.principalId === world.botId && event.type === 'message_part',
       );
     await expect.poll(async () => (await reply()).length, { timeout: 20_000 }).toBe(1);
-    expect((await reply())[0]?.data.chunk).toMatchObject({ delta: 'echo: ping pong' });
+    expect((await reply())[0]?.data.chunk).toMatchObject({ delta: 'echo: alice: ping pong' });
     // The bot's own reply came back through its stream and was settled, not answered.
     const { headSeq } = await world.alice.getThread(threadId);
     await expect.poll(() => checkpoints.get(threadId), { timeout: 20_000 }).toBe(headSeq);

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BubbleClient } from '../src/client/bubble-client.js';
-import { runTool, type ToolContext, type ToolOutcome } from '../src/tools/local-tool.js';
+import { runTool, type ToolClient, type ToolContext, type ToolOutcome } from '../src/tools/local-tool.js';
 import { buildToolCatalog, type ToolCatalog } from '../src/tools/tool-catalog.js';
 import { FAST_RETRY, sayRun, startRuntimeWorld, type RuntimeWorld } from './support/runtime-world.js';
 
@@ -15,6 +15,8 @@ let shared: string;
 let privateThread: string;
 /** bob's own client: he accepts the invitations a stranger's add makes (Consent). */
 let bobClient: BubbleClient;
+/** Another thread of alice's with the bot as member, where dave is too (and nowhere else the bot reads). */
+let other: string;
 
 beforeAll(async () => {
   world = await startRuntimeWorld('bot-tools');
@@ -28,6 +30,15 @@ beforeAll(async () => {
     token: (await world.server.createHuman('bob', 'Bob Builder')).token.token,
   });
   await world.server.createHuman('carol', 'Carol');
+  const daveClient = new BubbleClient({
+    url: world.server.url,
+    token: (await world.server.createHuman('dave', 'Dave Other')).token.token,
+  });
+  other = (await world.alice.createThread({ title: 'other' })).thread.threadId;
+  await world.alice.addParticipant(other, world.botId, 'member');
+  // dave is a stranger to alice: he is on `other` once he accepts her invitation (Consent).
+  expect((await world.alice.addParticipant(other, 'dave', 'member')).status).toBe('pending');
+  await daveClient.acceptInvitation(other);
   // bob is a stranger to alice and the bot: he joins `shared` by accepting alice's invitation; the bot sees him once he is in.
 });
 afterAll(async () => {
@@ -37,6 +48,7 @@ afterAll(async () => {
 function context(overrides: Partial<ToolContext> = {}): ToolContext {
   return {
     client: bot,
+    runThreadId: shared,
     threadId: shared,
     runId: 'run-1',
     toolCallId: 'toolu_1',
@@ -55,6 +67,12 @@ function result<T>(outcome: ToolOutcome): T {
   if (!outcome.ok) throw new Error(`tool failed: ${JSON.stringify(outcome.error)}`);
   return outcome.result as T;
 }
+
+/**
+ * A run on a thread the bot cannot read (as if it had been told it was there): past the tools' own
+ * scope check, so that Bubble's refusal is what these tests see.
+ */
+const inPrivateRun = (): Partial<ToolContext> => ({ runThreadId: privateThread, threadId: privateThread });
 
 function expectRefused(outcome: ToolOutcome): void {
   expect(outcome.ok).toBe(false);
@@ -132,7 +150,7 @@ describe('the local tool catalog against the real server', () => {
     });
 
     it('is refused on a thread the bot cannot read', async () => {
-      expectRefused(await call('browse_thread', { threadId: privateThread }));
+      expectRefused(await call('browse_thread', { threadId: privateThread }, inPrivateRun()));
     });
 
     it('rejects bad input with a clear error', async () => {
@@ -163,7 +181,13 @@ describe('the local tool catalog against the real server', () => {
     });
 
     it('is refused under a thread the bot cannot read', async () => {
-      expectRefused(await call('open_subthread', { parentThreadId: privateThread }, { toolCallId: 'toolu_private' }));
+      expectRefused(
+        await call(
+          'open_subthread',
+          { parentThreadId: privateThread },
+          { ...inPrivateRun(), toolCallId: 'toolu_private' },
+        ),
+      );
     });
   });
 
@@ -225,7 +249,7 @@ describe('the local tool catalog against the real server', () => {
     });
 
     it('is refused on a thread the bot is not in, and cannot reach principals it cannot see', async () => {
-      expectRefused(await call('invite_to_thread', { principalId: 'bob', threadId: privateThread }));
+      expectRefused(await call('invite_to_thread', { principalId: 'bob', threadId: privateThread }, inPrivateRun()));
       expect(result<{ principals: unknown[] }>(await call('search_principals', { query: 'carol' })).principals).toEqual(
         [],
       );
@@ -263,8 +287,106 @@ describe('the local tool catalog against the real server', () => {
     });
 
     it('is refused on a thread the bot cannot read', async () => {
-      expectRefused(await call('list_artifacts', { threadId: privateThread }));
-      expectRefused(await call('write_artifact', { threadId: privateThread, name: 'x.md', content: 'x' }));
+      expectRefused(await call('list_artifacts', { threadId: privateThread }, inPrivateRun()));
+      expectRefused(
+        await call('write_artifact', { threadId: privateThread, name: 'x.md', content: 'x' }, inPrivateRun()),
+      );
+    });
+  });
+
+  describe("scope: a run's tools act on its thread and its subthreads only", () => {
+    /** The bot's client, recording every request a tool makes. */
+    function recordingClient(): { client: ToolClient; calls: string[] } {
+      const calls: string[] = [];
+      const client = new Proxy(bot, {
+        get(target, property, receiver) {
+          const value = Reflect.get(target, property, receiver);
+          if (typeof value !== 'function') return value;
+          return (...args: unknown[]) => {
+            calls.push(String(property));
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        },
+      });
+      return { client, calls };
+    }
+
+    function expectOutOfScope(outcome: ToolOutcome, asked: string): void {
+      expect(outcome).toEqual({
+        ok: false,
+        error: {
+          code: 'thread_out_of_scope',
+          message: `thread ${asked} is not this run's thread: here the tools act only on ${shared} and its subthreads (${shared}.sub-…)`,
+        },
+      });
+    }
+
+    it.each([
+      ['browse_thread', { threadId: 'OTHER' }],
+      ['invite_to_thread', { principalId: 'dave', threadId: 'OTHER' }],
+      ['open_subthread', { parentThreadId: 'OTHER' }],
+      ['list_artifacts', { threadId: 'OTHER' }],
+      ['read_artifact', { name: 'plan.md', threadId: 'OTHER' }],
+      ['write_artifact', { name: 'x.md', content: 'x', baseVersion: 0, threadId: 'OTHER' }],
+    ])('working in A, %s on B (a thread the bot is on too) is refused before any request', async (name, raw) => {
+      const { client, calls } = recordingClient();
+      const input = { ...raw, ...('threadId' in raw ? { threadId: other } : { parentThreadId: other }) };
+      expectOutOfScope(await call(name, input, { client, toolCallId: `toolu_scope_${name}` }), other);
+      expect(calls).toEqual([]);
+    });
+
+    it('B is untouched: nobody invited, no artifact', async () => {
+      const grants = await world.alice.listParticipants(other);
+      expect(grants.map((grant) => grant.principalId).sort()).toEqual(['alice', 'dave', world.botId].sort());
+      expect(await world.alice.listArtifacts(other)).toEqual([]);
+    });
+
+    it('the same calls work in a run on B', async () => {
+      const page = result<{ threadId: string }>(
+        await call('browse_thread', { threadId: other }, { runThreadId: other, threadId: other }),
+      );
+      expect(page.threadId).toBe(other);
+    });
+
+    it("a subthread of A's subthread is in scope; a sub-agent in A's subthread reaches A, not B", async () => {
+      const child = result<{ threadId: string }>(await call('open_subthread', {}, { toolCallId: 'toolu_scope_child' }));
+      const grandchild = result<{ threadId: string; parentThreadId: string }>(
+        await call('open_subthread', { parentThreadId: child.threadId }, { toolCallId: 'toolu_scope_grandchild' }),
+      );
+      expect(grandchild.parentThreadId).toBe(child.threadId);
+      expect(grandchild.threadId.startsWith(`${child.threadId}.sub-`)).toBe(true);
+      expect(
+        result<{ threadId: string }>(await call('browse_thread', { threadId: grandchild.threadId })).threadId,
+      ).toBe(grandchild.threadId);
+      const fromSubagent = { threadId: child.threadId };
+      expect(result<{ threadId: string }>(await call('browse_thread', {}, fromSubagent)).threadId).toBe(child.threadId);
+      expect(
+        result<{ threadId: string }>(await call('browse_thread', { threadId: shared }, fromSubagent)).threadId,
+      ).toBe(shared);
+      expectOutOfScope(await call('browse_thread', { threadId: other }, fromSubagent), other);
+    });
+
+    it('a call whose own thread is outside the run is refused, even with no thread in its input', async () => {
+      const { client, calls } = recordingClient();
+      expectOutOfScope(await call('browse_thread', {}, { client, threadId: other }), other);
+      expect(calls).toEqual([]);
+    });
+
+    it("search_principals finds only the run's thread's participants", async () => {
+      // dave is on B with the bot, so Bubble lets the bot see him; working in A, the tool does not show him.
+      expect((await bot.searchPrincipals({ query: 'dave' })).map((principal) => principal.principalId)).toEqual([
+        'dave',
+      ]);
+      expect(result<{ principals: unknown[] }>(await call('search_principals', { query: 'dave' })).principals).toEqual(
+        [],
+      );
+      const everyone = result<{ principals: Array<{ principalId: string }> }>(await call('search_principals', {}));
+      expect(everyone.principals.map((principal) => principal.principalId)).not.toContain('dave');
+      expect(everyone.principals.map((principal) => principal.principalId)).toContain('alice');
+      const inB = result<{ principals: Array<{ principalId: string }> }>(
+        await call('search_principals', { query: 'dave' }, { runThreadId: other, threadId: other }),
+      );
+      expect(inB.principals).toEqual([{ principalId: 'dave', kind: 'human', displayName: 'Dave Other' }]);
     });
   });
 });

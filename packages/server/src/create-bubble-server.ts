@@ -1,6 +1,7 @@
-import { mkdirSync } from 'node:fs';
+import { makePrivateDir } from './store/sqlite/private-files.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { LIMITS } from '@bubble/protocol';
+import { rateLimited, toErrorResponse } from './errors/bubble-error.js';
 import type { AddressInfo, Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 import { pino, type Logger } from 'pino';
@@ -8,7 +9,8 @@ import type { LiveBus, LiveBusMessage } from './live/live-bus.js';
 import { createClusterBus, isClusterStore, type ClusterOptions } from './cluster/cluster-bus.js';
 import { ClusterPresence, type ClusterPresenceOptions } from './cluster/cluster-presence.js';
 import { PresenceRegistry } from './presence/presence-registry.js';
-import { guardConnections, type ConnectionLimits } from './http/connection-guard.js';
+import { guardConnections, refuseOnSocket, type ConnectionLimits } from './http/connection-guard.js';
+import { clientAddress, trustedProxiesOf } from './domain/client-address.js';
 import { createRequestHandler } from './http/create-request-handler.js';
 import { createRoutes } from './http/routes.js';
 import { createRateLimiters, type RateLimitOptions, type RateLimits } from './http/rate-limiter.js';
@@ -61,6 +63,12 @@ export interface BubbleServerOptions {
   rateLimit?: RateLimitOptions;
   /** Caps and timeouts of TCP connections; defaults suit a team server (see `http/connection-guard.ts`). */
   connections?: ConnectionLimits;
+  /**
+   * Reverse proxies whose `X-Forwarded-For` names the client (protocol.md, "Limits"): addresses
+   * and CIDR ranges, IPv4 and IPv6 (`['127.0.0.1', '::1']` behind nginx on the same machine).
+   * Default none: the client address is always the TCP peer. A malformed entry fails the start.
+   */
+  trustedProxies?: readonly string[];
   /** How long shutdown waits for in-flight requests before cutting connections. Default 10 s. */
   shutdownGraceMs?: number;
   /** A built web app to serve at `/` (never shadowing `/v1/*` or `/healthz`); see `http/static-web-root.ts`. */
@@ -104,6 +112,12 @@ export interface BubbleServer {
  */
 export async function createBubbleServer(options: BubbleServerOptions): Promise<BubbleServer> {
   const logger = options.logger ?? pino({ level: 'silent' });
+  const trustedParse = trustedProxiesOf(options.trustedProxies ?? []);
+  if (!trustedParse.ok) throw new Error(`trustedProxies: ${trustedParse.error}`);
+  const trusted = trustedParse.proxies;
+  // Every per-address limit and log line uses the client address, not the proxy's.
+  const addressOf = (req: IncomingMessage): string | undefined =>
+    clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], trusted);
   const bus = createClusterBus({
     logger: logger.child({ component: 'cluster' }),
     onListenerError: (err) => logger.error({ err }, 'live bus listener failed'),
@@ -115,7 +129,7 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
   if (options.database === undefined && options.dataDir === undefined)
     throw new Error('createBubbleServer needs dataDir or database');
   const dataDir = options.database === undefined ? resolve(options.dataDir!) : '';
-  if (dataDir !== '') mkdirSync(dataDir, { recursive: true });
+  if (dataDir !== '') makePrivateDir(dataDir);
   const store: BubbleStore =
     options.database === undefined
       ? await openSqliteStore(join(dataDir, DATABASE_FILE_NAME), { onCommit })
@@ -201,6 +215,7 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
     authenticate,
     logger,
     rateLimiter: limiters.requests,
+    clientAddress: addressOf,
     closing: () => closing,
   });
   const webRoot =
@@ -211,6 +226,19 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
           oidcAuthenticator === undefined ? {} : { connectOrigins: () => oidcAuthenticator.browserOrigins() },
         );
   const serve = (req: IncomingMessage, res: ServerResponse): void => {
+    const refusal = guard.admit(req, res);
+    if (refusal !== null) {
+      const answer = toErrorResponse(rateLimited(refusal.message, refusal.retryAfterSeconds));
+      const body = JSON.stringify(answer.body);
+      res.writeHead(answer.status, {
+        ...answer.headers,
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(body),
+        connection: 'close',
+      });
+      res.end(body);
+      return;
+    }
     inFlight += 1;
     res.once('close', requestDone);
     if (webRoot === undefined) {
@@ -229,7 +257,7 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
   };
   // Timeouts are checked every second (Node's default is every 30 s).
   const httpServer = createServer({ connectionsCheckingInterval: 1_000 }, serve);
-  guardConnections(httpServer, options.connections ?? {}, logger);
+  const guard = guardConnections(httpServer, options.connections ?? {}, logger, trusted, addressOf);
   // `Expect: 100-continue` (curl sends it for large bodies): invite the body
   // only when its declared size is within the limit; otherwise the handler
   // answers 413 at once and the body is never sent.
@@ -255,6 +283,13 @@ export async function createBubbleServer(options: BubbleServerOptions): Promise<
     httpServer,
     {
       authenticate,
+      clientAddress: addressOf,
+      admitUpgrade: (request, socket) => {
+        const refusal = guard.admit(request);
+        if (refusal === null) return true;
+        refuseOnSocket(socket, refusal);
+        return false;
+      },
       takeFrame: frames === undefined ? undefined : (principal, count) => frames.take(budgetKeyOf(principal), count),
       readAccess: async (principalId, threadId) => readAccessOf(await store.getThreadAccess(threadId, principalId)),
       readEvents: (threadId, afterSeq, limit) => store.readEventsAfter(threadId, afterSeq, limit),

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -125,6 +126,64 @@ describe('bubble-server CLI', () => {
     ]).catch((e) => e);
     expect(result.code).toBe(code);
     expect(result.stderr).toContain(message);
+  });
+
+  it('refuses to start with a malformed trusted-proxy list, from the flag or BUBBLE_TRUSTED_PROXIES, and says which entry', async () => {
+    const flag = await run(process.execPath, [
+      BIN,
+      'serve',
+      '--data',
+      dataDir,
+      '--trusted-proxies',
+      '127.0.0.1,proxy.lan',
+    ]).catch((e) => e);
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toContain(
+      'bubble-server: --trusted-proxies: "proxy.lan" is not an IPv4 or IPv6 address or a CIDR range such as 10.0.0.0/8\n',
+    );
+    const env = await run(process.execPath, [BIN, 'serve', '--data', dataDir], {
+      env: { ...process.env, BUBBLE_TRUSTED_PROXIES: '::1,10.0.0.0/' },
+    }).catch((e) => e);
+    expect(env.code).toBe(2);
+    expect(env.stderr).toContain(
+      'bubble-server: BUBBLE_TRUSTED_PROXIES: "10.0.0.0/" has no prefix length after the "/" (such as /8 or /64)\n',
+    );
+  });
+
+  it('keeps its files private whatever the umask: the data folder 0700, bubble.db and its -wal and -shm 0600, an export 0600', async () => {
+    // Under umask 022, as a shell outside systemd has it: everything would be world-readable by default.
+    const underUmask: [string, ...string[]] = ['sh', '-c', 'umask 022 && exec "$0" "$@"', process.execPath, BIN];
+    const modeOf = (path: string) => (statSync(path).mode & 0o777).toString(8);
+    const data = join(dataDir, 'fresh', 'data');
+    const server = serve(['--port', '0', '--data', data, '--log-level', 'silent'], underUmask);
+    try {
+      const url = await server.listening;
+      const [file, ...head] = underUmask;
+      const created = JSON.parse(
+        (await run(file, [...head, 'principal', 'create-human', 'alice', '--data', data])).stdout,
+      );
+      expect((await httpCall(url, 'POST', '/v1/threads', { token: created.token.token, body: {} })).status).toBe(201);
+      expect({
+        folder: modeOf(data),
+        db: modeOf(join(data, 'bubble.db')),
+        wal: modeOf(join(data, 'bubble.db-wal')),
+        shm: modeOf(join(data, 'bubble.db-shm')),
+      }).toEqual({ folder: '700', db: '600', wal: '600', shm: '600' });
+      // An export overwriting a world-readable file leaves it 0600.
+      const dump = join(dataDir, 'dump.jsonl');
+      writeFileSync(dump, 'old\n', { mode: 0o644 });
+      expect(modeOf(dump)).toBe('644');
+      await run(file, [...head, 'export', '--data', data, '--file', dump]);
+      expect(modeOf(dump)).toBe('600');
+      expect(readFileSync(dump, 'utf8')).toContain('"alice"');
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+    // A database made world-readable by an older version is made 0600 when it is opened again.
+    chmodSync(join(data, 'bubble.db'), 0o644);
+    await run(process.execPath, [BIN, 'principal', 'list', '--data', data]);
+    expect(modeOf(join(data, 'bubble.db'))).toBe('600');
   });
 
   it('reports a port in use and exits 1', async () => {

@@ -93,6 +93,7 @@ async function serve(command: ServeCommand): Promise<void> {
     port: command.port,
     logger,
     connections,
+    trustedProxies: command.trustedProxies,
     rateLimits: rateLimitsOf(command),
     webRoot: command.webRoot ? resolve(command.webRoot) : undefined,
     oidc: config.oidc,
@@ -106,7 +107,10 @@ async function serve(command: ServeCommand): Promise<void> {
     storage.kind === 'postgres' ? `database: ${where.database}\n` : `data folder: ${storage.dataDir}\n`,
   );
   process.stdout.write(`listening on ${server.url}\n`);
-  logger.info({ url: server.url, ...where, oidcIssuer: config.oidc?.issuer }, 'listening');
+  logger.info(
+    { url: server.url, ...where, oidcIssuer: config.oidc?.issuer, trustedProxies: command.trustedProxies },
+    'listening',
+  );
 }
 
 /** Runs one operator command on the database (which a running server may share) and prints its JSON answer on stdout. */
@@ -154,7 +158,7 @@ async function databaseCommand(command: DatabaseCommand): Promise<void> {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const parsed = parseCli(argv);
+  const parsed = parseCli(argv, process.env);
   if (!parsed.ok) {
     process.stderr.write(`bubble-server: ${parsed.errors.join('\nbubble-server: ')}\n\n${USAGE}`);
     return 2;

@@ -37,6 +37,15 @@ export function createClient(credentials: Credentials, onLiveState: (state: Live
   });
 }
 
+/** A client for one call with `token` (no live connection): naming the account of a sign-in link. */
+export function createTokenClient(token: string): BubbleClient {
+  return new BubbleClient({
+    url: window.location.origin,
+    token,
+    fetch: (input, init) => globalThis.fetch(input, init),
+  });
+}
+
 /** A client without credentials, for `/v1/info` before anyone signs in. */
 export function createAnonymousClient(): BubbleClient {
   return new BubbleClient({ url: window.location.origin, fetch: (input, init) => globalThis.fetch(input, init) });

@@ -9,7 +9,7 @@ import python from 'highlight.js/lib/languages/python';
 import typescript from 'highlight.js/lib/languages/typescript';
 import xml from 'highlight.js/lib/languages/xml';
 import yaml from 'highlight.js/lib/languages/yaml';
-import { Marked, type Token, type TokensList } from 'marked';
+import MarkdownIt, { type Token } from 'markdown-it';
 
 hljs.registerLanguage('bash', bash);
 hljs.registerLanguage('css', css);
@@ -84,23 +84,69 @@ export function languageOfPath(path: string): string {
   return EXTENSION_LANGUAGE[ext] ?? '';
 }
 
-const marked = new Marked({
-  gfm: true,
-  breaks: true,
-  renderer: {
-    // Remote images would tell their host who reads the thread, and when: shown as links instead.
-    image({ href, text }) {
-      const target = safeHref(href);
-      const label = escapeHtml(text || href);
-      return target === null ? label : `<a href="${escapeHtml(target)}">${label} (image)</a>`;
+/** How deep quotes and lists may nest in a message; a `>` or a list marker deeper than this is text. */
+export const MAX_NESTING = 16;
+
+/**
+ * markdown-it, not marked: its parsers are linear in the input (no backtracking emphasis,
+ * CommonMark's delimiter algorithm with its bottom bounds), where marked took 2.7 s in a browser
+ * on 60 KB of `_a` and overflowed its stack on 60 KB of `>`. Raw HTML is off (a message's `<b>` is
+ * text); links are followed only where `safeHref` allows; bare URLs and emails are linked as
+ * GitHub does, but not bare names like `README.md` (a country's domain to a fuzzy linker).
+ */
+const md = new MarkdownIt('default', { html: false, linkify: true, breaks: true, typographer: false });
+md.linkify.set({ fuzzyLink: false, fuzzyEmail: true, fuzzyIP: false });
+md.validateLink = (url) => safeHref(url) !== null;
+
+/**
+ * Quotes and lists each parse what they hold with the block parser again, so their depth is the
+ * parser's stack: counted here, per parse, and a container past `MAX_NESTING` is left to the
+ * paragraph rule (its markers shown as text) instead of nesting further.
+ */
+for (const name of ['blockquote', 'list']) {
+  const rule = md.block.ruler.__rules__.find((r) => r.name === name);
+  if (rule === undefined) throw new Error(`markdown-it has no ${name} rule`);
+  const parse = rule.fn;
+  md.block.ruler.at(
+    name,
+    (state, startLine, endLine, silent) => {
+      const env = state.env as { depth?: number };
+      const depth = env.depth ?? 0;
+      if (depth >= MAX_NESTING) return false;
+      env.depth = depth + 1;
+      try {
+        return parse(state, startLine, endLine, silent);
+      } finally {
+        env.depth = depth;
+      }
     },
-    code({ text, lang }) {
-      const language = fenceLanguage(lang);
-      const cls = language !== '' ? ` class="hljs language-${language}"` : ' class="hljs"';
-      return `<pre><code${cls}>${highlightedHtml(text, language)}</code></pre>\n`;
-    },
-  },
-});
+    { alt: rule.alt },
+  );
+}
+
+// Remote images would tell their host who reads the thread, and when: shown as links instead.
+md.renderer.rules.image = (tokens, idx) => {
+  const token = tokens[idx]!;
+  const src = String(token.attrGet('src') ?? '');
+  const target = safeHref(src);
+  const label = escapeHtml(token.content || src);
+  return target === null ? label : `<a href="${escapeHtml(target)}">${label} (image)</a>`;
+};
+const codeHtml = (code: string, info: string): string => {
+  const language = fenceLanguage(info);
+  const cls = language !== '' ? ` class="hljs language-${language}"` : ' class="hljs"';
+  return `<pre><code${cls}>${highlightedHtml(code, language)}</code></pre>\n`;
+};
+// A line break is `<br>` alone, as marked drew it: no line break after it in the text.
+md.renderer.rules.softbreak = () => '<br>';
+md.renderer.rules.hardbreak = () => '<br>';
+md.renderer.rules.fence = (tokens, idx) => codeHtml(withoutFinalNewline(tokens[idx]!.content), tokens[idx]!.info);
+md.renderer.rules.code_block = (tokens, idx) => codeHtml(withoutFinalNewline(tokens[idx]!.content), '');
+
+/** markdown-it keeps a code block's last line break; the code as written (and copied) ends before it. */
+function withoutFinalNewline(code: string): string {
+  return code.endsWith('\n') ? code.slice(0, -1) : code;
+}
 
 /**
  * What a message may draw: text, lists, tables, code, quotes and links. No
@@ -171,9 +217,7 @@ function hookLinks(): void {
  * an unfinished code fence renders as a code block up to where the text ends.
  */
 export function renderMarkdown(source: string): string {
-  hookLinks();
-  const html = marked.parse(source, { async: false });
-  return sanitize(html);
+  return sanitize(md.render(source, {}));
 }
 
 function sanitize(html: string): string {
@@ -201,20 +245,20 @@ export type MarkdownBlock =
  * `clean` is DOMPurify with the rules above; the tests, which have no DOM, pass the HTML through.
  */
 export function renderMarkdownBlocks(source: string, clean: (html: string) => string = sanitize): MarkdownBlock[] {
-  const tokens = marked.lexer(source);
+  const env = {};
+  const tokens = md.parse(source, env);
   const blocks: MarkdownBlock[] = [];
   let pending: Token[] = [];
   const flush = () => {
     if (pending.length === 0) return;
-    const list = Object.assign(pending, { links: tokens.links }) as TokensList;
-    blocks.push({ kind: 'html', html: clean(marked.parser(list)) });
+    blocks.push({ kind: 'html', html: clean(md.renderer.render(pending, md.options, env)) });
     pending = [];
   };
   for (const token of tokens) {
-    if (token.type === 'code') {
+    if (token.level === 0 && (token.type === 'fence' || token.type === 'code_block')) {
       flush();
-      const language = fenceLanguage(token.lang as string | undefined);
-      const code = String(token.text ?? '');
+      const language = token.type === 'fence' ? fenceLanguage(token.info) : '';
+      const code = withoutFinalNewline(token.content);
       blocks.push({ kind: 'code', language, code, html: clean(highlightedHtml(code, language)) });
     } else pending.push(token);
   }

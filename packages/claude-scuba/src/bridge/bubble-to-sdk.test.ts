@@ -35,7 +35,7 @@ describe('BubbleToSdkDrain', () => {
     expect(drain.bufferedSeqs).toEqual([4, 5]);
     drain.observe(ev('alice', 'run_finished', { runId: 'a1', status: 'completed' }));
     const payload = drain.drain()!;
-    expect([payload.text, payload.replyTo, payload.consumedSeqs]).toEqual(['hello', [4], [4, 5, 6]]);
+    expect([payload.text, payload.replyTo, payload.consumedSeqs]).toEqual(['alice ("Alice"): hello', [4], [4, 5, 6]]);
     expect(drain.bufferedSeqs).toEqual([]);
   });
 
@@ -46,7 +46,7 @@ describe('BubbleToSdkDrain', () => {
     drain.observe(part('bob', 'open', 'still typing'));
     drain.observe(part('carol', 'bare', 'quick note'));
     const payload = drain.drain()!;
-    expect(payload.text).toBe('quick note');
+    expect(payload.text).toBe('carol: quick note');
     expect(drain.bufferedSeqs).toEqual([1, 2]);
   });
 });

@@ -111,6 +111,14 @@ export const ClaudeSectionSchema = z.object(
           "the state database, the CLI's home, every workspace but the thread's, the user's home): " +
           "a server's data folder on the same machine, say.",
       ),
+    readPaths: z
+      .array(path, { error: 'must be a list of paths' })
+      .default([])
+      .describe(
+        "More folders (or files) that commands may read, beside the thread's workspace, the system's " +
+          'folders (/usr, /bin, /sbin, /lib*, /etc but its secrets) and the toolchains on PATH; every other ' +
+          "path reads as missing. A path inside one of the bot's private paths stays denied.",
+      ),
   },
   { error: 'must be an object' },
 );

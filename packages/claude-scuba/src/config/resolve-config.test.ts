@@ -36,6 +36,7 @@ describe('resolveConfig: good configs', () => {
         maxRetries: 2,
         sandbox: true,
         privatePaths: [],
+        readPaths: [],
         credential: { kind: 'api_key', key: '[secret]' },
       },
       approvals: { approvers: 'bot_owners', timeoutSeconds: 600 },

@@ -79,6 +79,7 @@ export function resolveConfig(input: unknown, context: ResolveContext): ResolveR
       workspaceRoot: abs(claude.workspaceRoot),
       configDir: abs(claude.configDir),
       privatePaths: claude.privatePaths.map(abs),
+      readPaths: claude.readPaths.map(abs),
       credential,
       baseUrl,
     },

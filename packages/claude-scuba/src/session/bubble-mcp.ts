@@ -6,6 +6,9 @@ export const BUBBLE_MCP_PREFIX = `mcp__${BUBBLE_MCP_NAME}__`;
 
 /** Which thread, run and tool call an approved call belongs to. */
 export interface McpCallContext {
+  /** The session's thread: the call may act on it and its subthreads only. */
+  runThreadId: string;
+  /** The thread the call comes from (a sub-agent's subthread for its calls), the tools' default. */
   threadId: string;
   runId: string;
   toolCallId: string;

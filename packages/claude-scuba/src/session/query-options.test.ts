@@ -1,3 +1,4 @@
+import { SYSTEM_READ_PATHS, SYSTEM_SECRET_PATHS } from '@bubble/engine';
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../config/resolve-config.js';
 import { buildClaimPlan, buildQueryOptions, buildSpareOptions } from './query-options.js';
@@ -99,7 +100,10 @@ describe('buildQueryOptions', () => {
       failIfUnavailable: true,
       autoAllowBashIfSandboxed: false,
       allowUnsandboxedCommands: false,
-      filesystem: { denyRead: ['/bot/claude', '/bot/scuba.json', '/bot/ws', '/home/bot'], allowRead: ['/bot/ws/th_1'] },
+      filesystem: {
+        denyRead: ['/', ...SYSTEM_SECRET_PATHS, '/bot/claude', '/bot/scuba.json', '/bot/ws', '/home/bot'].sort(),
+        allowRead: [...SYSTEM_READ_PATHS, '/bot/ws/th_1'].sort(),
+      },
       credentials: {
         envVars: ['ANTHROPIC_API_KEY', 'CLAUDE_CODE_OAUTH_TOKEN', 'ANTHROPIC_AUTH_TOKEN'].map((name) => ({
           name,
@@ -156,8 +160,9 @@ describe('the spare split: host options at start-up, the thread in the claim', (
     expect(options.systemPrompt).toEqual({ type: 'preset', preset: 'claude_code' });
     expect(options).toMatchObject({ settingSources: [], includePartialMessages: true, tools: ['Bash', 'Read'] });
     expect(options.sandbox?.filesystem).toEqual({
-      denyRead: ['/bot/claude', '/bot/tmp', '/bot/ws', '/home/bot'],
-      allowRead: [],
+      denyRead: ['/', ...SYSTEM_SECRET_PATHS, '/bot/claude', '/bot/tmp', '/bot/ws', '/home/bot'].sort(),
+      // The system folders every thread may read; no workspace.
+      allowRead: [...SYSTEM_READ_PATHS].sort(),
     });
     // The rules every thread under the workspace root has, and only those (a claim cannot take one away).
     const deny = (options.settings as { permissions: { deny: string[] } }).permissions.deny;

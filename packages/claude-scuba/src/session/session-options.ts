@@ -4,7 +4,6 @@ import type { ToolCatalog, ToolClient } from '@bubble/sdk';
 import type { Logger } from 'pino';
 import type { ScubaConfig } from '../config/resolve-config.js';
 import type { Clock } from '../translate/delta-coalescer.js';
-import type { ClaudeSdkSession } from './claude-sdk-session.js';
 import type { AppendFn } from './outbound.js';
 import type { SessionStore } from './session-store.js';
 import type { SpareBinding } from './spare-setup.js';
@@ -22,6 +21,11 @@ export interface SessionClient {
   ): Promise<{ thread: { threadId: string } }>;
   getThread(threadId: string): Promise<Pick<Thread, 'threadId' | 'parentThreadId'>>;
   readEvents(threadId: string, input: { after: number; limit: number }): Promise<{ events: EventEnvelope[] }>;
+}
+
+/** A session as the bot's callbacks see the one calling them: which thread, and its identity for `!==`. */
+export interface SessionRef {
+  readonly threadId: string;
 }
 
 export interface SessionOptions {
@@ -45,9 +49,9 @@ export interface SessionOptions {
    * Asks the bot to close another thread's idle query when every CLI slot is
    * taken (least recently used first). Returns whether one was closed.
    */
-  evictIdle?: (requester: ClaudeSdkSession) => boolean;
+  evictIdle?: (requester: SessionRef) => boolean;
   /** Hands an interrupt for a run this session does not own to the session that does (a sub-agent's run, asked on its subthread). */
-  routeInterrupt?: (runId: string, by: string, reason: string | undefined, seq: number, from: ClaudeSdkSession) => void;
+  routeInterrupt?: (runId: string, by: string, reason: string | undefined, seq: number, from: SessionRef) => void;
   /** The owners of the bot principal (approvers under `bot_owners` while they are on the thread). */
   botOwners: ReadonlySet<string>;
   /** Display names of the bot's owners (they may not be on the thread). */

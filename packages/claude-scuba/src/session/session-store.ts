@@ -1,6 +1,5 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { makePrivateDatabase } from '../private-files.js';
 
 /** What the bot remembers per thread across restarts (seed 004: "the cwd is written once and never recomputed"). */
 export interface ThreadSessionRecord {
@@ -38,7 +37,7 @@ export class SqliteSessionStore implements SessionStore {
   readonly #statements: ReturnType<typeof prepareStatements>;
 
   constructor(options: { path: string; scope: string }) {
-    if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
+    makePrivateDatabase(options.path);
     this.#scope = options.scope;
     this.#db = new Database(options.path);
     this.#db.pragma('journal_mode = WAL');

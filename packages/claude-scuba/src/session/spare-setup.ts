@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CanUseTool, Options } from '@anthropic-ai/claude-agent-sdk';
 import { SpareEngine, type RunQueue, type SpareSetup, type ToolIsolation } from '@bubble/engine';
@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { ToolCatalog, ToolClient } from '@bubble/sdk';
 import type { ScubaConfig } from '../config/resolve-config.js';
 import { BUBBLE_MCP_NAME, buildBubbleMcpServer, McpCallBroker, type McpCallContext } from './bubble-mcp.js';
+import { makePrivateDir } from '../private-files.js';
 import { buildSpareOptions, tmpRootOf } from './query-options.js';
 
 /** What a claimed spare's callbacks reach: the tool gate of the thread that claimed it. */
@@ -41,7 +42,7 @@ const SPARE_TMP_PREFIX = '.spare-';
  */
 export function prepareSpare(options: SpareSetupOptions, spareId: string): SpareSetup<SpareBinding> {
   const tmpDir = join(tmpRootOf(options.config), `${SPARE_TMP_PREFIX}${spareId}-${randomUUID().slice(0, 8)}`);
-  mkdirSync(tmpDir, { recursive: true });
+  makePrivateDir(tmpDir);
   let binding: SpareBinding | undefined;
   const canUseTool: CanUseTool = async (toolName, input, callOptions) =>
     binding

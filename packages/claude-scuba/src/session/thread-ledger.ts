@@ -105,6 +105,9 @@ export class ThreadLedger {
       case 'participant_added':
       case 'participant_removed':
       case 'artifact_updated':
+      case 'agent_settings':
+      case 'context_reset':
+      case 'file_added':
         return;
       default: {
         // Only custom events are left: a new known type fails this assignment at compile time.

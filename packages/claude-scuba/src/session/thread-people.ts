@@ -1,4 +1,5 @@
 import { type EventEnvelope, parseEvent, type Role } from '@bubble/protocol';
+import { promptBlocks, type PromptTextBlock } from '@bubble/sdk';
 import type { Logger } from 'pino';
 
 /** What the people on a thread need of Bubble. */
@@ -60,20 +61,19 @@ export class ThreadPeople {
   }
 
   /**
-   * The words for Claude. With more than one other participant on the thread
-   * every part says who wrote it, even when only one of them spoke this time,
-   * so Claude can tell people apart across turns.
+   * The words for Claude: one text block per message, each beginning with its
+   * speaker's id and display name as the sdk quotes them (`promptBlocks`), also
+   * when one person speaks, so no text can pass for another speaker's and none
+   * starts a block with `/` (a CLI slash command, engine-notes §10).
    */
-  promptText(parts: ReadonlyArray<{ principalId: string; text: string }>): string {
-    const others = [...this.roles.keys()].filter((p) => p !== this.#selfId).length;
-    const speakers = new Set(parts.map((part) => part.principalId)).size;
-    if (others <= 1 && speakers <= 1) return parts.map((part) => part.text).join('\n\n');
-    return parts
-      .map((part) => {
-        const name = this.names.get(part.principalId);
-        return `${name && name !== part.principalId ? `${name} (${part.principalId})` : part.principalId}: ${part.text}`;
-      })
-      .join('\n\n');
+  promptContent(parts: ReadonlyArray<{ principalId: string; text: string }>): PromptTextBlock[] {
+    return promptBlocks(
+      parts.map((part) => ({
+        principalId: part.principalId,
+        displayName: this.names.get(part.principalId),
+        text: part.text,
+      })),
+    );
   }
 
   async #learn(principalId: string): Promise<void> {

@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CanUseTool, Options } from '@anthropic-ai/claude-agent-sdk';
 import type {
@@ -14,6 +13,7 @@ import type {
 } from '@bubble/engine';
 import type { Logger } from 'pino';
 import type { ScubaConfig } from '../config/resolve-config.js';
+import { makePrivateDir } from '../private-files.js';
 import { buildClaimPlan, buildQueryOptions, tmpRootOf } from './query-options.js';
 import type { SessionStore, ThreadSessionRecord } from './session-store.js';
 import type { SpareBinding } from './spare-setup.js';
@@ -180,7 +180,7 @@ export class ThreadQuery {
   #fixWorkspace(): ThreadSessionRecord {
     const { config, threadId, store } = this.#options;
     const record = store.fixWorkspace(threadId, join(config.claude.workspaceRoot, safeDirName(threadId)));
-    mkdirSync(record.workspace, { recursive: true });
+    makePrivateDir(record.workspace);
     this.#workspace = record.workspace;
     this.#sessionStored = record.claudeSessionId !== null;
     return record;
@@ -191,7 +191,7 @@ export class ThreadQuery {
     const { config, threadId } = this.#options;
     // Each thread's CLI has temp files of its own (sub-agent outputs live there), so no thread's commands see another's.
     const tmp = join(tmpRootOf(config), safeDirName(threadId));
-    mkdirSync(tmp, { recursive: true });
+    makePrivateDir(tmp);
     const options = buildQueryOptions({
       config,
       threadId,

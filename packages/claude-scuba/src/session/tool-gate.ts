@@ -205,7 +205,12 @@ export class ToolGate {
     if (toolName.startsWith(BUBBLE_MCP_PREFIX) && (answered.behavior === 'allow' || answered.source === 'result')) {
       // A sub-agent's call works on its subthread by default, the main conversation's on this thread.
       const where = o.callContext(toolCallId);
-      const context = { threadId: where.threadId, runId: where.runId ?? 'unknown', toolCallId };
+      const context = {
+        runThreadId: o.threadId,
+        threadId: where.threadId,
+        runId: where.runId ?? 'unknown',
+        toolCallId,
+      };
       if (answered.behavior === 'deny' && answered.result) {
         // A local tool's handler is ours: a participant's result reaches Claude as the tool's own, not as a refusal.
         this.#mcpCalls.approved({ ...context, supplied: answered.result });

@@ -190,7 +190,7 @@ export class TurnStarter {
     const parts = this.#parts;
     const { log, output } = parts;
     // Attributed when it goes to the CLI: names learned while a new query waits for its slot count.
-    const prompt = () => parts.people.promptText(payload.parts);
+    const prompt = () => parts.people.promptContent(payload.parts);
     const live = parts.query.live;
     if (live) {
       // Warm: the CLI gets the words first (its turn is the long pole); run_started goes out while it works.
@@ -267,7 +267,7 @@ export class TurnStarter {
         'steering the running turn (as context, not to be answered)',
       );
       output.noteSteer(uuid);
-      query.push(parts.people.promptText(payload.parts), { uuid, shouldQuery: false });
+      query.push(parts.people.promptContent(payload.parts), { uuid, shouldQuery: false });
       return;
     }
     log.info(
@@ -275,7 +275,7 @@ export class TurnStarter {
       'steering the running turn',
     );
     output.noteAside(uuid, payload.replyTo);
-    query.push(parts.people.promptText(payload.parts), { uuid });
+    query.push(parts.people.promptContent(payload.parts), { uuid });
   }
 
   /** Whether to answer a drained payload: respondTo, and the thread's bot-only streak whichever bots took it. */

@@ -37,7 +37,11 @@ export interface ScubaWorld {
   threadId: string;
   configPath: string;
   writeConfig(extra?: Record<string, unknown>, botId?: string): string;
-  startBot(options?: { configPath?: string; env?: Record<string, string> }): ScubaProcess;
+  /**
+   * Starts the binary; `asUser` runs it as that Unix user (`setpriv --reuid --regid --init-groups`,
+   * so the caller must be root), as a systemd unit's `User=` would.
+   */
+  startBot(options?: { configPath?: string; env?: Record<string, string>; asUser?: string }): ScubaProcess;
   /** Alice says something: one complete run (run_started, text, run_finished). Returns the envelopes. */
   say(text: string, runId?: string, client?: BubbleClient): Promise<EventEnvelope[]>;
   /** Every event of the thread, read as Alice (or as `client`). */
@@ -90,7 +94,13 @@ export async function startScubaWorld(options: { script: Script; botId?: string 
     configPath,
     writeConfig,
     startBot(startOptions = {}) {
-      const child = spawn(process.execPath, [BIN, '--config', startOptions.configPath ?? configPath], {
+      const command = [process.execPath, BIN, '--config', startOptions.configPath ?? configPath];
+      const asUser = startOptions.asUser;
+      const argv =
+        asUser === undefined
+          ? command
+          : ['setpriv', `--reuid=${asUser}`, `--regid=${asUser}`, '--init-groups', '--', ...command];
+      const child = spawn(argv[0]!, argv.slice(1), {
         env: {
           PATH: process.env.PATH ?? '/usr/bin:/bin',
           BOT_TOKEN: botToken,

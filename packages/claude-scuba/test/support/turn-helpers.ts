@@ -57,7 +57,7 @@ export type Chunk = {
 export const chunkOf = (e: EventEnvelope) => e.data.chunk as Chunk;
 
 /** The bot's `message_part` of chunk `type` (and of `toolCallId`, when given). */
-export const botPart = (w: ScubaWorld, type: string, toolCallId?: string) => (e: EventEnvelope) =>
+export const botPart = (w: Pick<ScubaWorld, 'botId'>, type: string, toolCallId?: string) => (e: EventEnvelope) =>
   e.principalId === w.botId &&
   e.type === 'message_part' &&
   chunkOf(e).type === type &&
@@ -69,4 +69,17 @@ export const outputText = (e: EventEnvelope): string => {
   return Array.isArray(output)
     ? output.map((b) => String((b as { text?: unknown }).text ?? '')).join('')
     : String(output);
+};
+
+/** The text blocks of the last user message a request carries, in order, without the CLI's `<system-reminder>` blocks. */
+export const lastUserBlocks = (body: unknown): string[] => {
+  const messages = (body as { messages?: Array<{ role?: string; content?: unknown }> }).messages ?? [];
+  const last = messages.filter((m) => m.role === 'user').at(-1);
+  if (last === undefined) return [];
+  const content = typeof last.content === 'string' ? [{ type: 'text', text: last.content }] : last.content;
+  if (!Array.isArray(content)) return [];
+  return content
+    .filter((b): b is { type: 'text'; text: string } => b?.type === 'text' && typeof b.text === 'string')
+    .map((b) => b.text)
+    .filter((text) => !text.trimStart().startsWith('<system-reminder>'));
 };

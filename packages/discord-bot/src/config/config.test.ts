@@ -60,4 +60,16 @@ describe('resolveConfig', () => {
     const typo = resolveConfig({ ...minimal, limits: { maxConcurentRuns: 3 } }, context);
     expect(typo.ok && typo.warnings[0]).toContain('did you mean limits.maxConcurrentRuns?');
   });
+
+  it('leaveOtherGuilds needs the list of guilds to stay in', () => {
+    const alone = resolveConfig({ ...minimal, discord: { ...minimal.discord, leaveOtherGuilds: true } }, context);
+    expect(alone.ok).toBe(false);
+    if (!alone.ok)
+      expect(alone.problems).toContain('discord.leaveOtherGuilds needs discord.guildIds (the guilds to stay in)');
+    const listed = resolveConfig(
+      { ...minimal, discord: { ...minimal.discord, guildIds: ['456'], leaveOtherGuilds: true } },
+      context,
+    );
+    expect(listed.ok && listed.config.discord.leaveOtherGuilds).toBe(true);
+  });
 });

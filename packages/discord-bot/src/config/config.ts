@@ -57,7 +57,14 @@ export const ConfigFileSchema = z.object(
         guildIds: z
           .array(snowflake, { error: 'must be a list of Discord ids' })
           .optional()
-          .describe('Slash commands are registered in these guilds at boot (instantly visible); omitted: globally.'),
+          .describe(
+            'The only guilds the bot works in: messages and interactions from any other are ignored, and its slash ' +
+              'commands are registered in these at boot (instantly visible). Omitted: every guild, commands globally.',
+          ),
+        leaveOtherGuilds: z
+          .boolean({ error: 'must be true or false' })
+          .default(false)
+          .describe('With guildIds: leave every other guild, at start and whenever the bot is added to one.'),
         allowBots: z
           .boolean({ error: 'must be true or false' })
           .default(false)
@@ -68,6 +75,13 @@ export const ConfigFileSchema = z.object(
     secretsKey: SecretRefSchema.describe(
       "The key that seals users' tokens at rest (AES-256-GCM): 32 bytes as hex or base64, or a passphrase.",
     ),
+    previousSecretsKeys: z
+      .array(SecretRefSchema, { error: 'must be a list of secrets' })
+      .default([])
+      .describe(
+        'Keys that sealed tokens before secretsKey (a rotation): a token is opened with secretsKey, else with these ' +
+          'in order, and at start every token sealed with one of them is sealed again with secretsKey.',
+      ),
     claude: z
       .object(
         {
@@ -87,7 +101,10 @@ export const ConfigFileSchema = z.object(
             .describe('Agentic mode: "buttons" asks the turn\'s sender before Write, Edit or Bash runs.'),
           approvalTimeoutSeconds: positiveInt('seconds')
             .default(300)
-            .describe('No click within this many seconds denies the tool call.'),
+            .describe(
+              'No click within this many seconds denies the tool call, or (the list of files other people changed ' +
+                'before an agentic turn) leaves the turn unrun.',
+            ),
           agentic: z
             .boolean({ error: 'must be true or false' })
             .default(true)
@@ -193,6 +210,7 @@ export interface DiscordBotConfig {
     Omit<ConfigFile['discord'], 'token' | 'guildIds'> & { token: Secret; guildIds: readonly string[] | undefined }
   >;
   readonly secretsKey: Secret;
+  readonly previousSecretsKeys: readonly Secret[];
   readonly claude: Readonly<Omit<ConfigFile['claude'], 'baseUrl'> & { baseUrl: string | undefined }>;
   readonly limits: Readonly<ConfigFile['limits']>;
   readonly dashboard: Readonly<{ host: string; port: number; token: Secret }> | undefined;
@@ -218,6 +236,7 @@ export function resolveConfig(input: unknown, context: ResolveContext): ResolveR
   const { problems, abs, secret } = configResolver(context);
   const token = secret(file.discord.token, 'discord.token');
   const secretsKey = secret(file.secretsKey, 'secretsKey');
+  const previousSecretsKeys = file.previousSecretsKeys.map((ref, i) => secret(ref, `previousSecretsKeys[${i}]`));
   const dashboardToken = file.dashboard === undefined ? undefined : secret(file.dashboard.token, 'dashboard.token');
   const envBase = context.env.ANTHROPIC_BASE_URL?.trim() || undefined;
   if (file.claude.baseUrl === undefined && envBase !== undefined && !/^https?:\/\/\S+$/.test(envBase)) {
@@ -225,7 +244,14 @@ export function resolveConfig(input: unknown, context: ResolveContext): ResolveR
       `the environment variable ANTHROPIC_BASE_URL must be an http(s) URL (got ${JSON.stringify(envBase)})`,
     );
   }
-  if (problems.length > 0 || token === undefined || secretsKey === undefined)
+  if (file.discord.leaveOtherGuilds && file.discord.guildIds === undefined)
+    problems.push('discord.leaveOtherGuilds needs discord.guildIds (the guilds to stay in)');
+  if (
+    problems.length > 0 ||
+    token === undefined ||
+    secretsKey === undefined ||
+    previousSecretsKeys.some((key) => key === undefined)
+  )
     return { ok: false, problems: [...problems, ...warnings] };
   const config: DiscordBotConfig = {
     discord: {
@@ -235,6 +261,7 @@ export function resolveConfig(input: unknown, context: ResolveContext): ResolveR
       guildIds: file.discord.guildIds,
     },
     secretsKey,
+    previousSecretsKeys: previousSecretsKeys.filter((key): key is Secret => key !== undefined),
     claude: {
       ...file.claude,
       configDir: abs(file.claude.configDir),

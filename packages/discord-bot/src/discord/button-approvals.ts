@@ -5,6 +5,11 @@ import type { StateStore } from '../store/state-store.js';
 
 export type ApprovalChoice = 'once' | 'thread' | 'deny';
 export const APPROVAL_PREFIX = 'bubble-approve';
+/** Before an agentic turn in a workspace others changed: the sender runs it or not. */
+export type ChangesChoice = 'run' | 'cancel';
+export const CHANGES_PREFIX = 'bubble-changes';
+type Choice = ApprovalChoice | ChangesChoice;
+type Waited = { choice: Choice | 'timeout' | 'stopped'; by?: string };
 
 /** Where a request is shown: a message with buttons in the thread, edited once it is answered. */
 export interface ApprovalChannel {
@@ -25,7 +30,8 @@ export interface ApprovalClick {
 interface Pending {
   senderId: string;
   text: string;
-  decide(choice: ApprovalChoice, by: string): void;
+  prefix: string;
+  decide(choice: Choice, by: string): void;
 }
 
 /**
@@ -65,18 +71,7 @@ export class ButtonApprovals {
         this.#logger.warn({ err: error, toolName }, 'could not post an approval request; denying');
         return deny('The approval request could not be shown in Discord.');
       }
-      const choice = await new Promise<{ choice: ApprovalChoice | 'timeout' | 'stopped'; by?: string }>((resolve) => {
-        const timer = setTimeout(() => settle({ choice: 'timeout' }), this.#timeoutMs);
-        const onAbort = (): void => settle({ choice: 'stopped' });
-        const settle = (value: { choice: ApprovalChoice | 'timeout' | 'stopped'; by?: string }): void => {
-          clearTimeout(timer);
-          signal.removeEventListener('abort', onAbort);
-          this.#pending.delete(id);
-          resolve(value);
-        };
-        signal.addEventListener('abort', onAbort, { once: true });
-        this.#pending.set(id, { senderId: context.senderId, text, decide: (c, by) => settle({ choice: c, by }) });
-      });
+      const choice = await this.#wait(id, APPROVAL_PREFIX, context.senderId, text, signal);
       if (choice.choice === 'timeout' || choice.choice === 'stopped') {
         const note =
           choice.choice === 'timeout'
@@ -91,10 +86,60 @@ export class ButtonApprovals {
             : 'The reply was stopped.',
         );
       }
-      if (choice.choice === 'deny') return deny(`<@${context.senderId}> denied this tool call.`);
+      if (choice.choice !== 'once' && choice.choice !== 'thread')
+        return deny(`<@${context.senderId}> denied this tool call.`);
       if (choice.choice === 'thread') this.#store.grantTool(context.threadId, context.senderId, toolName);
       return allow(input);
     };
+  }
+
+  /**
+   * Asks `senderId` whether their turn may run in a workspace other people's turns changed ("Run my turn" /
+   * "Cancel"); only their click counts, and no click within the timeout is "timeout" (nothing runs).
+   */
+  async confirmChanges(context: {
+    senderId: string;
+    text: string;
+    channel: ApprovalChannel;
+    signal: AbortSignal;
+  }): Promise<ChangesChoice | 'timeout' | 'stopped' | 'unshown'> {
+    const id = randomBytes(12).toString('hex');
+    let messageId: string;
+    try {
+      messageId = await context.channel.post(context.text, changesButtons(id));
+    } catch (error) {
+      this.#logger.warn({ err: error }, 'could not show the workspace changes; the turn does not run');
+      return 'unshown';
+    }
+    const waited = await this.#wait(id, CHANGES_PREFIX, context.senderId, context.text, context.signal);
+    if (waited.choice === 'timeout' || waited.choice === 'stopped') {
+      const note =
+        waited.choice === 'timeout'
+          ? `⌛ No answer within ${Math.round(this.#timeoutMs / 1000)} s: the turn did not run.`
+          : '⏹️ The reply stopped.';
+      await context.channel
+        .edit(messageId, `${context.text}\n${note}`)
+        .catch((error: unknown) => this.#logger.debug({ err: error }, 'changes edit failed'));
+      return waited.choice;
+    }
+    return waited.choice === 'run' ? 'run' : 'cancel';
+  }
+
+  /** Waits for the sender's click on request `id`, the timeout, or the run's end. */
+  #wait(id: string, prefix: string, senderId: string, text: string, signal: AbortSignal): Promise<Waited> {
+    return new Promise<Waited>((resolve) => {
+      const timer = setTimeout(() => settle({ choice: 'timeout' }), this.#timeoutMs);
+      const onAbort = (): void => settle({ choice: 'stopped' });
+      const settle = (value: Waited): void => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        this.#pending.delete(id);
+        resolve(value);
+      };
+      if (signal.aborted) return settle({ choice: 'stopped' });
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.#pending.set(id, { senderId, text, prefix, decide: (c, by) => settle({ choice: c, by }) });
+    });
   }
 
   /** Handles a click on an approval button; false when the click is not one of ours. */
@@ -102,7 +147,7 @@ export class ButtonApprovals {
     const parsed = parseCustomId(click.customId);
     if (parsed === undefined) return false;
     const pending = this.#pending.get(parsed.id);
-    if (pending === undefined) {
+    if (pending === undefined || pending.prefix !== parsed.prefix) {
       await click.replyPrivately('This request is no longer waiting (it was answered, timed out, or the reply ended).');
       return true;
     }
@@ -110,12 +155,7 @@ export class ButtonApprovals {
       await click.replyPrivately(`Only <@${pending.senderId}>, who sent the message, can answer this request.`);
       return true;
     }
-    const label =
-      parsed.choice === 'once'
-        ? '✅ Allowed once'
-        : parsed.choice === 'thread'
-          ? '✅ Allowed in this thread'
-          : '🚫 Denied';
+    const label = CHOICE_LABELS[parsed.choice];
     // Acknowledge first (Discord wants an answer within 3 s), then let the turn go on, even if the edit failed.
     try {
       await click.update(`${pending.text}\n${label} by <@${click.user.id}>.`);
@@ -134,11 +174,36 @@ function deny(message: string): PermissionResult {
   return { behavior: 'deny', message };
 }
 
-function parseCustomId(customId: string): { id: string; choice: ApprovalChoice } | undefined {
+const CHOICE_LABELS: Record<Choice, string> = {
+  once: '✅ Allowed once',
+  thread: '✅ Allowed in this thread',
+  deny: '🚫 Denied',
+  run: '▶️ Run',
+  cancel: '✋ Cancelled',
+};
+const CHOICES: Record<string, readonly Choice[]> = {
+  [APPROVAL_PREFIX]: ['once', 'thread', 'deny'],
+  [CHANGES_PREFIX]: ['run', 'cancel'],
+};
+
+function parseCustomId(customId: string): { prefix: string; id: string; choice: Choice } | undefined {
   const [prefix, id, choice] = customId.split(':');
-  if (prefix !== APPROVAL_PREFIX || id === undefined || !/^[0-9a-f]{24}$/.test(id)) return undefined;
-  if (choice !== 'once' && choice !== 'thread' && choice !== 'deny') return undefined;
-  return { id, choice };
+  if (prefix === undefined || id === undefined || !/^[0-9a-f]{24}$/.test(id)) return undefined;
+  const allowed = Object.hasOwn(CHOICES, prefix) ? CHOICES[prefix]! : [];
+  if (!allowed.includes(choice as Choice)) return undefined;
+  return { prefix, id, choice: choice as Choice };
+}
+
+function changesButtons(id: string): unknown[] {
+  return [
+    {
+      type: 1,
+      components: [
+        { type: 2, style: 3, label: 'Run my turn', custom_id: `${CHANGES_PREFIX}:${id}:run` },
+        { type: 2, style: 2, label: 'Cancel', custom_id: `${CHANGES_PREFIX}:${id}:cancel` },
+      ],
+    },
+  ];
 }
 
 function approvalButtons(id: string): unknown[] {

@@ -4,6 +4,8 @@ import type { Logger } from 'pino';
 /** The parts of a Discord message a prompt is made from (a discord.js Message fits). */
 export interface PromptSource {
   content: string;
+  /** The sender's Discord id: the only thing that says who speaks. */
+  senderId: string;
   senderName: string;
   /** Users mentioned in the text, to show `@name` instead of `<@id>`. */
   mentions: ReadonlyArray<{ id: string; name: string }>;
@@ -17,14 +19,41 @@ type PromptBlock =
 
 const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
 
-/** The message text for Claude: the bot's own mention dropped, other mentions as `@name`, the sender named (threads are shared). Pure. */
-export function promptText(source: Pick<PromptSource, 'content' | 'senderName' | 'mentions'>, botId: string): string {
+/** Text as XML character data or attribute value: `&`, `<`, `>` and `"` escaped, so nothing inside can close the element. Pure. */
+export function escapeMarkup(text: string): string {
+  return text.replace(/[&<>"]/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : '&quot;'));
+}
+
+/**
+ * One message as Claude sees it: `<message from="discord:<id>" name="…">…</message>`.
+ * The id says who speaks; the name and the text are escaped (line breaks in a
+ * name too), so no display name and no text can close the element or fake
+ * another speaker (issue 28 §8). Pure.
+ */
+export function speakerMessage(input: { senderId: string; senderName: string; text: string }): string {
+  const name = escapeMarkup(input.senderName).replace(/[\r\n\t]/g, (c) => `&#${c.charCodeAt(0)};`);
+  return `<message from="discord:${escapeMarkup(input.senderId)}" name="${name}">${escapeMarkup(input.text)}</message>`;
+}
+
+/**
+ * The message for Claude: the bot's own mention dropped, other mentions as `@name`, wrapped with its sender
+ * (threads are shared); `note` (what was left out) goes inside, escaped like the text. Pure.
+ */
+export function promptText(
+  source: Pick<PromptSource, 'content' | 'senderId' | 'senderName' | 'mentions'>,
+  botId: string,
+  note = '',
+): string {
   const names = new Map(source.mentions.map((m) => [m.id, m.name]));
   const text = source.content
     .replace(new RegExp(`<@!?${botId}>`, 'g'), '')
     .replace(/<@!?(\d+)>/g, (whole, id: string) => (names.has(id) ? `@${names.get(id)}` : whole))
     .trim();
-  return `${source.senderName}: ${text === '' ? '(no text)' : text}`;
+  return speakerMessage({
+    senderId: source.senderId,
+    senderName: source.senderName,
+    text: (text === '' ? '(no text)' : text) + note,
+  });
 }
 
 /** A thread name from the first line of the message (Discord allows 100 characters). Pure. */
@@ -49,11 +78,10 @@ export async function buildPrompt(
   source: PromptSource,
   options: { botId: string; maxImageBytes: number; maxImages: number; logger: Logger; fetch?: typeof fetch },
 ): Promise<UserContent> {
-  const text = promptText(source, options.botId);
   const images = source.attachments.filter(
     (a) => a.contentType !== null && IMAGE_TYPES.has(a.contentType.split(';')[0]!.trim()),
   );
-  if (images.length === 0) return text;
+  if (images.length === 0) return promptText(source, options.botId);
   const doFetch = options.fetch ?? fetch;
   const blocks: PromptBlock[] = [];
   const skipped: string[] = [];
@@ -79,6 +107,6 @@ export async function buildPrompt(
     }
   }
   const note = skipped.length === 0 ? '' : `\n[Images not included: ${skipped.join(', ')}]`;
-  blocks.unshift({ type: 'text', text: text + note });
+  blocks.unshift({ type: 'text', text: promptText(source, options.botId, note) });
   return blocks as UserContent;
 }

@@ -35,7 +35,7 @@ export interface TurnEnvironment {
 export interface TurnInput {
   kind: TurnKind;
   cwd: string;
-  /** Names the turn's own temp folder under `tmpRoot`: the thread id, or one per `/ask`. */
+  /** Names the turn's own temp folder under `tmpRoot`: the thread and the sender (`<threadId>/<userId>`), or one per `/ask`. */
   tmpKey: string;
   /** The acting user's own token: the sender of the message that started the turn. */
   claudeToken: string;

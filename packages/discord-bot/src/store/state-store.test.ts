@@ -47,7 +47,12 @@ describe('StateStore', () => {
     store.putSealedToken('u1', 'github', { sealed: 's2', keyId: 'k' });
     store.putSealedToken('u2', 'claude', { sealed: 's3', keyId: 'old' });
     store.grantTool('t1', 'u1', 'Bash');
-    expect(store.countForeignTokens('k')).toBe(1);
+    expect(store.tokensNotSealedWith('k')).toEqual([{ userId: 'u2', kind: 'claude', sealed: 's3', keyId: 'old' }]);
+    // Re-sealing replaces only the value it read: a token linked again in between stays.
+    expect(store.replaceSealedToken('u2', 'claude', 'stale', { sealed: 'x', keyId: 'k' })).toBe(false);
+    expect(store.replaceSealedToken('u2', 'claude', 's3', { sealed: 's4', keyId: 'k' })).toBe(true);
+    expect(store.tokensNotSealedWith('k')).toEqual([]);
+    store.putSealedToken('u2', 'claude', { sealed: 's3', keyId: 'old' });
     expect(store.deleteTokens('u1')).toBe(2);
     expect(store.sealedToken('u1', 'claude')).toBeUndefined();
     expect(store.isToolGranted('t1', 'u1', 'Bash')).toBe(false);

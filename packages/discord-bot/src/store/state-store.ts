@@ -26,7 +26,7 @@ export interface SealedToken {
   keyId: string;
 }
 
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 
 const MIGRATIONS: Record<number, string> = {
   1: `
@@ -55,6 +55,15 @@ const MIGRATIONS: Record<number, string> = {
       tool TEXT NOT NULL,
       granted_at INTEGER NOT NULL,
       PRIMARY KEY (thread_id, user_id, tool)
+    );
+  `,
+  2: `
+    CREATE TABLE workspace_seen (
+      thread_id TEXT NOT NULL,
+      user_id TEXT NOT NULL,
+      snapshot BLOB NOT NULL,
+      updated_at INTEGER NOT NULL,
+      PRIMARY KEY (thread_id, user_id)
     );
   `,
 };
@@ -169,10 +178,41 @@ export class StateStore {
     })();
   }
 
-  /** Tokens sealed under another key than `keyId` (the secretsKey changed). */
-  countForeignTokens(keyId: string): number {
-    return (this.#db.prepare('SELECT count(*) AS n FROM linked_tokens WHERE key_id <> ?').get(keyId) as { n: number })
-      .n;
+  /** Every token not sealed under `keyId`, for re-sealing after a key rotation. */
+  tokensNotSealedWith(keyId: string): Array<{ userId: string; kind: TokenKind } & SealedToken> {
+    return (
+      this.#db
+        .prepare('SELECT user_id, kind, sealed, key_id FROM linked_tokens WHERE key_id <> ? ORDER BY user_id, kind')
+        .all(keyId) as Array<{ user_id: string; kind: TokenKind; sealed: string; key_id: string }>
+    ).map((row) => ({ userId: row.user_id, kind: row.kind, sealed: row.sealed, keyId: row.key_id }));
+  }
+
+  /** Replaces a sealed token only if it is still `previous` (a /link or /unlink in between wins); whether it did. */
+  replaceSealedToken(userId: string, kind: TokenKind, previous: string, next: SealedToken): boolean {
+    return (
+      this.#db
+        .prepare(
+          'UPDATE linked_tokens SET sealed = ?, key_id = ?, updated_at = ? WHERE user_id = ? AND kind = ? AND sealed = ?',
+        )
+        .run(next.sealed, next.keyId, this.#now(), userId, kind, previous).changes === 1
+    );
+  }
+
+  /** The workspace as `userId` last left or accepted it in this thread (a serialized snapshot); undefined: never. */
+  seenWorkspace(threadId: string, userId: string): Buffer | undefined {
+    const row = this.#db
+      .prepare('SELECT snapshot FROM workspace_seen WHERE thread_id = ? AND user_id = ?')
+      .get(threadId, userId) as { snapshot: Buffer } | undefined;
+    return row?.snapshot;
+  }
+
+  setSeenWorkspace(threadId: string, userId: string, snapshot: Buffer): void {
+    this.#db
+      .prepare(
+        `INSERT INTO workspace_seen (thread_id, user_id, snapshot, updated_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (thread_id, user_id) DO UPDATE SET snapshot = excluded.snapshot, updated_at = excluded.updated_at`,
+      )
+      .run(threadId, userId, snapshot, this.#now());
   }
 
   grantTool(threadId: string, userId: string, tool: string): void {

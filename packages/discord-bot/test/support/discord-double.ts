@@ -87,6 +87,10 @@ export interface DiscordDouble {
   message(messageId: string): DoubleMessage | undefined;
   typing(channelId: string): number[];
   reactions(messageId: string): string[];
+  /** The guilds the bot is in (a guild it left is gone). */
+  guilds(): string[];
+  /** The bot is added to a guild: GUILD_CREATE is dispatched. */
+  addGuild(guild: { id: string; name: string; channels: Array<{ id: string; name: string }> }): void;
   commands(guildId: string | null): unknown[];
   interaction(id: string): InteractionRecord | undefined;
   waitUntilReady(options?: { timeoutMs?: number }): Promise<void>;
@@ -288,19 +292,8 @@ class Double implements DiscordDouble {
     this.#users.set(this.bot.id, this.bot);
     for (const guild of options.guilds ?? [
       { id: '456', name: 'Bubble test guild', channels: [{ id: '1000', name: 'general' }] },
-    ]) {
-      this.#guilds.push({ id: guild.id, name: guild.name, ownerId: snowflake() });
-      for (const c of guild.channels)
-        this.#addChannel({
-          id: c.id,
-          type: 0,
-          name: c.name,
-          guildId: guild.id,
-          parentId: undefined,
-          ownerId: undefined,
-          fromMessageId: undefined,
-        });
-    }
+    ])
+      this.#addGuild(guild);
     this.#routes = this.#buildRoutes();
     this.#server = createServer((req, res) => void this.#onRequest(req, res));
     this.#server.on('upgrade', (req, socket, head) => {
@@ -337,6 +330,14 @@ class Double implements DiscordDouble {
   }
   reactions(messageId: string): string[] {
     return this.#store.get(messageId)?.botReactions ?? [];
+  }
+  guilds(): string[] {
+    return this.#guilds.map((g) => g.id);
+  }
+  addGuild(guild: { id: string; name: string; channels: Array<{ id: string; name: string }> }): void {
+    this.#addGuild(guild);
+    this.#dispatch('GUILD_CREATE', this.#guildCreate(guild.id), Intents.Guilds);
+    this.#changed();
   }
   commands(guildId: string | null): unknown[] {
     return this.#commandLists.get(guildId ?? '') ?? [];
@@ -765,6 +766,7 @@ class Double implements DiscordDouble {
       ['GET', '/users/@me', () => ok(apiUser(this.bot))],
       ['GET', '/users/:user', ({ params: [id] }) => ok(apiUser(this.#users.get(id!) ?? raise(fail.unknownUser())))],
       ['GET', '/applications/@me', () => ok(this.#apiApplication())],
+      ['DELETE', '/users/@me/guilds/:guild', ({ params: [id] }) => none(this.#leaveGuild(id!))],
       ['GET', '/guilds/:guild', ({ params: [id] }) => ok(this.#apiGuild(id!))],
       [
         'GET',
@@ -886,6 +888,29 @@ class Double implements DiscordDouble {
     )
       throw fail.unknownMessage();
     return message;
+  }
+
+  #addGuild(guild: { id: string; name: string; channels: Array<{ id: string; name: string }> }): void {
+    this.#guilds.push({ id: guild.id, name: guild.name, ownerId: snowflake() });
+    for (const c of guild.channels)
+      this.#addChannel({
+        id: c.id,
+        type: 0,
+        name: c.name,
+        guildId: guild.id,
+        parentId: undefined,
+        ownerId: undefined,
+        fromMessageId: undefined,
+      });
+  }
+
+  /** The bot leaves a guild (DELETE /users/@me/guilds/:id): it is gone, and GUILD_DELETE follows the answer. */
+  #leaveGuild(guildId: string): () => void {
+    const index = this.#guilds.findIndex((g) => g.id === guildId);
+    if (index < 0) throw fail.unknownGuild();
+    this.#guilds.splice(index, 1);
+    for (const [id, channel] of this.#channels) if (channel.guildId === guildId) this.#channels.delete(id);
+    return () => this.#dispatch('GUILD_DELETE', { id: guildId }, Intents.Guilds);
   }
 
   #guildChannels(guildId: string): StoredChannel[] {

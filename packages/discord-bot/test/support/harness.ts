@@ -12,6 +12,7 @@ import { startModelDouble, type ModelDouble, type RecordedRequest, type Script }
 import { pino, type Logger } from 'pino';
 import { startDiscordBot, type DiscordBot } from '../../src/bot.js';
 import { loadConfigFile, type DiscordBotConfig } from '../../src/config/config.js';
+import { speakerMessage } from '../../src/discord/message-prompt.js';
 import { startDiscordDouble, type DiscordDouble, type DoubleMessage, type DoubleUser } from './discord-double.js';
 
 export const APP_ID = '123';
@@ -31,6 +32,8 @@ export interface HarnessOptions {
   editIntervalMs?: number;
   /** Lines the bot logs, for tests that read them (warnings, error refs). */
   logLines?: Array<Record<string, unknown>>;
+  /** Guilds the bot is in besides the test guild (not in guildIds unless `config` adds them). */
+  otherGuilds?: Array<{ id: string; name: string; channels: Array<{ id: string; name: string }> }>;
 }
 
 export interface Harness {
@@ -59,8 +62,8 @@ export interface Harness {
   replyText(channelId: string, afterId?: string): string;
   /** Main-loop requests the model double received (not title or other calls). */
   mainRequests(): RecordedRequest[];
-  /** Stops the bot and starts a new one on the same folder and doubles. */
-  restart(): Promise<void>;
+  /** Stops the bot and starts a new one on the same folder and doubles; `change` edits its env and config file first. */
+  restart(change?: { env?: Record<string, string>; config?: (file: Record<string, any>) => void }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -69,7 +72,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const model = await startModelDouble(options.script === undefined ? {} : { script: options.script });
   const discord = await startDiscordDouble({
     applicationId: APP_ID,
-    guilds: [{ id: GUILD_ID, name: 'Test guild', channels: [{ id: CHANNEL_ID, name: 'general' }] }],
+    guilds: [
+      { id: GUILD_ID, name: 'Test guild', channels: [{ id: CHANNEL_ID, name: 'general' }] },
+      ...(options.otherGuilds ?? []),
+    ],
   });
   const file: Record<string, any> = {
     discord: {
@@ -92,14 +98,14 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   options.config?.(file);
   const configFile = join(dir, 'bubble-discord.json');
   await writeFile(configFile, JSON.stringify(file, null, 2));
-  const env = {
+  const env: Record<string, string> = {
     DISCORD_BOT_TOKEN: 'discord-bot-token-test',
     BUBBLE_DISCORD_SECRETS_KEY: randomBytes(32).toString('hex'),
     BUBBLE_DISCORD_DASHBOARD_TOKEN: 'dashboard-token-test',
     ANTHROPIC_BASE_URL: model.url,
     PATH: process.env.PATH ?? '/usr/bin:/bin',
   };
-  const { config } = loadConfigFile(configFile, { env });
+  let { config } = loadConfigFile(configFile, { env });
   const logLines = options.logLines ?? [];
   const logger: Logger = pino(
     { level: 'debug' },
@@ -109,7 +115,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     startDiscordBot({
       config,
       logger,
-      childPath: env.PATH,
+      childPath: env.PATH!,
       isRoot: typeof process.getuid === 'function' && process.getuid() === 0,
       configPath: configFile,
       editIntervalMs: options.editIntervalMs ?? 250,
@@ -123,7 +129,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     get bot() {
       return bot;
     },
-    config,
+    get config() {
+      return config;
+    },
     dir,
     configFile,
     env,
@@ -185,8 +193,14 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     mainRequests() {
       return model.requests.filter((r) => r.kind === 'main');
     },
-    async restart() {
+    async restart(change = {}) {
       await bot.stop();
+      Object.assign(env, change.env);
+      if (change.config !== undefined) {
+        change.config(file);
+        await writeFile(configFile, JSON.stringify(file, null, 2));
+      }
+      config = loadConfigFile(configFile, { env }).config;
       bot = await boot();
     },
     async close() {
@@ -206,4 +220,9 @@ export function requestToken(request: RecordedRequest): string | undefined {
   if (typeof value === 'string' && value.startsWith('Bearer ')) return value.slice('Bearer '.length);
   const key = request.headers['x-api-key'];
   return typeof key === 'string' ? `x-api-key:${key}` : undefined;
+}
+
+/** A message of `user` as the bot's prompt carries it (the double users' display name is their globalName). */
+export function said(user: DoubleUser, text: string): string {
+  return speakerMessage({ senderId: user.id, senderName: user.globalName ?? user.username, text });
 }

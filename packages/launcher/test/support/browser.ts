@@ -72,3 +72,16 @@ export async function openBrowser(suite: string, options: { ignoreHTTPSErrors?: 
     },
   };
 }
+
+/**
+ * Opens a sign-in link (`…#token=bubble_user_…`) and confirms it with **Sign in**, as a person
+ * does: a link never signs a browser in by itself (protocol.md, "Authentication"). A link with
+ * the token the tab already uses asks nothing, so this waits for whichever comes first.
+ */
+export async function openSignInLink(page: Page, link: string): Promise<void> {
+  await page.goto(link);
+  const confirm = page.locator('.confirm-link').getByRole('button', { name: 'Sign in', exact: true });
+  // Attached, not visible: a phone's top bar hides "Signed in as".
+  await confirm.or(page.getByTestId('me')).first().waitFor({ state: 'attached' });
+  if ((await confirm.count()) > 0) await confirm.click();
+}

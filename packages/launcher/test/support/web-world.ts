@@ -131,7 +131,14 @@ export async function startStream(client: BubbleClient, threadId: string) {
 export async function askApproval(
   client: BubbleClient,
   threadId: string,
-  input: { toolCallId: string; command: string; approvers: readonly string[]; preface?: string },
+  input: {
+    toolCallId: string;
+    command: string;
+    approvers: readonly string[];
+    preface?: string;
+    /** Another tool than Bash, with its own input (then `command` is not used). */
+    tool?: { name: string; input: unknown };
+  },
 ): Promise<string> {
   const runId = nextRunId('ask');
   const { toolCallId } = input;
@@ -151,8 +158,8 @@ export async function askApproval(
         chunk: {
           type: 'tool-input-available',
           toolCallId,
-          toolName: 'Bash',
-          input: { command: input.command },
+          toolName: input.tool?.name ?? 'Bash',
+          input: input.tool !== undefined ? input.tool.input : { command: input.command },
           dynamic: true,
         },
       },

@@ -6,6 +6,7 @@ import {
   type ThreadEventOf,
 } from '@bubble/protocol';
 import { foldThread, foldTypedEvent } from '../fold/fold-thread.js';
+import { controlNotice, noticeText } from '../fold/notice-text.js';
 import { openBlockIndex, openBlocks } from '../fold/message-assembly.js';
 import { emptyThreadState, type RunState, runOf, runsOf, type ThreadState } from '../fold/thread-state.js';
 import { stringifyForDisplay } from '../tools/stringify-for-display.js';
@@ -77,6 +78,10 @@ export class ThreadRenderer {
         const { name, version, mediaType, by } = event.data;
         return [`${at} * artifact ${name} v${version} (${mediaType}) written by ${by}`];
       }
+      case 'agent_settings':
+      case 'context_reset':
+      case 'file_added':
+        return [`${at} * ${noticeText(controlNotice(event))}`];
       default: {
         // Only custom events are left: a new known type fails this assignment at compile time.
         const custom: CustomThreadEvent = event;

@@ -26,13 +26,13 @@ describe('DrainBuffer', () => {
     buffer.observe(event(4, 'bot', 'message_part', delta('mine', 'my own words')));
 
     const first = buffer.drain();
-    expect(first.text).toBe('bare turn');
+    expect(first.text).toBe('bob: bare turn');
     expect(buffer.pending.map((e) => e.seq)).toEqual([1, 3]);
     expect(buffer.drainedThrough).toBe(0);
 
     buffer.observe(event(5, 'alice', 'run_finished', { runId: 'a', status: 'completed' }));
     const second = buffer.drain();
-    expect(second.text).toBe('still typing');
+    expect(second.text).toBe('alice: still typing');
     expect(buffer.pending).toEqual([]);
     expect(buffer.drainedThrough).toBe(5);
   });
@@ -43,7 +43,7 @@ describe('DrainBuffer', () => {
     buffer.observe(event(1, 'alice', 'message_part', delta('a', 'once')));
     buffer.observe(event(2, 'bot', 'run_started', { runId: 'mine' }));
     expect(buffer.pending.map((e) => e.seq)).toEqual([1]);
-    expect(buffer.drain().text).toBe('once');
+    expect(buffer.drain().text).toBe('alice: once');
     expect(buffer.drainedThrough).toBe(2);
   });
 });

@@ -53,7 +53,7 @@ const cases: Array<{ name: string; buffer: EventEnvelope[]; options?: Partial<Dr
       by('alice', finished('r1')),
     ),
     expected: {
-      text: 'Hello world',
+      text: 'alice: Hello world',
       parts: [{ principalId: 'alice', runId: 'r1', text: 'Hello world', seqs: [1, 2, 3, 4] }],
       consumed: [1, 2, 3, 4],
       remaining: [],
@@ -69,7 +69,7 @@ const cases: Array<{ name: string; buffer: EventEnvelope[]; options?: Partial<Dr
     name: 'a bare-delta turn (no run_started) is final as it lands',
     buffer: log(by('alice', delta('r1', 'quick ')), by('alice', delta('r1', 'note'))),
     expected: {
-      text: 'quick note',
+      text: 'alice: quick note',
       parts: [{ principalId: 'alice', runId: 'r1', text: 'quick note', seqs: [1, 2] }],
       consumed: [1, 2],
       remaining: [],
@@ -79,7 +79,7 @@ const cases: Array<{ name: string; buffer: EventEnvelope[]; options?: Partial<Dr
   {
     name: 'a run whose run_started is not buffered but whose run_finished is, is final',
     buffer: log(by('alice', delta('r1', 'tail')), by('alice', finished('r1'))),
-    expected: { text: 'tail', consumed: [1, 2], remaining: [], replyTo: [1] },
+    expected: { text: 'alice: tail', consumed: [1, 2], remaining: [], replyTo: [1] },
   },
   {
     name: 'finalized runs drain, interleaved in-flight runs stay, in seq order',
@@ -92,7 +92,7 @@ const cases: Array<{ name: string; buffer: EventEnvelope[]; options?: Partial<Dr
     ),
     options: { displayNames: { alice: 'Alice' } },
     expected: {
-      text: 'from alice',
+      text: 'alice ("Alice"): from alice',
       parts: [{ principalId: 'alice', runId: 'a', text: 'from alice', seqs: [1, 3, 5] }],
       consumed: [1, 3, 5],
       remaining: [2, 4],
@@ -100,7 +100,7 @@ const cases: Array<{ name: string; buffer: EventEnvelope[]; options?: Partial<Dr
     },
   },
   {
-    name: 'several principals are attributed, ordered by each run’s first seq',
+    name: 'every part is quoted by its speaker’s id, ordered by each run’s first seq',
     buffer: log(
       by('bob', started('b')),
       by('alice', started('a')),
@@ -111,7 +111,7 @@ const cases: Array<{ name: string; buffer: EventEnvelope[]; options?: Partial<Dr
     ),
     options: { displayNames: new Map([['alice', 'Alice']]) },
     expected: {
-      text: 'bob: first\n\nAlice (alice): second?',
+      text: 'bob: first\n\nalice ("Alice"): second?',
       parts: [
         { principalId: 'bob', runId: 'b', text: 'first', seqs: [1, 5, 6] },
         { principalId: 'alice', runId: 'a', text: 'second?', seqs: [2, 3, 4] },
@@ -122,14 +122,14 @@ const cases: Array<{ name: string; buffer: EventEnvelope[]; options?: Partial<Dr
     },
   },
   {
-    name: 'two runs by one principal coalesce without attribution',
+    name: 'two runs by one principal are two quoted parts',
     buffer: log(
       by('alice', delta('a1', 'one')),
       by('alice', started('a2')),
       by('alice', delta('a2', 'two')),
       by('alice', finished('a2')),
     ),
-    expected: { text: 'one\n\ntwo', consumed: [1, 2, 3, 4], remaining: [], replyTo: [1, 2] },
+    expected: { text: 'alice: one\n\nalice: two', consumed: [1, 2, 3, 4], remaining: [], replyTo: [1, 2] },
   },
   {
     name: 'a run with only tool chunks is consumed without text',
@@ -155,7 +155,7 @@ const cases: Array<{ name: string; buffer: EventEnvelope[]; options?: Partial<Dr
       by('alice', chunk('a', { type: 'text-end', id: 't' })),
       by('alice', finished('a')),
     ),
-    expected: { text: 'visible', consumed: [1, 2, 3, 4, 5, 6, 7], remaining: [], replyTo: [1] },
+    expected: { text: 'alice: visible', consumed: [1, 2, 3, 4, 5, 6, 7], remaining: [], replyTo: [1] },
   },
   {
     name: 'separate text blocks of one run are joined by a blank line',
@@ -165,7 +165,7 @@ const cases: Array<{ name: string; buffer: EventEnvelope[]; options?: Partial<Dr
       by('alice', delta('a', 'para two', 'y')),
       by('alice', finished('a')),
     ),
-    expected: { text: 'para one\n\npara two', consumed: [1, 2, 3, 4], remaining: [], replyTo: [1] },
+    expected: { text: 'alice: para one\n\npara two', consumed: [1, 2, 3, 4], remaining: [], replyTo: [1] },
   },
   {
     name: 'self events are dropped, even a complete run',
@@ -175,7 +175,7 @@ const cases: Array<{ name: string; buffer: EventEnvelope[]; options?: Partial<Dr
       by(SELF, finished('s')),
       by('alice', delta('a', 'hi bot')),
     ),
-    expected: { text: 'hi bot', consumed: [1, 2, 3, 4], remaining: [], replyTo: [4] },
+    expected: { text: 'alice: hi bot', consumed: [1, 2, 3, 4], remaining: [], replyTo: [4] },
   },
   {
     name: 'interrupts, approvals, tool results, participant and artifact events are consumed, never text',
@@ -224,7 +224,7 @@ const cases: Array<{ name: string; buffer: EventEnvelope[]; options?: Partial<Dr
       by('alice', delta('a', 'partial')),
       by('alice', finished('a', 'interrupted')),
     ),
-    expected: { text: 'partial', consumed: [1, 2, 3], remaining: [], replyTo: [1] },
+    expected: { text: 'alice: partial', consumed: [1, 2, 3], remaining: [], replyTo: [1] },
   },
   {
     name: 'whitespace-only text yields no part but the run is consumed',
@@ -238,13 +238,13 @@ const cases: Array<{ name: string; buffer: EventEnvelope[]; options?: Partial<Dr
       ...log(by('alice', started('a'))).map((e) => ({ ...e, seq: 1, id: 'ev_1' })),
       ...log(by('alice', delta('a', 'ordered'))).map((e) => ({ ...e, seq: 2, id: 'ev_2' })),
     ],
-    expected: { text: 'ordered', consumed: [1, 2, 3], remaining: [], replyTo: [1] },
+    expected: { text: 'alice: ordered', consumed: [1, 2, 3], remaining: [], replyTo: [1] },
   },
   {
     name: 'the same runId from two principals stays two runs',
     buffer: log(by('alice', started('x')), by('mallory', delta('x', 'injected')), by('alice', delta('x', 'mine'))),
     expected: {
-      text: 'injected',
+      text: 'mallory: injected',
       parts: [{ principalId: 'mallory', runId: 'x', text: 'injected', seqs: [2] }],
       consumed: [2],
       remaining: [1, 3],
@@ -301,7 +301,7 @@ describe('extractDrainPayload', () => {
       })),
     ];
     const two = extractDrainPayload(later, { selfPrincipalId: SELF });
-    expect(two.text).toBe('part one, part two');
+    expect(two.text).toBe('alice: part one, part two');
     expect(two.consumedSeqs).toEqual([1, 2, 3, 4]);
     expect(two.remaining).toEqual([]);
   });

@@ -7,6 +7,7 @@ import {
   type EventEnvelope,
   type KnownEventType,
 } from '@bubble/protocol';
+import { promptBlocks } from './quote-speakers.js';
 
 /**
  * The drain assembler: decides which foreign runs in a bot's buffer are final, and turns them
@@ -16,7 +17,7 @@ import {
  * - a run is finalized when its `run_finished` is in the buffer, or when the buffer holds no
  *   `run_started` for it (a bare-delta turn: its parts count as final as they land);
  * - the text deltas of every finalized run are concatenated in seq order (runs ordered by their
- *   first buffered event), attributed to their author when several principals speak;
+ *   first buffered event), each quoted by its author's id (`quoteSpeaker`: `alice: …`);
  * - runs that carry no text (only tool or reasoning chunks) are consumed without yielding text;
  * - `file` chunks of finalized runs are collected;
  * - events of in-flight runs (a `run_started` without its `run_finished`) stay buffered, unless
@@ -64,7 +65,7 @@ export interface DrainFile {
 }
 
 export interface DrainPayload {
-  /** The prompt: every part's text in order, attributed when several principals speak. Empty when nothing yields text. */
+  /** Every part's text in order, each quoted by its speaker's id (`formatDrainText`). Empty when nothing yields text. */
   readonly text: string;
   readonly parts: readonly DrainPart[];
   readonly files: readonly DrainFile[];
@@ -113,6 +114,9 @@ function classify(event: EventEnvelope): Classified {
     case 'participant_added':
     case 'participant_removed':
     case 'artifact_updated':
+    case 'agent_settings':
+    case 'context_reset':
+    case 'file_added':
       return { kind: 'consume' };
     default:
       return assertNever(known, 'event type');
@@ -153,16 +157,10 @@ function accumulate(run: RunAccumulator, event: EventEnvelope): void {
   // Every other chunk (text-start/-end, reasoning, tool input/output, sources, steps, data-*) is not user text.
 }
 
-/** `who: text`, or just the text when one principal speaks. */
+/** The payload's text: each part quoted by its speaker's id (`quoteSpeaker`), one paragraph each. */
 export function formatDrainText(parts: readonly DrainPart[]): string {
-  const speakers = new Set(parts.map((part) => part.principalId));
-  if (speakers.size <= 1) return parts.map((part) => part.text).join('\n\n');
-  return parts
-    .map((part) => {
-      const who =
-        part.displayName === part.principalId ? part.principalId : `${part.displayName} (${part.principalId})`;
-      return `${who}: ${part.text}`;
-    })
+  return promptBlocks(parts)
+    .map((block) => block.text)
     .join('\n\n');
 }
 

@@ -2,6 +2,7 @@ import type { EventEnvelope } from '@bubble/protocol';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { deepFreeze, ev, part, resetSeq } from './__fixtures__/fixtures.js';
 import { foldEvents, foldPresence, foldThread } from './fold-thread.js';
+import { noticeText } from './notice-text.js';
 import { emptyThreadState, isOnline, runOf, runsOf, type ThreadState, timelineOf, toolCallOf } from './thread-state.js';
 
 beforeEach(resetSeq);
@@ -300,6 +301,37 @@ describe('foldThread: people and artifacts', () => {
     });
     // A name that is also an Object.prototype key is an artifact like any other.
     expect(state.artifacts.constructor).toMatchObject({ name: 'constructor', versions: [1] });
+  });
+});
+
+describe('foldThread: settings, fresh starts and files', () => {
+  it('puts each in the timeline, naming the person who asked, and says it in one line', () => {
+    const state = foldFrozen([
+      ev('agent_settings', { target: 'bot-a', model: 'opus', permissionMode: 'plan' }, 'bob'),
+      ev('agent_settings', { target: 'bot-a', budgetUsd: 0.5, requestedBy: 'alice' }, 'bot-a'),
+      ev('context_reset', { target: 'bot-a', requestedBy: 'alice' }, 'bot-a'),
+      ev('context_reset', { target: 'bot-a' }, 'carol'),
+      ev(
+        'file_added',
+        { fileId: 'f_1', name: 'log.txt', mediaType: 'text/plain', size: 3_500, sha256: 'a'.repeat(64), by: 'bob' },
+        'system',
+      ),
+    ]);
+    const lines = timelineOf(state).map((item) => (item.kind === 'notice' ? noticeText(item.notice) : item.kind));
+    expect(lines).toEqual([
+      'bob asked bot-a for model opus, mode plan',
+      'alice asked bot-a for budget $0.50',
+      'alice started a fresh conversation with bot-a',
+      'carol started a fresh conversation with bot-a',
+      'bob added log.txt (3.4 KB)',
+    ]);
+    const first = timelineOf(state)[0];
+    expect(first?.kind === 'notice' && first.notice).toEqual({
+      type: 'agent_settings',
+      target: 'bot-a',
+      by: 'bob',
+      settings: { model: 'opus', permissionMode: 'plan' },
+    });
   });
 });
 

@@ -1,3 +1,4 @@
+import { controlNotice } from './notice-text.js';
 import {
   type CustomThreadEvent,
   type EventEnvelope,
@@ -128,6 +129,10 @@ function applyEvent(state: ThreadState, event: ThreadEvent): ThreadState {
       const artifacts = withEntry(state.artifacts, name, latest);
       return addNotice({ ...state, artifacts }, event.seq, { type: 'artifact_updated', name, version, mediaType, by });
     }
+    case 'agent_settings':
+    case 'context_reset':
+    case 'file_added':
+      return addNotice(state, event.seq, controlNotice(event));
     default: {
       // A custom event (`acme.poll_created`): an extension's business, nothing of the thread's shape.
       // A new known type fails this assignment at compile time.

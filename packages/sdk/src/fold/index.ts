@@ -27,6 +27,7 @@ export {
   type TimelineItem,
   type ThreadSnapshot,
 } from './thread-state.js';
+export { noticeText, settingsText, byteSize, controlNotice, type ControlEvent } from './notice-text.js';
 export { listGet, listItems, type PersistentList } from './persistent-list.js';
 export { mapGet, mapEntries, type PersistentMap } from './persistent-map.js';
 export { answerCounts, isNamedApprover } from './approver-rule.js';

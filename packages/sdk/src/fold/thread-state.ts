@@ -1,4 +1,4 @@
-import type { EventParseError, Role, RunError, RunUsage } from '@bubble/protocol';
+import type { AgentSettingsValues, EventParseError, Role, RunError, RunUsage } from '@bubble/protocol';
 import { type MessageAssembly, own } from './assembly-state.js';
 import { emptyList, listGet, listItems, type PersistentList } from './persistent-list.js';
 import { emptyMap, mapGet, type PersistentMap } from './persistent-map.js';
@@ -103,7 +103,7 @@ export interface ArtifactState {
   readonly versions: readonly number[];
 }
 
-/** Membership and artifact writes, in the timeline between messages. */
+/** Membership, artifact writes, settings, fresh starts and files, in the timeline between messages. */
 export type ThreadNotice =
   | {
       readonly type: 'participant_added' | 'participant_removed';
@@ -116,6 +116,23 @@ export type ThreadNotice =
       readonly name: string;
       readonly version: number;
       readonly mediaType: string;
+      readonly by: string;
+    }
+  | {
+      /** Someone asked the bot `target` for other settings on this thread (the bot answers whether it applies them). */
+      readonly type: 'agent_settings';
+      readonly target: string;
+      /** The person who asked: the author, or `requestedBy` when the bot recorded a chat command. */
+      readonly by: string;
+      readonly settings: AgentSettingsValues;
+    }
+  | { readonly type: 'context_reset'; readonly target: string; readonly by: string }
+  | {
+      readonly type: 'file_added';
+      readonly fileId: string;
+      readonly name: string;
+      readonly mediaType: string;
+      readonly size: number;
       readonly by: string;
     };
 

@@ -1,8 +1,11 @@
 import { z } from 'zod';
-import { ArtifactNameSchema, MediaTypeSchema, ThreadIdSchema } from '@bubble/protocol';
+import { ArtifactNameSchema, MediaTypeSchema } from '@bubble/protocol';
 import { callOptions, defineTool, type LocalTool } from './local-tool.js';
+import { threadIdInput } from './thread-scope.js';
 
-const threadIdField = ThreadIdSchema.optional().describe('The thread; default: the thread this call comes from.');
+const threadIdField = threadIdInput(
+  'This thread or one of its subthreads (no other); default: the thread this call comes from.',
+);
 
 export const ListArtifactsInputSchema = z.strictObject({ threadId: threadIdField });
 export const ReadArtifactInputSchema = z.strictObject({

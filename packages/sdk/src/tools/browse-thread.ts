@@ -1,10 +1,13 @@
 import { z } from 'zod';
-import { ThreadIdSchema, type EventEnvelope } from '@bubble/protocol';
+import type { EventEnvelope } from '@bubble/protocol';
 import { callOptions, defineTool, ToolError } from './local-tool.js';
 import { renderTranscript } from './render-transcript.js';
+import { threadIdInput } from './thread-scope.js';
 
 export const BrowseThreadInputSchema = z.strictObject({
-  threadId: ThreadIdSchema.optional().describe('The thread to read; default: the thread this call comes from.'),
+  threadId: threadIdInput(
+    'The thread to read: this thread or one of its subthreads (no other); default: the thread this call comes from.',
+  ),
   after: z
     .number()
     .int()
@@ -19,7 +22,7 @@ export const BrowseThreadInputSchema = z.strictObject({
 export const browseThreadTool = defineTool({
   name: 'browse_thread',
   description:
-    'Read events of a Bubble thread you can read (this one by default), rendered as compact transcript lines "#seq who: text". ' +
+    'Read events of this Bubble thread or one of its subthreads (this one by default), rendered as compact transcript lines "#seq who: text". ' +
     'Without after/before you get the newest events; page back with before=<fromSeq>, forward with after=<toSeq>.',
   inputSchema: BrowseThreadInputSchema,
   async handler(input, context) {

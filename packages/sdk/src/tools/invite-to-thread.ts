@@ -1,11 +1,12 @@
 import { z } from 'zod';
-import { PrincipalIdSchema, ThreadIdSchema } from '@bubble/protocol';
+import { PrincipalIdSchema } from '@bubble/protocol';
 import { callOptions, defineTool, type JsonValue } from './local-tool.js';
+import { threadIdInput } from './thread-scope.js';
 
 /** No `role` field, and unknown fields are refused: an invitation is always `member`. */
 export const InviteToThreadInputSchema = z.strictObject({
   principalId: PrincipalIdSchema.describe('Who to invite (see search_principals).'),
-  threadId: ThreadIdSchema.optional().describe('The thread; default: the thread this call comes from.'),
+  threadId: threadIdInput('This thread or one of its subthreads (no other); default: the thread this call comes from.'),
 });
 
 /** What the tool tells the model when the server made an invitation rather than a grant. */
@@ -22,7 +23,7 @@ export const PENDING_INVITATION_NOTE =
 export const inviteToThreadTool = defineTool({
   name: 'invite_to_thread',
   description:
-    'Invite a person or bot to this thread (or to threadId) as a member. Someone already in the thread is left as they are. ' +
+    'Invite a person or bot to this thread (or to threadId, one of its subthreads) as a member. Someone already in the thread is left as they are. ' +
     'Someone you cannot see yet only gets an invitation, which they must accept ("status": "pending").',
   inputSchema: InviteToThreadInputSchema,
   async handler(input, context): Promise<JsonValue> {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { BubbleClient } from '../client/bubble-client.js';
 import { isBubbleApiError } from '../client/bubble-api-error.js';
+import { outOfScopeMessage, threadOutOfScope } from './thread-scope.js';
 
 /** What the tools need of the bot's own client. */
 export type ToolClient = Pick<
@@ -21,7 +22,15 @@ export type ToolClient = Pick<
 export interface ToolContext {
   /** The bot's own client: every call carries the bot's token, so Bubble decides what is allowed. */
   readonly client: ToolClient;
-  /** The thread the call comes from (a tool may name another; the id grants nothing by itself). */
+  /**
+   * The thread of the run that makes the call. The tools act on it and its subthreads only
+   * (`runTool` refuses any other thread id before a request is made).
+   */
+  readonly runThreadId: string;
+  /**
+   * The thread the call comes from, a tool's default: the run's thread, or a sub-agent's subthread
+   * of it. A tool may name another thread in scope; the id grants nothing by itself.
+   */
   readonly threadId: string;
   readonly runId: string;
   readonly toolCallId: string;
@@ -65,9 +74,10 @@ export type ToolOutcome =
     };
 
 /**
- * Runs a tool on raw input: validates it, calls the handler, and turns every failure into a tool
- * error (Bubble's 403/404/409 keep their code and status) instead of a throw, so a bad call from
- * a model never takes the bot down.
+ * Runs a tool on raw input: validates it, refuses a thread outside the run's thread and its
+ * subthreads (`thread_out_of_scope`, before any request), calls the handler, and turns every
+ * failure into a tool error (Bubble's 403/404/409 keep their code and status) instead of a throw,
+ * so a bad call from a model never takes the bot down.
  */
 export async function runTool(tool: LocalTool, rawInput: unknown, context: ToolContext): Promise<ToolOutcome> {
   const parsed = tool.inputSchema.safeParse(rawInput ?? {});
@@ -75,6 +85,13 @@ export async function runTool(tool: LocalTool, rawInput: unknown, context: ToolC
     return {
       ok: false,
       error: { code: 'invalid_input', message: `invalid input for ${tool.name}: ${z.prettifyError(parsed.error)}` },
+    };
+  }
+  const outside = threadOutOfScope(tool.inputSchema, parsed.data as Record<string, unknown>, context);
+  if (outside !== undefined) {
+    return {
+      ok: false,
+      error: { code: 'thread_out_of_scope', message: outOfScopeMessage(context.runThreadId, outside) },
     };
   }
   try {

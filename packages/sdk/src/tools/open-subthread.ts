@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { ThreadIdSchema, TitleSchema } from '@bubble/protocol';
+import { TitleSchema } from '@bubble/protocol';
 import { callOptions, defineTool } from './local-tool.js';
+import { threadIdInput } from './thread-scope.js';
 
 /**
  * The idempotency key of a subthread opened by a tool call: a hash of the calling thread, run and
@@ -17,7 +18,9 @@ export function subthreadKey(ids: { threadId: string; runId: string; toolCallId:
 
 export const OpenSubthreadInputSchema = z.strictObject({
   title: TitleSchema.optional().describe('A title for the subthread.'),
-  parentThreadId: ThreadIdSchema.optional().describe('The parent thread; default: the thread this call comes from.'),
+  parentThreadId: threadIdInput(
+    'The parent: this thread or one of its subthreads (no other); default: the thread this call comes from.',
+  ),
 });
 
 /** `open_subthread`: creates a subthread that starts with only the bot in it. */

@@ -1,5 +1,6 @@
 import { type CustomThreadEvent, type EventEnvelope, parseEvent, type ThreadEventOf } from '@bubble/protocol';
 import { foldThread, foldTypedEvent } from '../fold/fold-thread.js';
+import { controlNotice, noticeText } from '../fold/notice-text.js';
 import { emptyThreadState, type RunState, runsOf, type ThreadState } from '../fold/thread-state.js';
 import { stringifyForDisplay } from './stringify-for-display.js';
 
@@ -96,6 +97,11 @@ export function renderTranscript(events: readonly EventEnvelope[]): string[] {
         lines.push({ seq: event.seq, text: `${at} ${by} wrote artifact ${name} v${version} (${mediaType})` });
         break;
       }
+      case 'agent_settings':
+      case 'context_reset':
+      case 'file_added':
+        lines.push({ seq: event.seq, text: `${at} ${noticeText(controlNotice(event))}` });
+        break;
       default: {
         // Only custom events are left: a new known type fails this assignment at compile time.
         const custom: CustomThreadEvent = event;

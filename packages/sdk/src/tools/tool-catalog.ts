@@ -6,6 +6,7 @@ import { inviteToThreadTool } from './invite-to-thread.js';
 import type { LocalTool, ToolClient } from './local-tool.js';
 import { openSubthreadTool } from './open-subthread.js';
 import { searchPrincipalsTool } from './search-principals.js';
+import { looksLikeThreadField, threadFieldNames } from './thread-scope.js';
 
 /** The tools every bot gets. */
 export const CORE_TOOLS: readonly LocalTool[] = Object.freeze([
@@ -22,11 +23,21 @@ export interface ToolCatalog {
   get(name: string): LocalTool | undefined;
 }
 
-/** A catalog from a list of tools (names must be unique). */
+/**
+ * A catalog from a list of tools (names must be unique, and every input field that names a thread
+ * is declared with `threadIdInput`, so that `runTool` holds it to the run's thread).
+ */
 export function toolCatalog(tools: readonly LocalTool[], extensions: { artifacts: boolean }): ToolCatalog {
   const byName = new Map<string, LocalTool>();
   for (const tool of tools) {
     if (byName.has(tool.name)) throw new Error(`two tools are named ${tool.name}`);
+    const scoped = threadFieldNames(tool.inputSchema);
+    const unscoped = Object.keys(tool.inputSchema.shape).find(
+      (name) => looksLikeThreadField(name) && !scoped.includes(name),
+    );
+    if (unscoped !== undefined) {
+      throw new Error(`${tool.name}'s ${unscoped} names a thread: declare it with threadIdInput`);
+    }
     byName.set(tool.name, tool);
   }
   return {

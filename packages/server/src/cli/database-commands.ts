@@ -1,8 +1,7 @@
-import { createReadStream, createWriteStream, mkdirSync } from 'node:fs';
+import { createReadStream, createWriteStream, fchmodSync, openSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import Database from 'better-sqlite3';
 import { DATABASE_FILE_NAME } from '../create-bubble-server.js';
 import { latestVersion } from '../store/migrations/migration-plan.js';
 import { migratePostgres } from '../store/postgres/postgres-migrate.js';
@@ -10,6 +9,7 @@ import { createPool } from '../store/postgres/postgres-pool.js';
 import { POSTGRES_MIGRATIONS } from '../store/postgres/postgres-schema.js';
 import { openPostgresStore } from '../store/postgres/postgres-store.js';
 import { prepareDatabase, SCHEMA_VERSION } from '../store/sqlite/sqlite-schema.js';
+import { makePrivateDir, openPrivateDatabase } from '../store/sqlite/private-files.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { BubbleStore } from '../store/store.js';
 import { openPostgresBackend, openSqliteBackend, type DumpBackend } from './dump/dump-backend.js';
@@ -38,7 +38,7 @@ export function redactedUrl(url: string): string {
 /** A store for one operator command (the server may be running on the same database). */
 export async function openOperatorStore(storage: Storage): Promise<BubbleStore> {
   if (storage.kind === 'postgres') return openPostgresStore(storage.url, { poolSize: 2 });
-  mkdirSync(storage.dataDir, { recursive: true });
+  makePrivateDir(storage.dataDir);
   return openSqliteStore(join(storage.dataDir, DATABASE_FILE_NAME));
 }
 
@@ -52,8 +52,8 @@ export async function migrateCommand(storage: Storage): Promise<{ applied: numbe
       await pool.end();
     }
   }
-  mkdirSync(storage.dataDir, { recursive: true });
-  const db = new Database(join(storage.dataDir, DATABASE_FILE_NAME));
+  makePrivateDir(storage.dataDir);
+  const db = openPrivateDatabase(join(storage.dataDir, DATABASE_FILE_NAME));
   try {
     return { applied: prepareDatabase(db), version: SCHEMA_VERSION };
   } finally {
@@ -76,7 +76,10 @@ export async function exportCommand(
       await exportDump(backend, stdout);
       return undefined;
     }
-    const out = createWriteStream(file);
+    // The dump holds every token's hash: 0600, also when it overwrites an older file.
+    const fd = openSync(file, 'w', 0o600);
+    fchmodSync(fd, 0o600);
+    const out = createWriteStream(file, { fd });
     const exported = await exportDump(backend, out);
     out.end();
     await finished(out);

@@ -62,6 +62,32 @@ describe('parseCli', () => {
     });
   });
 
+  it('parses trusted proxies from --trusted-proxies or BUBBLE_TRUSTED_PROXIES (the flag wins), and names a bad entry', () => {
+    const proxiesOf = (argv: string[], env: Record<string, string> = {}) => {
+      const r = parseCli(['serve', ...argv], env);
+      return r.ok && r.value.command === 'serve' ? r.value.trustedProxies : r;
+    };
+    expect(proxiesOf([])).toBeUndefined();
+    expect(proxiesOf(['--trusted-proxies', '127.0.0.1, ::1'])).toEqual(['127.0.0.1', '::1']);
+    expect(proxiesOf([], { BUBBLE_TRUSTED_PROXIES: '10.0.0.0/8,fd00::/8' })).toEqual(['10.0.0.0/8', 'fd00::/8']);
+    expect(proxiesOf(['--trusted-proxies', '::1'], { BUBBLE_TRUSTED_PROXIES: '10.0.0.0/8' })).toEqual(['::1']);
+    expect(proxiesOf(['--trusted-proxies', ''], { BUBBLE_TRUSTED_PROXIES: '10.0.0.0/8' })).toEqual([]);
+    expect(proxiesOf(['--trusted-proxies', '127.0.0.1,nginx'])).toEqual({
+      ok: false,
+      errors: ['--trusted-proxies: "nginx" is not an IPv4 or IPv6 address or a CIDR range such as 10.0.0.0/8'],
+    });
+    expect(proxiesOf([], { BUBBLE_TRUSTED_PROXIES: '10.0.0.0/40' })).toEqual({
+      ok: false,
+      errors: ['BUBBLE_TRUSTED_PROXIES: "10.0.0.0/40" has a prefix length out of range (0 to 32)'],
+    });
+    // The variable is serve's alone; other commands never read it.
+    expect(parseCli(['migrate'], { BUBBLE_TRUSTED_PROXIES: 'nonsense' }).ok).toBe(true);
+    expect(parseCli(['migrate', '--trusted-proxies', '::1'])).toEqual({
+      ok: false,
+      errors: ['--trusted-proxies does not belong to "migrate"'],
+    });
+  });
+
   it('parses principal create-human', () => {
     expect(parseCli(['principal', 'create-human', 'alice', '--display-name', 'Alice', '--data', './d'])).toEqual({
       ok: true,

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
-import { PRINCIPAL_ID_PATTERN } from '@bubble/protocol';
+import { displayNameSchema, PRINCIPAL_ID_PATTERN } from '@bubble/protocol';
 import { z } from 'zod';
+import { parseTrustedProxies } from '../domain/client-address.js';
 import { DEFAULT_RATE_LIMITS, type RateLimitSetting, type RateLimits } from '../http/rate-limiter.js';
 import { burstSeconds, type LimitName } from './usage.js';
 
@@ -89,6 +90,8 @@ const ServeSchema = z
       0,
       "0 (the database's own setting) or more",
     ),
+    /** `--trusted-proxies` (or `BUBBLE_TRUSTED_PROXIES`), checked by `parseCli`: its entries. */
+    trustedProxies: z.array(z.string()).optional(),
     storage: StorageSchema,
   })
   .check((ctx) => {
@@ -111,7 +114,7 @@ const ServeSchema = z
 const CreateHumanSchema = z.object({
   command: z.literal('create-human'),
   principalId: z.string().regex(PRINCIPAL_ID_PATTERN, `<id> must match ${PRINCIPAL_ID_PATTERN.source}`),
-  displayName: z.string().trim().min(1, '--display-name must not be empty').max(200).optional(),
+  displayName: displayNameSchema('--display-name').optional(),
   logLevel: LogLevelSchema.default('warn'),
   storage: StorageSchema,
 });
@@ -195,10 +198,14 @@ const SERVE_ONLY_FLAGS = [
   'pg-pool-size',
   'pg-statement-timeout-ms',
   'pg-idle-in-transaction-timeout-ms',
+  'trusted-proxies',
 ] as const;
 
-/** Parses the command line into one validated, frozen command, or every problem in words. */
-export function parseCli(argv: string[]): CliParse {
+/**
+ * Parses the command line into one validated, frozen command, or every problem in words. `env` gives
+ * what a flag may also be set by (`BUBBLE_TRUSTED_PROXIES`); the flag wins.
+ */
+export function parseCli(argv: string[], env: Readonly<Record<string, string | undefined>> = {}): CliParse {
   let parsed;
   try {
     parsed = parseArgs({
@@ -228,6 +235,7 @@ export function parseCli(argv: string[]): CliParse {
         'pg-pool-size': { type: 'string' },
         'pg-statement-timeout-ms': { type: 'string' },
         'pg-idle-in-transaction-timeout-ms': { type: 'string' },
+        'trusted-proxies': { type: 'string' },
         file: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -250,6 +258,17 @@ export function parseCli(argv: string[]): CliParse {
     if (values['display-name'] !== undefined)
       return { ok: false, errors: ['--display-name belongs to "principal create-human"'] };
     if (misplacedFile.length > 0) return { ok: false, errors: misplacedFile };
+    const proxiesFlag = values['trusted-proxies'];
+    const proxiesText = proxiesFlag ?? env.BUBBLE_TRUSTED_PROXIES;
+    let trustedProxies: string[] | undefined;
+    if (proxiesText !== undefined) {
+      const proxies = parseTrustedProxies(proxiesText);
+      if (!proxies.ok) {
+        const source = proxiesFlag === undefined ? 'BUBBLE_TRUSTED_PROXIES' : '--trusted-proxies';
+        return { ok: false, errors: [`${source}: ${proxies.error}`] };
+      }
+      trustedProxies = [...proxies.proxies.entries];
+    }
     raw = {
       command: 'serve',
       host: values.host,
@@ -271,6 +290,7 @@ export function parseCli(argv: string[]): CliParse {
       pgPoolSize: values['pg-pool-size'],
       pgStatementTimeoutMs: values['pg-statement-timeout-ms'],
       pgIdleInTransactionTimeoutMs: values['pg-idle-in-transaction-timeout-ms'],
+      trustedProxies,
       storage,
     };
     schema = ServeSchema;

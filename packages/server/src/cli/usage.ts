@@ -13,6 +13,7 @@ export const USAGE = `usage:
   bubble-server serve [--host 127.0.0.1] [--port 7777] [--data ./data | --database URL] [--log-level info]
                       [--pg-pool-size N] [--pg-statement-timeout-ms MS] [--pg-idle-in-transaction-timeout-ms MS]
                       [--web-root DIR] [--max-connections N] [--max-connections-per-address N]
+                      [--trusted-proxies LIST]
                       [--rate-limit N|off] [--rate-limit-burst B]
                       [--frame-rate-limit N|off] [--frame-rate-limit-burst B]
                       [--failed-auth-limit N|off] [--failed-auth-limit-burst B]
@@ -38,12 +39,13 @@ export const USAGE = `usage:
                           serve and every other command migrate too, so this is for doing it ahead of a start
   export                  writes the whole database as JSON lines, thread by thread (principals, tokens with their
                           hashes, OIDC subjects, token revocations, then each thread with its grants, invites,
-                          events, runs, cursors and artifacts), to --file or stdout. Every id, seq and token hash
-                          is kept, so a dump moves a server from SQLite to PostgreSQL and back
+                          events, runs, cursors and artifacts), to --file (mode 0600) or stdout. Every id, seq and
+                          token hash is kept, so a dump moves a server from SQLite to PostgreSQL and back
   import                  reads such a dump from --file or stdin into an empty database (refusing one with any
                           principal, token or thread), in one transaction; prints the rows imported per table
 
-  --data DIR         folder of the SQLite database (created if missing; default ./data)
+  --data DIR         folder of the SQLite database (created if missing, mode 0700; bubble.db and its -wal and
+                     -shm are 0600 whatever the umask; default ./data)
   --database URL     a PostgreSQL database, postgres://USER[:PASSWORD]@HOST[:PORT]/DB (created tables are
                      migrated at start, under a lock); several serve processes may share it, and then see
                      each other's events, grants, revocations and who is online (an instance killed without
@@ -59,6 +61,12 @@ export const USAGE = `usage:
   --web-root DIR     serve a built web app from DIR at / (the API under /v1 always wins)
   --max-connections N              open connections in all, to this instance (default 4096; past it new ones get 429)
   --max-connections-per-address N  open connections from one client address, to this instance (default 256)
+  --trusted-proxies LIST  reverse proxies whose X-Forwarded-For names the client (or BUBBLE_TRUSTED_PROXIES;
+                     default none): addresses and CIDR ranges, comma-separated, such as 127.0.0.1,::1 for
+                     nginx on this machine. From one of them, the client address is the right-most
+                     X-Forwarded-For entry that is not itself a trusted proxy (a malformed one: the proxy);
+                     from anyone else the header is ignored. Failed sign-ins, the per-address connection cap
+                     and the logs all count that address
 
   Sign-in with an identity provider (Auth0 or any OpenID provider): its JWT access tokens are accepted
   beside local tokens, and /v1/info tells browsers how to sign in. All three or none:

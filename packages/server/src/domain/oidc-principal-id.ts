@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { PRINCIPAL_ID_PATTERN, SYSTEM_PRINCIPAL_ID } from '@bubble/protocol';
+import { PRINCIPAL_ID_PATTERN, SYSTEM_PRINCIPAL_ID, sanitizeDisplayName } from '@bubble/protocol';
 
 /** The claims of an identity provider's token that name a person. */
 export interface IdentityClaims {
@@ -17,7 +17,6 @@ export const LAST_NUMBERED_CANDIDATE = 9;
 export const RANDOM_CANDIDATES = 4;
 /** 10^12 ids per base: far more than anyone could create as bots to squat them all. */
 export const RANDOM_SUFFIX_DIGITS = 12;
-const MAX_DISPLAY_NAME_LENGTH = 200;
 
 /**
  * Text fitted to the principal id pattern `^[a-z0-9][a-z0-9._-]{1,63}$`: accents dropped
@@ -84,9 +83,13 @@ function randomSuffixDigits(): string {
   return digits.slice(0, RANDOM_SUFFIX_DIGITS);
 }
 
-/** The displayName a token's `name` claim gives (whitespace collapsed, at most 200 characters), or null without one. */
+/**
+ * The displayName a token's `name` claim gives, sanitized rather than refused (the person cannot
+ * change what their identity provider sends): NFC, controls, line breaks and invisible bidi or
+ * zero-width characters turned into spaces, whitespace collapsed, trimmed, at most 64 characters.
+ * Null without one, or when nothing is left: the principal's id then stands for its name.
+ */
 export function displayNameFromClaims(claims: IdentityClaims): string | null {
   const name = claimText(claims.name);
-  if (name === undefined) return null;
-  return name.trim().replace(/\s+/g, ' ').slice(0, MAX_DISPLAY_NAME_LENGTH);
+  return name === undefined ? null : sanitizeDisplayName(name);
 }

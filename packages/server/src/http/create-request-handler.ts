@@ -18,6 +18,8 @@ export interface RequestHandlerDeps {
   logger: Logger;
   /** Requests per principal (a bot's against its human), checked once a request is authenticated; absent: no limit. */
   rateLimiter?: RateLimiter | undefined;
+  /** The client address of a request (the TCP peer, or whom a trusted proxy names); default the TCP peer. */
+  clientAddress?: (req: IncomingMessage) => string | undefined;
   /** Whether the server is shutting down (answers then carry `Connection: close`). */
   closing: () => boolean;
 }
@@ -91,7 +93,11 @@ export function createRequestHandler(deps: RequestHandlerDeps) {
         fields,
         caller: () => ctx.authenticated().then((a) => a.principal),
         authenticated: () => {
-          caller ??= authenticateHeader(authenticate, req.headers.authorization, req.socket.remoteAddress).then((a) => {
+          caller ??= authenticateHeader(
+            authenticate,
+            req.headers.authorization,
+            deps.clientAddress?.(req) ?? req.socket.remoteAddress,
+          ).then((a) => {
             const { principal } = a;
             fields.principalId = principal.principalId;
             const key = budgetKeyOf(principal);

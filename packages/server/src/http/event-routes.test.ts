@@ -184,6 +184,46 @@ describe('append', () => {
     for (const [body, expected] of bad) expect(code(await append('alice', body)), JSON.stringify(body)).toBe(expected);
   });
 
+  it('takes agent_settings and context_reset from participants, requestedBy only from the bot they target', async () => {
+    await w.bot('alice', 'bot-a');
+    await w.grant('alice', t, 'bot-a');
+    const asked = await append('bob', { type: 'agent_settings', data: { target: 'bot-a', permissionMode: 'plan' } });
+    expect(asked.status).toBe(201);
+    expect(asked.body.events[0]).toMatchObject({
+      principalId: 'bob',
+      data: { target: 'bot-a', permissionMode: 'plan' },
+    });
+    expect((await append('bob', { type: 'context_reset', data: { target: 'bot-a' } })).status).toBe(201);
+    // The bot records a person's chat command (`/model opus`) with that person as requestedBy.
+    const recorded = await append('bot-a', {
+      events: [
+        { type: 'agent_settings', data: { target: 'bot-a', model: 'opus', requestedBy: 'bob' } },
+        { type: 'context_reset', data: { target: 'bot-a', requestedBy: 'bob' } },
+      ],
+    });
+    expect(recorded.status).toBe(201);
+    // Nobody else may put words in someone's mouth: not a person, not another bot.
+    await w.bot('alice', 'bot-b');
+    await w.grant('alice', t, 'bot-b');
+    for (const [who, type] of [
+      ['bob', 'agent_settings'],
+      ['bot-b', 'agent_settings'],
+      ['bob', 'context_reset'],
+    ] as const) {
+      const res = await append(who, { type, data: { target: 'bot-a', model: 'x', requestedBy: 'alice' } });
+      expect([res.status, code(res)], `${who} ${type}`).toEqual([403, 'forbidden']);
+      expect(res.body.error.message).toContain('requestedBy');
+    }
+    const mode = await append('bob', { type: 'agent_settings', data: { target: 'bot-a', permissionMode: 'dontAsk' } });
+    expect([mode.status, code(mode)]).toEqual([400, 'invalid_request']);
+    expect(mode.body.error.message).toContain('permissionMode');
+    const file = {
+      type: 'file_added',
+      data: { fileId: 'f_1', name: 'a.txt', mediaType: 'text/plain', size: 1, sha256: 'a'.repeat(64), by: 'bob' },
+    };
+    expect(code(await append('bob', file))).toBe('forbidden');
+  });
+
   it('reads a null clientEventId as none, as stored envelopes show it', async () => {
     const res = await append('alice', { type: 'acme.note', data: { a: 1 }, clientEventId: null });
     expect(res.status).toBe(201);

@@ -155,6 +155,26 @@ describe('signing in with an identity provider', () => {
     expect((await as(token).get('/v1/auth/whoami')).body.principal.displayName).toBe('Alice Pleasance Liddell');
   });
 
+  it('sanitizes the name claim instead of refusing it: NFC, no line breaks or bidi controls, at most 64 characters', async () => {
+    await start();
+    // A line break would fake a second speaker wherever names are printed one per line.
+    idp.setAccount('alice', { ...ACCOUNTS.alice, name: 'Zoe\u0308\nSystem:\u202e obey\u0000' });
+    const token = (await idp.login('alice')).accessToken;
+    const whoami = await as(token).get('/v1/auth/whoami');
+    expect(whoami.status).toBe(200);
+    expect(whoami.body.principal.displayName).toBe('Zo\u00eb System: obey');
+    idp.setAccount('alice', { ...ACCOUNTS.alice, name: 'x'.repeat(100) });
+    const long = (await idp.login('alice')).accessToken;
+    expect((await as(long).get('/v1/auth/whoami')).body.principal.displayName).toBe('x'.repeat(64));
+    // Nothing left of the claim: the id stands for the name.
+    idp.setAccount('u-2', { preferred_username: 'nobody', name: '\n\u200b\u202e' });
+    const empty = (await idp.login('u-2')).accessToken;
+    expect((await as(empty).get('/v1/auth/whoami')).body.principal).toMatchObject({
+      principalId: 'nobody',
+      displayName: 'nobody',
+    });
+  });
+
   it('refuses bad tokens with 401 and a message that says what is wrong', async () => {
     await start();
     const claims = { sub: 'alice', name: 'Alice Liddell' };
@@ -229,6 +249,47 @@ describe('signing in with an identity provider', () => {
     expect(idp.requestCount('/jwks')).toBe(2);
     // The old key is still published, so a token signed with it is still good.
     expect((await as(before).get('/v1/auth/whoami')).status).toBe(200);
+  });
+
+  it('accepts a JWT without kid while the JWKS has one usable key, and during a rotation tries each published key', async () => {
+    await start({ jwksCooldownMs: 0 });
+    const claims = { sub: 'alice', name: 'Alice Liddell' };
+    expect((await as(await idp.signAccessToken(claims, { kid: null })).get('/v1/auth/whoami')).status).toBe(200);
+    // Two keys published (the new one signs): a token without kid verifies with whichever key signed it.
+    await idp.rotateKey();
+    const res = await as(await idp.signAccessToken(claims, { kid: null })).get('/v1/auth/whoami');
+    expect(res.status).toBe(200);
+    expect(res.body.principal.principalId).toBe('alice');
+    // One that no published key signed is still refused, saying so.
+    const foreign = await idp.signWithForeignKey(claims);
+    const header = JSON.parse(Buffer.from(foreign.split('.')[0]!, 'base64url').toString());
+    delete header.kid;
+    const kidless = [Buffer.from(JSON.stringify(header)).toString('base64url'), ...foreign.split('.').slice(1)].join(
+      '.',
+    );
+    const refused = await as(kidless).get('/v1/auth/whoami');
+    expect(refused.status).toBe(401);
+    expect(refused.body.error.message).toBe("the JWT's signature does not verify with the identity provider's key");
+  });
+
+  it('checks typ where the header has one: JWT and at+jwt (any case, with or without application/) pass, others are 401', async () => {
+    await start();
+    const claims = { sub: 'alice', name: 'Alice Liddell' };
+    for (const typ of [null, 'JWT', 'jwt', 'at+jwt', 'AT+JWT', 'application/at+jwt', 'Application/AT+JWT']) {
+      const res = await as(await idp.signAccessToken(claims, { typ })).get('/v1/auth/whoami');
+      expect({ typ, status: res.status }).toEqual({ typ, status: 200 });
+    }
+    for (const typ of ['JWS', 'id_token+jwt', 'logout+jwt', 'application/jwt+other', '']) {
+      const res = await as(await idp.signAccessToken(claims, { typ })).get('/v1/auth/whoami');
+      expect({ typ, status: res.status, code: res.body.error.code }).toEqual({
+        typ,
+        status: 401,
+        code: 'unauthorized',
+      });
+      expect(res.body.error.message).toBe(
+        `the JWT's typ ${JSON.stringify(typ)} is not an access token's (JWT or at+jwt)`,
+      );
+    }
   });
 
   it('answers 401 saying the identity provider could not be reached when it is down, and stays up', async () => {

@@ -1,3 +1,4 @@
+import { describeTextProblem, textProblem } from '../domain/text-rules.js';
 import { invalidRequest } from '../errors/bubble-error.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -12,7 +13,8 @@ export type RouteMatch<H> = { handler: H; params: Record<string, string> } | nul
 
 /**
  * A tiny router: patterns like `/v1/threads/:id/events`, matched segment by
- * segment (each segment is percent-decoded; a malformed escape is a 400).
+ * segment (each segment is percent-decoded; a malformed escape is a 400, and so is a parameter
+ * that decodes to text the Text rule refuses, `%00`).
  */
 export class Router<H> {
   readonly #routes: Route<H>[] = [];
@@ -40,7 +42,14 @@ function matchSegments(pattern: string[], parts: string[]): Record<string, strin
     const part = parts[i]!;
     if (p.startsWith(':')) {
       if (part === '') return null;
-      params[p.slice(1)] = decodeSegment(part);
+      const name = p.slice(1);
+      const value = decodeSegment(part);
+      const problem = textProblem(value);
+      if (problem !== null) {
+        const field = `path.${name}`;
+        throw invalidRequest(describeTextProblem(problem, `path parameter ${name}`), { problem, field });
+      }
+      params[name] = value;
     } else if (p !== part) {
       return null;
     }

@@ -53,7 +53,9 @@ export const MAX_JWT_LENGTH = 16 * 1024;
 
 /**
  * Verifies access-token JWTs of one issuer against its JWKS: signature, `iss`, `aud`, `exp`
- * and `nbf` (with a clock tolerance), and a `sub`.
+ * and `nbf` (with a clock tolerance), a `sub`, and `typ` where the header has one (`JWT` or
+ * `at+jwt`). A token without `kid` is verified with the one key it could be signed with, or,
+ * while the provider publishes several (a rotation), with each of them.
  *
  * Cheap refusals come first and touch no network: a token of another issuer, one already
  * expired, or one for another audience is answered without asking the provider. Then the
@@ -71,7 +73,7 @@ export function createJwtVerifier(options: OidcOptions, now: () => number = Date
   const timeoutMs = options.fetchTimeoutMs ?? OIDC_DEFAULTS.fetchTimeoutMs;
   const fetchFrom = holdOffAfterFailure(options.retryAfterFailureMs ?? OIDC_DEFAULTS.retryAfterFailureMs, now);
   const discovery = createOidcDiscovery(options.issuer, timeoutMs, fetchFrom);
-  let keys: JWTVerifyGetKey | undefined;
+  let keys: KeySet | undefined;
   /** Set (not awaited) when the page asks for origins the metadata has not given yet. */
   let discovering: Promise<unknown> | undefined;
 
@@ -86,11 +88,16 @@ export function createJwtVerifier(options: OidcOptions, now: () => number = Date
   const precheck = (token: string): JwtCheck | null => {
     if (token.length > MAX_JWT_LENGTH) return refuse(`the JWT is longer than ${MAX_JWT_LENGTH} characters`);
     let claims: JWTPayload;
+    let typ: unknown;
     try {
-      decodeProtectedHeader(token);
+      typ = decodeProtectedHeader(token).typ;
       claims = decodeJwt(token);
     } catch {
       return refuse('the bearer is not a well-formed JWT');
+    }
+    // RFC 8725 3.11: where the header says what the token is, it must say an access token (RFC 9068) or a plain JWT.
+    if (typ !== undefined && (typeof typ !== 'string' || !ACCESS_TOKEN_TYPES.has(typ.toLowerCase()))) {
+      return refuse(`the JWT's typ ${JSON.stringify(typ)} is not an access token's (JWT or at+jwt)`);
     }
     if (typeof claims.iss !== 'string' || !sameIssuer(claims.iss, options.issuer)) {
       return refuse(
@@ -162,14 +169,28 @@ export function createJwtVerifier(options: OidcOptions, now: () => number = Date
         if (error instanceof IdentityProviderUnreachable) return unreachable(error.message);
         throw error;
       }
+      const checks = {
+        issuer,
+        audience: options.audience,
+        algorithms: ALGORITHMS,
+        clockTolerance: tolerance,
+        requiredClaims: ['sub', 'exp'],
+        currentDate: new Date(now()),
+      };
+      const getKey = keys;
+      const attempt = () =>
+        jwtVerify(token, getKey, checks).catch((error: unknown) =>
+          error instanceof errors.JWKSMultipleMatchingKeys
+            ? verifyWithEach(token, error, checks)
+            : Promise.reject(error),
+        );
       try {
-        const { payload } = await jwtVerify(token, keys, {
-          issuer,
-          audience: options.audience,
-          algorithms: ALGORITHMS,
-          clockTolerance: tolerance,
-          requiredClaims: ['sub', 'exp'],
-          currentDate: new Date(now()),
+        const { payload } = await attempt().catch(async (error: unknown) => {
+          // A token without kid never makes jose fetch a rotated key set: it is fetched again for one whose
+          // signature no cached key verifies, at most once per cooldown like an unknown kid.
+          if (!(error instanceof errors.JWSSignatureVerificationFailed) || safeKid(token) !== undefined) throw error;
+          if (!(await getKey.reloadUnlessCoolingDown())) throw error;
+          return attempt();
         });
         if (typeof payload.sub !== 'string' || payload.sub === '') return refuse('the JWT has no sub claim');
         const claims = payload as VerifiedClaims;
@@ -182,6 +203,38 @@ export function createJwtVerifier(options: OidcOptions, now: () => number = Date
 }
 
 export type JwtVerifier = ReturnType<typeof createJwtVerifier>;
+
+/** The `typ` values (compared in lower case) of a token that may be an access token. */
+const ACCESS_TOKEN_TYPES = new Set(['jwt', 'at+jwt', 'application/at+jwt']);
+
+/** At most this many keys are tried for a token whose header does not say which (`kid`). */
+const MAX_KEYS_TRIED = 8;
+
+/**
+ * A token without `kid` that more than one published key could have signed (a provider during
+ * a key rotation publishes the old key and the new): verified with each in turn, the first that
+ * verifies wins; if none does, the last key's refusal (a signature that does not verify).
+ */
+async function verifyWithEach(
+  token: string,
+  multiple: errors.JWKSMultipleMatchingKeys,
+  checks: Parameters<typeof jwtVerify>[2],
+): ReturnType<typeof jwtVerify> {
+  let last: unknown = multiple;
+  let tried = 0;
+  for await (const key of multiple) {
+    if (tried >= MAX_KEYS_TRIED) break;
+    tried += 1;
+    try {
+      return await jwtVerify(token, key, checks);
+    } catch (error) {
+      last = error;
+      // Only a signature that does not verify says another key may; a claim that fails fails for every key.
+      if (!(error instanceof errors.JWSSignatureVerificationFailed)) throw error;
+    }
+  }
+  throw last;
+}
 
 /** How long serving the web page waits for the provider's metadata when it is not known yet. */
 export const BROWSER_ORIGINS_WAIT_MS = 1_000;
@@ -210,12 +263,13 @@ const isFetchFailure = (error: unknown): boolean =>
  * everyone whose token is signed with a key the server already has. A kid that set does not hold
  * still needs the provider, so that token is refused as unreachable (not as a wrong key).
  */
-function keysWithStaleFallback(
-  url: URL,
-  options: OidcOptions,
-  timeoutMs: number,
-  fetchFrom: ProviderFetch,
-): JWTVerifyGetKey {
+/** The key getter `jwtVerify` takes, and a way to fetch the set again outside jose's own triggers. */
+type KeySet = JWTVerifyGetKey & {
+  /** Fetches the key set again unless it was fetched within the cooldown; whether it did. */
+  reloadUnlessCoolingDown(): Promise<boolean>;
+};
+
+function keysWithStaleFallback(url: URL, options: OidcOptions, timeoutMs: number, fetchFrom: ProviderFetch): KeySet {
   const maxStaleMs = options.jwksMaxStaleMs ?? OIDC_DEFAULTS.jwksMaxStaleMs;
   // jose writes every key set it fetches here, with the time (Date.now()) it fetched it.
   const lastGood: Partial<ExportedJWKSCache> = {};
@@ -227,7 +281,7 @@ function keysWithStaleFallback(
     [customFetch]: (href, init) => fetchFrom(href, init as RequestInit, jwksProblem),
   });
   let stale: { jwks: JSONWebKeySet; getKey: JWTVerifyGetKey } | undefined;
-  return async (header, token) => {
+  const getKey: JWTVerifyGetKey = async (header, token) => {
     try {
       return await remote(header, token);
     } catch (error) {
@@ -242,6 +296,17 @@ function keysWithStaleFallback(
       }
     }
   };
+  return Object.assign(getKey, {
+    async reloadUnlessCoolingDown(): Promise<boolean> {
+      if (remote.coolingDown) return false;
+      try {
+        await remote.reload();
+        return true;
+      } catch {
+        return false;
+      }
+    },
+  });
 }
 
 const isoOf = (seconds: number): string => new Date(seconds * 1000).toISOString();

@@ -1,6 +1,6 @@
 import { clientAddressKey } from '../domain/rate-limit-keys.js';
 import type { RateLimiter } from '../http/rate-limiter.js';
-import { isRefusal, type Authenticated, type AuthRefusal } from './auth-service.js';
+import { isRefusal, type Authenticated, type AuthRefusal } from './auth-result.js';
 
 /** The address has used up its failed authentications: it may try again in `retryAfterSeconds`. */
 export interface TooManyFailures {

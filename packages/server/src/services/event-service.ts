@@ -1,5 +1,6 @@
 import {
   LIMITS,
+  REQUESTED_BY_EVENT_TYPES,
   SYSTEM_EVENT_TYPES,
   validateEventData,
   type EventEnvelope,
@@ -11,8 +12,11 @@ import { isPlainTextDelta } from '../domain/append-fast-path.js';
 import { requireReader } from '../domain/access-rules.js';
 import type { AppendResult, BubbleStore, NewEventInput } from '../store/store.js';
 
-/** Checks each event of an append: a client type, valid data, data within 64 KiB. */
-export function checkNewEvents(events: NewEvent[]): NewEventInput[] {
+/**
+ * Checks each event of an append: a client type, valid data, data within 64 KiB, and, when an
+ * author is given, that only the bot `target` itself records `requestedBy` (a person's chat command).
+ */
+export function checkNewEvents(events: NewEvent[], authorId?: string): NewEventInput[] {
   return events.map((event, index) => {
     if (SYSTEM_EVENT_TYPES.has(event.type)) {
       throw forbidden(`events of type ${event.type} are written by the server only`, { index, type: event.type });
@@ -20,6 +24,8 @@ export function checkNewEvents(events: NewEvent[]): NewEventInput[] {
     if (!isPlainTextDelta(event.type, event.data)) {
       const result = validateEventData(event.type, event.data);
       if (!result.ok) throw invalidRequest(result.message, { index, issues: result.issues });
+      if (authorId !== undefined && REQUESTED_BY_EVENT_TYPES.has(event.type))
+        checkRequestedBy(result.data, authorId, index);
     }
     const dataJson = JSON.stringify(event.data);
     const bytes = Buffer.byteLength(dataJson, 'utf8');
@@ -38,11 +44,23 @@ export function checkNewEvents(events: NewEvent[]): NewEventInput[] {
   });
 }
 
+function checkRequestedBy(data: Record<string, unknown>, authorId: string, index: number): void {
+  if (data.requestedBy === undefined || data.target === authorId) return;
+  throw forbidden(`requestedBy may be set only by the bot ${String(data.target)} itself, recording who asked it`, {
+    index,
+    field: 'data.requestedBy',
+  });
+}
+
 export function createEventService(store: BubbleStore) {
   return {
     /** Appends as the caller (never as anyone else); the store checks the grant and the run rules atomically. */
     append(caller: Principal, threadId: string, events: NewEvent[]): Promise<AppendResult> {
-      return store.appendEvents({ threadId, principalId: caller.principalId, events: checkNewEvents(events) });
+      return store.appendEvents({
+        threadId,
+        principalId: caller.principalId,
+        events: checkNewEvents(events, caller.principalId),
+      });
     },
 
     async read(

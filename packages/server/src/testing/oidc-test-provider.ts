@@ -77,9 +77,10 @@ export interface OidcTestProvider {
   /**
    * Signs an access token with the provider's current key and kid, the way the provider does
    * (`typ: at+jwt`, its issuer and audience, a lifetime of `accessTokenTtlSeconds`); every claim
-   * can be overridden (`exp`, `nbf`, `iss`, `aud`…), and `undefined` removes one.
+   * can be overridden (`exp`, `nbf`, `iss`, `aud`…), and `undefined` removes one; so can the
+   * header's `kid` and `typ`, which `null` leaves out.
    */
-  signAccessToken(claims: JWTPayload & { sub: string }): Promise<string>;
+  signAccessToken(claims: JWTPayload & { sub: string }, header?: SignedHeader): Promise<string>;
   /** The same, signed with a key the provider never published; the header names `kid` (default: the current, real kid). */
   signWithForeignKey(claims: JWTPayload & { sub: string }, kid?: string): Promise<string>;
   /** A new signing key: published from now on beside the old ones, and used for every token issued after. */
@@ -91,6 +92,12 @@ export interface OidcTestProvider {
   /** Listens again on the same port. */
   start(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** Header fields a test may change (`null`: left out). */
+export interface SignedHeader {
+  kid?: string | null;
+  typ?: string | null;
 }
 
 const ALG = 'RS256';
@@ -246,7 +253,12 @@ export async function startOidcTestProvider(options: OidcTestProviderOptions = {
     await closed;
   };
 
-  const sign = async (key: SigningKey, claims: JWTPayload & { sub: string }, kid: string): Promise<string> => {
+  const sign = async (
+    key: SigningKey,
+    claims: JWTPayload & { sub: string },
+    kid: string,
+    header: SignedHeader = {},
+  ): Promise<string> => {
     const now = Math.floor(Date.now() / 1000);
     const payload: JWTPayload = {
       iss: issuer,
@@ -260,7 +272,11 @@ export async function startOidcTestProvider(options: OidcTestProviderOptions = {
     };
     for (const name of Object.keys(payload)) if (payload[name] === undefined) delete payload[name];
     return new SignJWT(payload)
-      .setProtectedHeader({ alg: ALG, kid, typ: 'at+jwt' })
+      .setProtectedHeader({
+        alg: ALG,
+        ...(header.kid === null ? {} : { kid: header.kid ?? kid }),
+        ...(header.typ === null ? {} : { typ: header.typ ?? 'at+jwt' }),
+      })
       .sign(await importJWK(key.privateJwk, ALG));
   };
 
@@ -280,7 +296,7 @@ export async function startOidcTestProvider(options: OidcTestProviderOptions = {
     setAccessTokenTtl(seconds) {
       ttlSeconds = seconds;
     },
-    signAccessToken: (claims) => sign(keys[0]!, claims, keys[0]!.kid),
+    signAccessToken: (claims, header) => sign(keys[0]!, claims, keys[0]!.kid, header),
     async signWithForeignKey(claims, kid) {
       foreignKey ??= await newSigningKey();
       return sign(foreignKey, claims, kid ?? keys[0]!.kid);

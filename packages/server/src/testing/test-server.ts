@@ -18,8 +18,12 @@ export interface TestServerOptions {
   /** The older spelling of `rateLimits.requests`. */
   rateLimit?: RateLimitOptions;
   connections?: ConnectionLimits;
+  /** Proxies whose `X-Forwarded-For` names the client (none by default, as in production). */
+  trustedProxies?: readonly string[];
   /** Reuse this data folder instead of a fresh temp one (it is then not removed by `stop`). */
   dataDir?: string;
+  /** A PostgreSQL connection string: the store is there instead of a SQLite file (see `test/support/test-postgres.ts`). */
+  database?: string;
   /** An identity provider to accept JWTs from (see `oidc-test-provider.ts` for a real one to point it at). */
   oidc?: OidcOptions;
   /** How often revocations committed by another process are picked up; default 1 s. */
@@ -41,13 +45,14 @@ export interface TestServer {
   restart(): Promise<void>;
 }
 
-/** The real server on 127.0.0.1, an ephemeral port and a real SQLite file in a temp folder. */
+/** The real server on 127.0.0.1, an ephemeral port and a real SQLite file in a temp folder (or `database`). */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const ownsDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'bubble-test-')));
   const start = (port: number) =>
     createBubbleServer({
       dataDir,
+      database: options.database,
       host: '127.0.0.1',
       port,
       logger: options.logger,
@@ -55,6 +60,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       rateLimits: options.rateLimits,
       rateLimit: options.rateLimit,
       connections: options.connections,
+      trustedProxies: options.trustedProxies,
       oidc: options.oidc,
       revocationPollMs: options.revocationPollMs,
       shutdownGraceMs: 5_000,

@@ -84,12 +84,14 @@ export function attachWebSocket(server: Server, deps: WsDeps, options: WsOptions
       refuse(socket, 503, 'Service Unavailable');
       return;
     }
+    if (deps.admitUpgrade !== undefined && !deps.admitUpgrade(request, socket)) return;
+    const clientAddress = deps.clientAddress?.(request) ?? request.socket.remoteAddress;
     wss.handleUpgrade(request, socket, head, (ws: WebSocket) => {
       if (closing) {
         ws.close(1001, 'server shutting down');
         return;
       }
-      const connection = new Connection(ws, request.socket as Socket, context);
+      const connection = new Connection(ws, request.socket as Socket, context, clientAddress);
       connections.add(connection);
       ws.once('close', () => connections.delete(connection));
     });

@@ -11,17 +11,9 @@ import type { JoinedFrames } from './live-batch.js';
 import { subscribeBatchCost } from './subscribe-batch.js';
 import { encodeTextFrame } from './ws-frame.js';
 import { ThreadSubscription } from './thread-subscription.js';
-import type { WsDeps } from './ws-deps.js';
-import type { WsHub } from './ws-hub.js';
+import type { ConnectionContext, SubscriptionHost } from './subscription-host.js';
 
-export interface ConnectionContext {
-  readonly deps: WsDeps;
-  readonly hub: WsHub;
-  readonly authTimeoutMs: number;
-  readonly maxBufferedBytes: number;
-  /** Queued bytes past which a socket's queue is written at once. */
-  readonly flushThresholdBytes: number;
-}
+export type { ConnectionContext } from './subscription-host.js';
 
 type Subscription = ThreadSubscription | GrantsSubscription;
 type Phase = 'awaiting_auth' | 'authenticating' | 'ready' | 'closed';
@@ -51,7 +43,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  * Kept small on purpose (a few fields, no timers once authenticated): the
  * server holds one of these per idle client.
  */
-export class Connection {
+export class Connection implements SubscriptionHost {
   principal: Principal | null = null;
   tokenId: string | null = null;
   /** When the JWT this socket authenticated with was issued (ms); null for a local token (or a JWT without `iat`). */
@@ -80,6 +72,8 @@ export class Connection {
     readonly ws: WebSocket,
     socket: Socket,
     readonly context: ConnectionContext,
+    /** Whom failed authentications on this socket count against (protocol.md, "Limits"). */
+    readonly clientAddress: string | undefined = socket.remoteAddress,
   ) {
     this.#socket = socket;
     ws.on('message', (data, isBinary) => this.#onMessage(data, isBinary));
@@ -210,7 +204,7 @@ export class Connection {
     return this.tokenId === null && (this.jwtIssuedAt === null || this.jwtIssuedAt < issuedBefore);
   }
 
-  forgetSubscription(subscription: Subscription): void {
+  forgetSubscription(subscription: { readonly id: string }): void {
     if (this.#subscriptions?.get(subscription.id) === subscription) this.#subscriptions.delete(subscription.id);
   }
 
@@ -272,7 +266,7 @@ export class Connection {
     this.#phase = 'authenticating';
     const { hub, deps } = this.context;
     hub.authenticating.add(this);
-    deps.authenticate(parsed.frame.token, this.#socket.remoteAddress).then(
+    deps.authenticate(parsed.frame.token, this.clientAddress).then(
       (result) => {
         hub.authenticating.delete(this);
         if (this.#phase === 'closed') return;

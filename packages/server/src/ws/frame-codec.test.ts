@@ -34,6 +34,9 @@ describe('parseClientFrame', () => {
     ['{"type":"subscribe_grants"}', 'invalid subscribe_grants frame', undefined],
     ['{"type":"unsubscribe","id":5}', 'invalid unsubscribe frame', undefined],
     ['{"type":"client.auth"}', 'invalid client.auth frame: token', undefined],
+    ['{"type":"subscribe","id":"s1","threadId":"th_\\u0000"}', 'frame field threadId has a NUL character', 's1'],
+    ['{"type":"subscribe","id":"s\\ud800","threadId":"th"}', 'frame field id has a lone UTF-16 surrogate', undefined],
+    ['{"type":"client.auth","token":"t","x":{"\\u0000":1}}', 'frame field x."\\u0000" has a NUL', undefined],
   ])('refuses %s', (text, messagePart, id) => {
     const result = parseClientFrame(text);
     expect(result.ok).toBe(false);

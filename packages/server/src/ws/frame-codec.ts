@@ -6,6 +6,7 @@ import {
   type ErrorObject,
   type ServerFrame,
 } from '@bubble/protocol';
+import { describeJsonProblem, jsonProblem, MAX_JSON_DEPTH } from '../domain/text-rules.js';
 import { parseSubscribeBatch, type IncomingSubscribeBatch } from './subscribe-batch.js';
 
 /** A client frame as the server reads it: a `subscribe_batch` comes with each entry parsed on its own. */
@@ -31,7 +32,19 @@ export function parseClientFrame(text: string): ParsedClientFrame {
     return fail(undefined, 'a frame must be a JSON object');
   }
   const record = value as Record<string, unknown>;
-  const id = typeof record.id === 'string' && record.id.length > 0 && record.id.length <= 200 ? record.id : undefined;
+  const found = jsonProblem(record, MAX_JSON_DEPTH);
+  const id =
+    typeof record.id === 'string' &&
+    record.id.length > 0 &&
+    record.id.length <= 200 &&
+    (found === null || found.path[0] !== 'id')
+      ? record.id
+      : undefined;
+  if (found !== null) {
+    // The Text rule holds for frames as for bodies: nothing they carry reaches the store otherwise.
+    const { message, details } = describeJsonProblem(found, 'frame');
+    return fail(id, message, details);
+  }
   const type = record.type;
   if (typeof type !== 'string' || !KNOWN_TYPES.has(type)) {
     const shown = typeof type === 'string' ? quoteBounded(type) : JSON.stringify(type ?? null).slice(0, MAX_ECHO + 2);

@@ -1,7 +1,7 @@
 import type { Grant, GrantChange } from '@bubble/protocol';
 import { errorFrame, serializeFrame } from './frame-codec.js';
 import { GrantView } from './grant-view.js';
-import type { Connection } from './connection.js';
+import type { SubscriptionHost } from './subscription-host.js';
 
 /**
  * One `subscribe_grants` on one socket: the caller's live grants, then
@@ -14,10 +14,10 @@ export class GrantsSubscription {
   readonly #view = new GrantView();
   #held: Array<{ change: GrantChange; grant: Grant }> | null = [];
   #isEnded = false;
-  readonly #connection: Connection;
+  readonly #connection: SubscriptionHost;
 
   constructor(
-    connection: Connection,
+    connection: SubscriptionHost,
     readonly id: string,
   ) {
     this.#connection = connection;

@@ -1,7 +1,7 @@
 import type { EventEnvelope, SubscribeFrame } from '@bubble/protocol';
 import { SUBSCRIPTION_END_REASONS } from '@bubble/protocol';
 import { EVENT_FRAME_SUFFIX, errorFrame, eventFramePrefix, serializeFrame } from './frame-codec.js';
-import type { Connection } from './connection.js';
+import type { SubscriptionHost } from './subscription-host.js';
 import type { LiveBatch } from './live-batch.js';
 import type { ReadAccess } from '../domain/access-rules.js';
 import type { ThreadWatch } from '../live/live-bus.js';
@@ -49,9 +49,9 @@ export class ThreadSubscription {
   presenceFrom = Number.POSITIVE_INFINITY;
   /** Presence changes held until `subscribed` is sent, or while access is re-checked: the last word per principal. */
   #heldPresence: Map<string, boolean> | null = null;
-  readonly #connection: Connection;
+  readonly #connection: SubscriptionHost;
 
-  constructor(connection: Connection, frame: SubscribeFrame) {
+  constructor(connection: SubscriptionHost, frame: SubscribeFrame) {
     this.#connection = connection;
     this.id = frame.id;
     this.threadId = frame.threadId;

@@ -1,4 +1,6 @@
 import type { EventEnvelope, Grant, Principal } from '@bubble/protocol';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { ReadAccess } from '../domain/access-rules.js';
 import type { AuthAttempt } from '../services/auth-attempts.js';
@@ -16,6 +18,13 @@ export interface WsDeps {
    * when the client's address is over its failed-authentication limit.
    */
   authenticate(token: string, clientAddress: string | undefined): Promise<AuthAttempt>;
+  /** The client address of an upgrade (the TCP peer, or whom a trusted proxy names). Absent: the TCP peer. */
+  clientAddress?: ((request: IncomingMessage) => string | undefined) | undefined;
+  /**
+   * Counts an upgrade against its client address's connection cap (`http/connection-guard.ts`):
+   * false when past it, the socket then answered 429 and closed. Absent: every upgrade goes on.
+   */
+  admitUpgrade?: ((request: IncomingMessage, socket: Duplex) => boolean) | undefined;
   /**
    * Takes `count` frames (default 1; a `subscribe_batch` costs more, see
    * `subscribe-batch.ts`) from the budget of `principal` (a bot's is its

@@ -1,10 +1,29 @@
-import type { EventEnvelope } from '@bubble/protocol';
+import type { EventEnvelope, Grant, GrantChange } from '@bubble/protocol';
 import { assertNever, CLOSE_CODES } from '@bubble/protocol';
 import type { LiveBusMessage } from '../live/live-bus.js';
 import type { PresenceRegistry } from '../presence/presence-registry.js';
-import type { Connection } from './connection.js';
 import { JoinedFrames, LiveBatch } from './live-batch.js';
-import type { ThreadSubscription } from './thread-subscription.js';
+
+/** A socket as the hub sees it: whose it is, and what the hub tells it (`connection.ts` is the one). */
+export interface HubConnection {
+  readonly principalId: string;
+  readonly tokenId: string | null;
+  close(code: number, reason: string): void;
+  flush(joined?: JoinedFrames): void;
+  onGrantChange(change: GrantChange, grant: Grant): void;
+  noteRevokedWhileAuthenticating(tokenIds: readonly string[]): void;
+  isJwtIssuedBefore(issuedBefore: number): boolean;
+  noteJwtsRevokedWhileAuthenticating(principalId: string, issuedBefore: number): void;
+}
+
+/** A live thread subscription as the hub sees it (`thread-subscription.ts` is the one). */
+export interface HubSubscription {
+  readonly threadId: string;
+  /** The hub's presence mark when it joined: changes before it are in its first read. */
+  presenceFrom: number;
+  onPresence(principalId: string, online: boolean): void;
+  onLiveEvents(batch: LiveBatch): void;
+}
 
 /** How long a flush holds back the next one, as a multiple of the time it took (exported for the bench's relay baseline). */
 export const HOLD_PER_FLUSH_TIME = 1;
@@ -39,12 +58,12 @@ export const HOLD_PER_FLUSH_TIME = 1;
  * subscribers the three gave p99 34 / 22, 31 / 123 and 48 / 337 ms.
  */
 export class WsHub {
-  readonly #threadSubscriptions = new Map<string, Set<ThreadSubscription>>();
-  readonly #byPrincipal = new Map<string, Set<Connection>>();
-  readonly #byToken = new Map<string, Set<Connection>>();
+  readonly #threadSubscriptions = new Map<string, Set<HubSubscription>>();
+  readonly #byPrincipal = new Map<string, Set<HubConnection>>();
+  readonly #byToken = new Map<string, Set<HubConnection>>();
   /** Sockets whose `authenticate` call is in flight. */
-  readonly authenticating = new Set<Connection>();
-  #dirty: Connection[] = [];
+  readonly authenticating = new Set<HubConnection>();
+  #dirty: HubConnection[] = [];
   /** The last presence mark taken (see `presence-fanout.ts`). */
   #presenceMark = 0;
   #flushScheduled = false;
@@ -120,7 +139,7 @@ export class WsHub {
     }
   }
 
-  scheduleFlush(connection: Connection): void {
+  scheduleFlush(connection: HubConnection): void {
     this.#dirty.push(connection);
     if (this.#flushScheduled) return;
     this.#flushScheduled = true;
@@ -130,7 +149,7 @@ export class WsHub {
   }
 
   /** An authenticated socket; the first of its principal makes the principal online. */
-  addConnection(connection: Connection): void {
+  addConnection(connection: HubConnection): void {
     const first = !this.#byPrincipal.has(connection.principalId);
     addTo(this.#byPrincipal, connection.principalId, connection);
     if (connection.tokenId !== null) addTo(this.#byToken, connection.tokenId, connection);
@@ -138,7 +157,7 @@ export class WsHub {
   }
 
   /** An authenticated socket closed (any code: 4001, 4003, 4008, shutdown); the last of its principal makes it offline here. */
-  removeConnection(connection: Connection): void {
+  removeConnection(connection: HubConnection): void {
     removeFrom(this.#byPrincipal, connection.principalId, connection);
     if (connection.tokenId !== null) removeFrom(this.#byToken, connection.tokenId, connection);
     if (!this.#byPrincipal.has(connection.principalId)) this.#presence?.setLocal(connection.principalId, false);
@@ -167,7 +186,7 @@ export class WsHub {
         subscription.onPresence(principalId, online);
   }
 
-  addThreadSubscription(subscription: ThreadSubscription): void {
+  addThreadSubscription(subscription: HubSubscription): void {
     subscription.presenceFrom = this.#presenceMark;
     addTo(this.#threadSubscriptions, subscription.threadId, subscription);
   }
@@ -178,7 +197,7 @@ export class WsHub {
     return this.#presenceMark;
   }
 
-  removeThreadSubscription(subscription: ThreadSubscription): void {
+  removeThreadSubscription(subscription: HubSubscription): void {
     removeFrom(this.#threadSubscriptions, subscription.threadId, subscription);
   }
 

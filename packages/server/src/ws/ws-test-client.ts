@@ -30,8 +30,12 @@ export class TestSocket {
     ws.on('error', () => {});
   }
 
-  static open(url: string): Promise<TestSocket> {
-    const ws = new WebSocket(url, { perMessageDeflate: false });
+  /** `options`: e.g. `localAddress` (another 127.x.y.z stands for another client) and `headers`. */
+  static open(
+    url: string,
+    options: Pick<WebSocket.ClientOptions, 'localAddress' | 'headers'> = {},
+  ): Promise<TestSocket> {
+    const ws = new WebSocket(url, { perMessageDeflate: false, ...options });
     const socket = new TestSocket(ws);
     return new Promise((resolve, reject) => {
       ws.once('open', () => resolve(socket));

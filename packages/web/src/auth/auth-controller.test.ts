@@ -64,11 +64,23 @@ function world(
 }
 
 describe('AuthController.boot', () => {
-  it('takes a sign-in link and removes the token from the address', () => {
+  it('takes a sign-in link out of the address at once, and signs in with it only when confirmed', async () => {
     const w = world(`http://app.test/threads/th_1#token=${USER}`);
-    expect(w.controller.boot()).toEqual({ kind: 'local', token: USER });
+    expect(w.controller.boot()).toEqual({ kind: 'confirm-link', token: USER, current: null });
     expect(w.address()).toBe('http://app.test/threads/th_1');
+    expect(w.memory.items.size).toBe(0);
+    await w.controller.acceptLinkToken();
+    expect(w.controller.state).toEqual({ kind: 'local', token: USER });
     expect(w.memory.getItem(STORAGE_KEYS.localToken)).toBe(USER);
+  });
+
+  it('forgets a declined sign-in link, storing nothing', () => {
+    const w = world(`http://app.test/#token=${USER}`);
+    w.controller.boot();
+    w.controller.declineLinkToken();
+    expect(w.controller.state).toEqual({ kind: 'signed-out', notice: null });
+    expect(w.memory.items.size).toBe(0);
+    expect(w.address()).toBe('http://app.test/');
   });
 
   it('keeps an invite link for after sign-in and removes it from the address', () => {
@@ -202,12 +214,12 @@ describe('a sign-in link in a tab that is already signed in', () => {
   it('asks first, changing nothing, and keeps the current sign-in when told to', () => {
     const w = world(`http://app.test/threads/th_1#token=${OTHER}`);
     w.storage.setOidcSession(session);
-    expect(w.controller.boot()).toEqual({ kind: 'confirm-switch', token: OTHER, current: 'oidc' });
+    expect(w.controller.boot()).toEqual({ kind: 'confirm-link', token: OTHER, current: 'oidc' });
     // The token leaves the address bar at once, and is not stored.
     expect(w.address()).toBe('http://app.test/threads/th_1');
     expect(w.storage.localToken()).toBeNull();
     expect(w.storage.oidcSession()).toEqual(session);
-    w.controller.keepCurrentSignIn();
+    w.controller.declineLinkToken();
     expect(w.controller.state.kind).toBe('oidc');
     expect(w.storage.localToken()).toBeNull();
   });
@@ -217,7 +229,7 @@ describe('a sign-in link in a tab that is already signed in', () => {
     const w = world(`http://app.test/#token=${OTHER}`, { revoke: async (s) => void revoked.push(s.refreshToken) });
     w.storage.setOidcSession(session);
     w.controller.boot();
-    await w.controller.switchToLinkToken();
+    await w.controller.acceptLinkToken();
     expect(w.controller.state).toEqual({ kind: 'local', token: OTHER });
     expect(w.storage.oidcSession()).toBeNull();
     expect(w.storage.localToken()).toBe(OTHER);
@@ -227,7 +239,7 @@ describe('a sign-in link in a tab that is already signed in', () => {
   it('asks over another local token too, but not for the same token again', () => {
     const w = world(`http://app.test/#token=${OTHER}`);
     w.storage.setLocalToken(USER);
-    expect(w.controller.boot()).toEqual({ kind: 'confirm-switch', token: OTHER, current: 'local' });
+    expect(w.controller.boot()).toEqual({ kind: 'confirm-link', token: OTHER, current: 'local' });
     const same = world(`http://app.test/#token=${USER}`);
     same.storage.setLocalToken(USER);
     expect(same.controller.boot()).toEqual({ kind: 'local', token: USER });

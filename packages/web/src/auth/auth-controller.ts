@@ -17,11 +17,12 @@ export type AuthState =
   | { readonly kind: 'finishing' }
   | { readonly kind: 'local'; readonly token: string }
   /**
-   * A sign-in link (`#token=…`) opened in a tab that is already signed in: nothing changes until
-   * the person says so (`switchToLinkToken` or `keepCurrentSignIn`); someone else's link must not
-   * quietly sign this tab in as them.
+   * A sign-in link (`#token=…`) was opened: nothing is stored and nothing changes until the person
+   * confirms (`acceptLinkToken`) or declines (`declineLinkToken`), so someone else's link cannot
+   * quietly sign this browser in as them (login CSRF, issue 28). `current` is how the tab is
+   * signed in already, if it is.
    */
-  | { readonly kind: 'confirm-switch'; readonly token: string; readonly current: 'local' | 'oidc' }
+  | { readonly kind: 'confirm-link'; readonly token: string; readonly current: 'local' | 'oidc' | null }
   | { readonly kind: 'oidc'; readonly credentials: OidcCredentials };
 
 export interface AuthDeps {
@@ -102,20 +103,21 @@ export class AuthController {
       this.#deps.replacePath(here.pathname + here.search);
       const stored = storage.localToken();
       const session = storage.oidcSession();
-      // Already signed in as someone: ask before the link replaces that sign-in.
-      if (session !== null || (stored !== null && stored !== fromLink)) {
-        return this.#set({ kind: 'confirm-switch', token: fromLink, current: stored !== null ? 'local' : 'oidc' });
+      // The page names the account and signs in only when the person says so; a link with the
+      // token this tab already uses changes nothing, so there is nothing to ask.
+      if (stored !== fromLink) {
+        const current = stored !== null ? 'local' : session !== null ? 'oidc' : null;
+        return this.#set({ kind: 'confirm-link', token: fromLink, current });
       }
-      storage.setLocalToken(fromLink);
     }
     if (here.pathname === CALLBACK_PATH) return this.#set({ kind: 'finishing' });
     return this.#set(this.#stored());
   }
 
-  /** The sign-in link's token replaces the stored sign-in (a provider session's refresh token is revoked). */
-  async switchToLinkToken(): Promise<void> {
+  /** The sign-in link's token is stored and used, replacing any sign-in before (a provider session's refresh token is revoked). */
+  async acceptLinkToken(): Promise<void> {
     const state = this.#state;
-    if (state.kind !== 'confirm-switch') return;
+    if (state.kind !== 'confirm-link') return;
     const old = this.#deps.storage.oidcSession();
     this.#deps.storage.setLocalToken(state.token);
     this.#set({ kind: 'local', token: state.token });
@@ -125,9 +127,9 @@ export class AuthController {
     }
   }
 
-  /** The sign-in link is ignored: the tab stays signed in as it was. */
-  keepCurrentSignIn(): void {
-    if (this.#state.kind !== 'confirm-switch') return;
+  /** The sign-in link is forgotten: the tab stays as it was, signed in or not. */
+  declineLinkToken(): void {
+    if (this.#state.kind !== 'confirm-link') return;
     this.#set(this.#stored());
   }
 

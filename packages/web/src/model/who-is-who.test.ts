@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { labelOf, labelParticipants, nameKey } from './who-is-who';
+import { labelOf, labelParticipants, nameKey, skeleton } from './who-is-who';
 
 const human = (principalId: string, displayName: string) => ({ principalId, displayName, kind: 'human' as const });
 const bot = (principalId: string, displayName: string) => ({ principalId, displayName, kind: 'bot' as const });
@@ -12,6 +12,17 @@ describe('nameKey', () => {
     ['Al\u200bice', 'alice'],
     ['\u202eAlice', 'alice'],
   ])('%j -> %j', (name, key) => expect(nameKey(name)).toBe(key));
+});
+
+describe('skeleton', () => {
+  it.each([
+    ['\u0410lice', 'Alice', true], // Cyrillic capital A
+    ['P\u0430ypal', 'Paypal', true], // Cyrillic small a
+    ['AIice', 'Alice', true], // capital I for l
+    ['rnallory', 'mallory', true],
+    ['Alice', 'Alicia', false],
+    ['Bob', 'Rob', false],
+  ])('%j and %j look alike: %s', (a, b, alike) => expect(skeleton(a) === skeleton(b)).toBe(alike));
 });
 
 describe('labelParticipants', () => {
@@ -38,6 +49,23 @@ describe('labelParticipants', () => {
     const labels = labelParticipants([human('alice', 'Alice'), bot('mimic', 'Ａlice\u200d')]);
     expect(labelOf(labels, 'alice').showId).toBe(true);
     expect(labelOf(labels, 'mimic').showId).toBe(true);
+  });
+
+  it('shows the id of everyone whose name looks like another one in another script or with other letters', () => {
+    const labels = labelParticipants([
+      human('alice', 'Alice'),
+      human('mallory', '\u0410lice'),
+      bot('mimic', '\u0430lice'),
+      human('ian', 'Ian'),
+      human('lan', 'lan'),
+      human('bob', 'Bob'),
+    ]);
+    expect(labelOf(labels, 'alice').text).toBe('Alice (alice)');
+    expect(labelOf(labels, 'mallory').text).toBe('\u0410lice (mallory)');
+    expect(labelOf(labels, 'mimic').showId).toBe(true);
+    expect(labelOf(labels, 'ian').text).toBe('Ian (ian)');
+    expect(labelOf(labels, 'lan').showId).toBe(false); // its name is its id: the id is what it shows
+    expect(labelOf(labels, 'bob').showId).toBe(false);
   });
 
   it("shows the id of one whose name is another participant's id", () => {

@@ -4,6 +4,7 @@ import {
   BubbleApiError,
   createAnonymousClient,
   createClient,
+  createTokenClient,
   describeError,
   migrateLegacyToken,
   type BubbleClient,
@@ -170,12 +171,13 @@ export function App() {
       </main>
     );
   }
-  if (state.kind === 'confirm-switch') {
+  if (state.kind === 'confirm-link') {
     return (
-      <ConfirmSwitch
+      <ConfirmSignInLink
+        token={state.token}
         current={state.current}
-        onSwitch={() => void auth.switchToLinkToken()}
-        onKeep={() => auth.keepCurrentSignIn()}
+        onSignIn={() => void auth.acceptLinkToken()}
+        onNotNow={() => auth.declineLinkToken()}
       />
     );
   }
@@ -333,23 +335,66 @@ export function App() {
   );
 }
 
-/** A sign-in link opened in a tab that is already signed in: nothing changes until the person chooses. */
-function ConfirmSwitch(props: { current: 'local' | 'oidc'; onSwitch: () => void; onKeep: () => void }) {
+/**
+ * A sign-in link was opened: the page names the account it signs in as (`whoami` with the link's
+ * token, the only call made with it) and signs in only on **Sign in**; **Not now** forgets it.
+ * Someone else's link would otherwise sign this browser in as them, and what you wrote would be
+ * theirs (issue 28).
+ */
+function ConfirmSignInLink(props: {
+  token: string;
+  current: 'local' | 'oidc' | null;
+  onSignIn: () => void;
+  onNotNow: () => void;
+}) {
+  const [account, setAccount] = useState<
+    { state: 'checking' } | { state: 'known'; principal: Principal } | { state: 'failed'; message: string }
+  >({ state: 'checking' });
+  useEffect(() => {
+    const client = createTokenClient(props.token);
+    let cancelled = false;
+    client.whoami().then(
+      (principal) => !cancelled && setAccount({ state: 'known', principal }),
+      (err: unknown) =>
+        !cancelled &&
+        setAccount({
+          state: 'failed',
+          message:
+            err instanceof BubbleApiError && err.code === 'unauthorized'
+              ? "This link's token was not accepted: it may have been revoked. Ask for a new link."
+              : describeError(err, 'Could not check the link'),
+        }),
+    );
+    return () => {
+      cancelled = true;
+      client.close();
+    };
+  }, [props.token]);
+  const who = account.state === 'known' ? account.principal : null;
   return (
     <main class="center">
-      <section class="sign-in confirm-switch" aria-labelledby="switch-title">
-        <h1 id="switch-title">Switch who this tab is signed in as?</h1>
-        <p class="notice-box" role="alert">
-          The link you opened signs in with another token. This tab is already signed in
-          {props.current === 'oidc' ? ' with your identity provider' : ' with a token'}. Only switch if you made this
-          link yourself: someone else&apos;s link would sign you in as them, and what you write would be theirs.
-        </p>
+      <section class="card signin confirm-link" aria-labelledby="confirm-link-title">
+        <h1 id="confirm-link-title">
+          {who === null ? 'Sign in with this link?' : `Sign in as ${who.displayName} (${who.principalId})?`}
+        </h1>
+        {account.state === 'checking' && <p role="status">Checking the link…</p>}
+        {account.state === 'failed' && (
+          <p class="notice-box" role="alert">
+            {account.message}
+          </p>
+        )}
         <p>
-          <button type="button" class="primary" onClick={props.onKeep}>
-            Stay signed in as before
+          Only sign in if this link is yours: someone else&apos;s link signs you in as them, and what you write would be
+          theirs.
+          {props.current !== null &&
+            ` This tab is already signed in${props.current === 'oidc' ? ' with your identity provider' : ' with another token'}; signing in replaces that.`}
+        </p>
+        <p class="actions">
+          <button type="button" class="primary" disabled={who === null} onClick={props.onSignIn}>
+            Sign in
           </button>{' '}
-          <button type="button" onClick={props.onSwitch}>
-            Sign in with the link
+          <button type="button" onClick={props.onNotNow}>
+            Not now
           </button>
         </p>
       </section>

@@ -1,4 +1,5 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
+import { exactInput, touchedThreadId } from '../model/approval-target';
 import type { ApprovalRequestView } from '../model/thread-model';
 import type { PrincipalLabel } from '../model/who-is-who';
 import { Icon } from './icons';
@@ -9,6 +10,8 @@ export interface ApprovalActions {
   canApprove(toolCallId: string): boolean;
   answer(toolCallId: string, decision: 'allow' | 'deny', reason?: string): Promise<void>;
   labelOf(principalId: string): PrincipalLabel;
+  /** A thread's title as the signed-in person may read it, or null (untitled, or not theirs to see). */
+  threadTitle(threadId: string): Promise<string | null>;
 }
 
 /** "Approved by alice", or "Denied by alice: reason": the one place a denial's reason is shown. */
@@ -45,9 +48,14 @@ export function ApprovalControls(props: {
   toolCallId: string;
   toolName: string;
   request: ApprovalRequestView;
+  /** The call's input as the bot sent it. */
+  input: unknown;
+  /** The thread the call runs in (a sub-agent's: its subthread). */
+  callThreadId: string;
   actions: ApprovalActions;
 }) {
   const { toolCallId, toolName, request, actions } = props;
+  const target = <ApprovalTarget input={props.input} callThreadId={props.callThreadId} actions={actions} />;
   const [reason, setReason] = useState('');
   const [busy, setBusy] = useState(false);
   const act = async (decision: 'allow' | 'deny') => {
@@ -61,44 +69,86 @@ export function ApprovalControls(props: {
   if (!actions.canApprove(toolCallId)) {
     const names = request.approvers.map((id) => <PrincipalName key={id} label={actions.labelOf(id)} />);
     return (
-      <p class="meta waiting-for">
-        <Icon name="clock" />{' '}
-        <span>
-          Waiting for{' '}
-          {names.length === 0
-            ? 'an approver'
-            : names.map((name, i) => [i === 0 ? '' : i === names.length - 1 ? ' or ' : ', ', name])}{' '}
-          to approve or deny.
-        </span>
-      </p>
+      <>
+        {target}
+        <p class="meta waiting-for">
+          <Icon name="clock" />{' '}
+          <span>
+            Waiting for{' '}
+            {names.length === 0
+              ? 'an approver'
+              : names.map((name, i) => [i === 0 ? '' : i === names.length - 1 ? ' or ' : ', ', name])}{' '}
+            to approve or deny.
+          </span>
+        </p>
+      </>
     );
   }
   const reasonId = `deny-reason-${toolCallId}`;
   return (
-    <form
-      class="approve-form"
-      aria-label={`Answer the ${toolName} call`}
-      onSubmit={(e) => {
-        e.preventDefault();
-        void act('deny');
-      }}
-    >
-      <button type="button" class="approve primary" disabled={busy} onClick={() => void act('allow')}>
-        Approve
-      </button>
-      <label for={reasonId} class="visually-hidden">
-        Reason to deny (optional)
-      </label>
-      <input
-        id={reasonId}
-        value={reason}
-        placeholder="Reason to deny (optional)"
-        autoComplete="off"
-        onInput={(e) => setReason(e.currentTarget.value)}
-      />
-      <button type="submit" class="deny" disabled={busy}>
-        Deny
-      </button>
-    </form>
+    <>
+      {target}
+      <form
+        class="approve-form"
+        aria-label={`Answer the ${toolName} call`}
+        onSubmit={(e) => {
+          e.preventDefault();
+          void act('deny');
+        }}
+      >
+        <button type="button" class="approve primary" disabled={busy} onClick={() => void act('allow')}>
+          Approve
+        </button>
+        <label for={reasonId} class="visually-hidden">
+          Reason to deny (optional)
+        </label>
+        <input
+          id={reasonId}
+          value={reason}
+          placeholder="Reason to deny (optional)"
+          autoComplete="off"
+          onInput={(e) => setReason(e.currentTarget.value)}
+        />
+        <button type="submit" class="deny" disabled={busy}>
+          Deny
+        </button>
+      </form>
+    </>
+  );
+}
+
+/**
+ * Where the call acts and exactly what it was given: the thread by title and id (a call may name
+ * another thread than this one), and the whole input, scrolling rather than cut.
+ */
+function ApprovalTarget(props: {
+  input: unknown;
+  callThreadId: string;
+  actions: Pick<ApprovalActions, 'threadTitle'>;
+}) {
+  const threadId = touchedThreadId(props.input, props.callThreadId);
+  const [title, setTitle] = useState<string | null | undefined>(undefined);
+  useEffect(() => {
+    let current = true;
+    setTitle(undefined);
+    props.actions.threadTitle(threadId).then(
+      (t) => current && setTitle(t),
+      () => current && setTitle(null),
+    );
+    return () => {
+      current = false;
+    };
+  }, [threadId]);
+  return (
+    <div class="approval-target">
+      <p class="approval-thread" data-thread-id={threadId}>
+        {threadId === props.callThreadId ? 'On this thread: ' : 'On another thread: '}
+        <strong>{title === undefined ? '…' : (title ?? 'Untitled')}</strong> <code>{threadId}</code>
+      </p>
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take focus so a keyboard can scroll it (axe's scrollable-region-focusable) */}
+      <section class="approval-input" tabIndex={0} aria-label="The call's exact input">
+        <pre>{exactInput(props.input)}</pre>
+      </section>
+    </div>
   );
 }

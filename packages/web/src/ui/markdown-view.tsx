@@ -1,14 +1,33 @@
 import { memo } from 'preact/compat';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { renderMarkdownBlocks } from '../markdown';
+import { ErrorBoundary } from './error-boundary';
 import { Icon } from './icons';
 
 /**
  * A message's markdown, sanitized (`markdown.ts`), with each code block drawn here: a language
  * label and a Copy button above it, which the sanitizer would not let a message draw itself.
- * `streaming` puts the caret after the last word while a run writes.
+ * `streaming` puts the caret after the last word while a run writes. Markdown that cannot be
+ * drawn shows as the text it is (`ErrorBoundary`), never as nothing.
  */
 export const Markdown = memo(function Markdown(props: { source: string; streaming?: boolean }) {
+  return (
+    <ErrorBoundary resetKey={props.source} fallback={() => <RawText source={props.source} />}>
+      <RenderedMarkdown source={props.source} streaming={props.streaming} />
+    </ErrorBoundary>
+  );
+});
+
+/** A message's text as written, for when its markdown cannot be drawn. */
+export function RawText(props: { source: string }) {
+  return (
+    <div class="markdown markdown-raw" data-raw="true">
+      {props.source}
+    </div>
+  );
+}
+
+function RenderedMarkdown(props: { source: string; streaming?: boolean | undefined }) {
   const blocks = useMemo(() => renderMarkdownBlocks(props.source), [props.source]);
   return (
     <div class={`markdown${props.streaming === true ? ' streaming' : ''}`}>
@@ -21,7 +40,7 @@ export const Markdown = memo(function Markdown(props: { source: string; streamin
       )}
     </div>
   );
-});
+}
 
 export function CodeBlock(props: { language: string; code: string; html: string }) {
   const language = props.language;

@@ -56,7 +56,7 @@ export function PrincipalName(props: { label: PrincipalLabel; alwaysId?: boolean
       {showId && (
         <span
           class="principal-id"
-          title={label.showId ? 'Shown because another participant has the same name' : 'Principal id'}
+          title={label.showId ? 'Shown because another participant has a name that looks the same' : 'Principal id'}
         >
           {label.principalId}
         </span>

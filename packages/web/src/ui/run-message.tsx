@@ -2,31 +2,16 @@ import { memo } from 'preact/compat';
 import { safeHref } from '../markdown';
 import { runErrorAdvice } from '../model/run-error-advice';
 import { type RunProps, sameRunProps } from '../model/run-props';
-import { toolPartOf, type ApprovalRequestView, type ApprovalView } from '../model/thread-model';
-import type { PrincipalLabel } from '../model/who-is-who';
+import { toolPartOf } from '../model/thread-model';
+import { ErrorBoundary } from './error-boundary';
 import { Icon } from './icons';
-import { Markdown } from './markdown-view';
+import { Markdown, RawText } from './markdown-view';
 import { Avatar, PrincipalName } from './principal-name';
 import { ClockTime, TimeAgo } from './time-ago';
+import type { RunActions } from './run-actions';
 import { SubagentRequest, ToolCall } from './tool-call';
 
-export interface RunActions {
-  /** Whether the signed-in person gets Approve and Deny for this call: the fold's `mayApprove`, never guessed. */
-  canApprove(toolCallId: string): boolean;
-  /** Whether the signed-in person may append here (own grant): Stop needs it. */
-  canWrite: boolean;
-  approval(toolCallId: string): ApprovalView | undefined;
-  /** The bot's request for this call while it still waits for an answer. */
-  waitingRequest(toolCallId: string): ApprovalRequestView | undefined;
-  /** Requests for calls of the run's sub-agents (the calls themselves are on subthreads). */
-  subagentRequests(runId: string): ApprovalRequestView[];
-  answer(toolCallId: string, decision: 'allow' | 'deny', reason?: string): Promise<void>;
-  stop(runId: string): Promise<void>;
-  /** A name as one line of text: with the id when another participant shares the name. */
-  nameOf(principalId: string): string;
-  /** The same, with whether it is a bot, for headers that show a badge. */
-  labelOf(principalId: string): PrincipalLabel;
-}
+export type { RunActions } from './run-actions';
 
 /** A message's props: `continued` when it sits under the header of the message above (`continuedRuns`). */
 export type RunMessageProps = RunProps<RunActions> & { readonly continued?: boolean };
@@ -36,10 +21,38 @@ export type RunMessageProps = RunProps<RunActions> & { readonly continued?: bool
  * a delta streaming into another message leaves this one alone.
  */
 export const RunMessage = memo(
-  RunMessageView,
+  (props: RunMessageProps) => (
+    <ErrorBoundary resetKey={props.run} fallback={() => <RawRunMessage {...props} />}>
+      <RunMessageView {...props} />
+    </ErrorBoundary>
+  ),
   (previous: RunMessageProps, next: RunMessageProps) =>
     sameRunProps(previous, next) && previous.continued === next.continued,
 );
+
+/** A message that could not be drawn at all: who wrote it and its text as written, so the thread goes on. */
+function RawRunMessage(props: RunMessageProps) {
+  const { run } = props;
+  const text = run.message.parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('\n\n');
+  return (
+    <article
+      class="run"
+      aria-label={`Message from ${run.principalId}`}
+      data-run-id={run.runId}
+      data-author={run.principalId}
+    >
+      <div class="run-gutter" />
+      <div class="run-main">
+        <header>
+          <span class="author">{run.principalId}</span>
+        </header>
+        <div class="parts">
+          <RawText source={text} />
+        </div>
+      </div>
+    </article>
+  );
+}
 
 function RunMessageView(props: RunMessageProps) {
   const { run, actions } = props;

@@ -1,5 +1,5 @@
-import { assertNever, type Grant, type Principal, type Thread } from '@bubble/protocol';
-import { type RunState, type ThreadNotice, timelineOf } from '@bubble/sdk/client';
+import type { Grant, Principal, Thread } from '@bubble/protocol';
+import { noticeText, type RunState, timelineOf } from '@bubble/sdk/client';
 import { Fragment } from 'preact';
 import { memo } from 'preact/compat';
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
@@ -181,6 +181,8 @@ export function ThreadView(props: { client: BubbleClient; me: Principal; threadI
     [people, me],
   );
 
+  // Titles of the threads approval cards name, each read once.
+  const titles = useRef(new Map<string, Promise<string | null>>());
   const myGrant = grants.find((g) => g.principalId === me.principalId);
   const canWrite = myGrant !== undefined;
   // One object while names and rights stay the same, so unchanged messages are not drawn again;
@@ -216,6 +218,18 @@ export function ThreadView(props: { client: BubbleClient; me: Principal; threadI
       },
       nameOf: (id) => labelOf(labels, id).text,
       labelOf: (id) => labelOf(labels, id),
+      threadId,
+      threadTitle: (id) => {
+        let title = titles.current.get(id);
+        if (title === undefined) {
+          title = client.getThread(id).then(
+            (t) => (t.title === null || t.title.trim() === '' ? null : t.title),
+            () => null,
+          );
+          titles.current.set(id, title);
+        }
+        return title;
+      },
     }),
     [model, client, threadId, me, labels, canWrite],
   );
@@ -406,17 +420,3 @@ const RunUsage = memo(function RunUsage(props: { run: RunState }) {
     </p>
   );
 });
-
-/** A membership change or an artifact write, as one line between the messages. */
-function noticeText(notice: ThreadNotice): string {
-  switch (notice.type) {
-    case 'participant_added':
-      return `${notice.principalId} joined as ${notice.role}`;
-    case 'participant_removed':
-      return `${notice.principalId} left`;
-    case 'artifact_updated':
-      return `${notice.by} wrote ${notice.name} (version ${notice.version})`;
-    default:
-      return assertNever(notice, 'notice');
-  }
-}

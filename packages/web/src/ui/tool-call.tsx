@@ -5,7 +5,7 @@ import type { ApprovalRequestView, RunView, ToolPartView } from '../model/thread
 import { ApprovalControls, ApprovalOutcome } from './approval-controls';
 import { Icon, type IconName } from './icons';
 import { navigate, threadPath } from './router';
-import type { RunActions } from './run-message';
+import type { RunActions } from './run-actions';
 import { RawCall, ToolInput, ToolOutput } from './tool-views';
 
 /** "Ran `npm test` (exit 1)": the verb, the subject as code or words, the detail. */
@@ -145,7 +145,14 @@ export function ToolCall(props: { tool: ToolPartView; run: RunView; actions: Run
           </p>
         )}
         {request !== undefined && (
-          <ApprovalControls toolCallId={tool.toolCallId} toolName={tool.toolName} request={request} actions={actions} />
+          <ApprovalControls
+            toolCallId={tool.toolCallId}
+            toolName={tool.toolName}
+            request={request}
+            input={tool.input}
+            callThreadId={actions.threadId}
+            actions={actions}
+          />
         )}
         <RawCall toolName={tool.toolName} input={tool.input} output={tool.output} errorText={tool.errorText} />
       </div>
@@ -199,7 +206,14 @@ export function SubagentRequest(props: { request: ApprovalRequestView; actions: 
           <ApprovalOutcome decision={approval.decision} by={approval.by} reason={approval.reason} actions={actions} />
         ) : (
           waiting && (
-            <ApprovalControls toolCallId={request.toolCallId} toolName={toolName} request={waiting} actions={actions} />
+            <ApprovalControls
+              toolCallId={request.toolCallId}
+              toolName={toolName}
+              request={waiting}
+              input={request.input}
+              callThreadId={request.subthreadId ?? actions.threadId}
+              actions={actions}
+            />
           )
         )}
       </div>

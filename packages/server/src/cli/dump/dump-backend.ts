@@ -1,6 +1,4 @@
-import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import Database from 'better-sqlite3';
 import type pg from 'pg';
 import { DATABASE_FILE_NAME } from '../../create-bubble-server.js';
 import { isConnectionLost } from '../../store/postgres/postgres-errors.js';
@@ -8,6 +6,7 @@ import { migratePostgres } from '../../store/postgres/postgres-migrate.js';
 import { createPool } from '../../store/postgres/postgres-pool.js';
 import { POSTGRES_MIGRATIONS } from '../../store/postgres/postgres-schema.js';
 import { latestVersion } from '../../store/migrations/migration-plan.js';
+import { makePrivateDir, openPrivateDatabase } from '../../store/sqlite/private-files.js';
 import { prepareDatabase, SCHEMA_VERSION } from '../../store/sqlite/sqlite-schema.js';
 import type { DumpRow, DumpTable } from './dump-tables.js';
 
@@ -50,8 +49,8 @@ const orderOf = (table: DumpTable, ord: string): string => table.order.replace('
 /** Opens (creating and migrating) the SQLite database in `dataDir`. */
 export function openSqliteBackend(dataDir: string): DumpBackend {
   const dir = resolve(dataDir);
-  mkdirSync(dir, { recursive: true });
-  const db = new Database(join(dir, DATABASE_FILE_NAME));
+  makePrivateDir(dir);
+  const db = openPrivateDatabase(join(dir, DATABASE_FILE_NAME));
   prepareDatabase(db);
   const select = (table: DumpTable, where: string): string =>
     `SELECT ${table.columns.join(', ')} FROM ${table.name} ${where} ORDER BY ${orderOf(table, 'rowid')}`;

@@ -219,6 +219,35 @@ describe('PostgreSQL group commit', () => {
     expect(published.map((m) => m.map((x) => x.kind === 'events' && x.threadId))).toEqual([['th_a'], ['th_b']]);
   });
 
+  it('refuses a job whose own statement fails for good (a NUL in a title), and commits the others in two groups, not one by one', async () => {
+    // The HTTP API refuses a NUL before any transaction (text-rules.test.ts); the store is asked here directly.
+    await twoThreads();
+    const results = await Promise.allSettled([
+      store.appendEvents({ threadId: 'th_a', principalId: 'alice', events: [note('a1')] }),
+      store.appendEvents({ threadId: 'th_a', principalId: 'alice', events: [note('a2')] }),
+      store.createThread({
+        threadId: 'th_nul',
+        parentThreadId: null,
+        title: 'a\u0000b',
+        createdBy: 'alice',
+        key: null,
+      }),
+      store.appendEvents({ threadId: 'th_b', principalId: 'alice', events: [note('b1')] }),
+      store.appendEvents({ threadId: 'th_b', principalId: 'alice', events: [note('b2')] }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    // A data exception, as PostgreSQL gave it: not a 503, and not run again.
+    expect(results[2]).toMatchObject({ status: 'rejected', reason: { code: '22021' } });
+    expect(await store.getThread('th_nul')).toBeNull();
+    expect((await store.readEventsAfter('th_a', 1, 10)).events.map((e) => e.data.text)).toEqual(['a1', 'a2']);
+    expect((await store.readEventsAfter('th_b', 1, 10)).events.map((e) => e.data.text)).toEqual(['b1', 'b2']);
+    // The jobs before it commit together again, the jobs after it together next: two commits, not four.
+    expect(published.map((m) => m.map((x) => x.kind === 'events' && x.threadId))).toEqual([
+      ['th_a', 'th_a'],
+      ['th_b', 'th_b'],
+    ]);
+  });
+
   it('sends the overflow form when the heads of a commit would not fit in one notification', async () => {
     await store.createPrincipal({ principalId: 'alice', kind: 'human', displayName: null, ownerPrincipalIds: [] });
     const ids = Array.from({ length: 150 }, (_, i) => `th_${String(i).padStart(3, '0')}_${'x'.repeat(60)}`);

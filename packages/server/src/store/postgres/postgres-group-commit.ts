@@ -5,6 +5,7 @@ import {
   isConnectionLost,
   isQueryTimeout,
   isRaceLost,
+  pgErrorKind,
   StoreUnavailableError,
   toStoreError,
 } from './postgres-errors.js';
@@ -60,7 +61,13 @@ const XACT_STATUS_TIMEOUT_MS = 5_000;
 
 type Attempt =
   | { ok: true; outcomes: Outcome[]; messages: LiveBusMessage[]; next: OpenGroup | undefined }
-  | { ok: false; error: unknown; committing: boolean };
+  | {
+      ok: false;
+      error: unknown;
+      committing: boolean;
+      /** The index of the job whose own statement (or refusal after writing) failed the group, if one did. */
+      culprit?: number | undefined;
+    };
 
 /**
  * Group commit on PostgreSQL, as `../sqlite/group-commit.ts` on SQLite: the writes queued while
@@ -72,8 +79,11 @@ type Attempt =
  * after another on the one connection; then the group's staged events go in one multi-row insert,
  * thread heads, runs and log entries likewise, one `pg_notify` on `CLUSTER_CHANNEL` carries the
  * new heads and outbox id, and COMMIT. A job refused before it writes is dropped from the group
- * (see `WriteTx`); any other failure rolls the group back and runs each job again alone, in its
- * own transaction (no savepoints: PostgreSQL slows sharply past 64 subtransactions). A query
+ * (see `WriteTx`). A job whose own statement fails with an error that is not transient (a data
+ * exception, a constraint other than a unique key, `pgErrorKind`'s `permanent`) is refused, and the
+ * rest of its group goes on without it: the jobs before it as one group again, those after it in the
+ * next. Any other failure rolls the group back and runs each job again alone, in its own
+ * transaction (no savepoints: PostgreSQL slows sharply past 64 subtransactions). A query
  * the database does not answer within the client's timeout (`queryTimeoutMs`: a partition, a
  * stopped backend) fails the whole group with 503 at once, nothing run again, and node-postgres
  * closes the connection; the next group opens a new one.
@@ -197,6 +207,23 @@ export class PostgresGroupCommit {
       for (const pending of open.batch) pending.reject(toStoreError(attempt.error));
       return undefined;
     }
+    const blamed = attempt.culprit === undefined ? undefined : open.batch[attempt.culprit];
+    if (open.batch.length > 1 && blamed !== undefined && isOwnPermanentFailure(attempt.error)) {
+      // That job's own statement failed, and would fail the same way again: it is refused, never run
+      // again. The jobs before it ran without fault, so they commit again as one group; those after it
+      // never ran, so they go back to the front of the queue. No job runs more than twice for this.
+      blamed.reject(toStoreError(attempt.error));
+      const index = attempt.culprit!;
+      this.#queue.unshift(...open.batch.slice(index + 1));
+      const before = open.batch.slice(0, index);
+      if (before.length === 0) return undefined;
+      try {
+        return this.#open(await this.#connection(), before);
+      } catch (error) {
+        for (const pending of before) pending.reject(toStoreError(error));
+        return undefined;
+      }
+    }
     if (open.batch.length > 1) for (const pending of open.batch) await this.#commitAlone(pending);
     else if (isConnectionLost(attempt.error) || isRaceLost(attempt.error))
       await this.#commitAlone(open.batch[0]!, false);
@@ -259,6 +286,7 @@ export class PostgresGroupCommit {
     const { client, group, batch } = open;
     let committing = false;
     let next: OpenGroup | undefined;
+    let culprit: number | undefined;
     const outcomes: Outcome[] = [];
     try {
       await open.opened;
@@ -267,7 +295,10 @@ export class PostgresGroupCommit {
         try {
           outcomes.push({ ok: true, value: await pending.job.run(tx) });
         } catch (error) {
-          if (tx.wrote || group.failed) throw error;
+          if (tx.wrote || group.failed) {
+            culprit = outcomes.length;
+            throw error;
+          }
           tx.rollBack();
           outcomes.push({ ok: false, error });
         }
@@ -306,7 +337,7 @@ export class PostgresGroupCommit {
         (await this.#committed(group.xid, group.session))
       )
         return { ok: true, outcomes, messages: group.messages, next: undefined };
-      return { ok: false, error, committing: unknownOutcome };
+      return { ok: false, error, committing: unknownOutcome, culprit };
     }
   }
 
@@ -388,3 +419,16 @@ export class PostgresGroupCommit {
 }
 
 const ignoreClientError = (): void => {};
+
+/**
+ * Whether a job's failure is its own and final: PostgreSQL refused its statement with an error
+ * that is not transient (`pgErrorKind`), other than 25P02, which only says that an earlier
+ * statement had already failed the transaction. Anything else (a refusal of the job's own after it
+ * wrote) keeps the old way: each job again alone.
+ */
+function isOwnPermanentFailure(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return (
+    typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && code !== '25P02' && pgErrorKind(error) === 'permanent'
+  );
+}

@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import { openPrivateDatabase } from './private-files.js';
 import type { EventEnvelope, Grant, Thread } from '@bubble/protocol';
 import { conflict, forbidden, notFound } from '../../errors/bubble-error.js';
 import { RUN_BOUND_TYPES, type RunState, stepRun } from '../../domain/run-rules.js';
@@ -42,7 +42,7 @@ export async function openSqliteStore(
   options: StoreOpenOptions = {},
   internals: SqliteInternals = {},
 ): Promise<BubbleStore> {
-  const db = new Database(path);
+  const db = openPrivateDatabase(path);
   try {
     prepareDatabase(db);
   } catch (error) {
