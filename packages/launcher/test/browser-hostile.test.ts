@@ -48,6 +48,45 @@ describe('a message the renderer could choke on', () => {
   });
 });
 
+describe('a message that cannot be drawn', () => {
+  it('shows as its raw text, and the messages after it are drawn as usual', async () => {
+    const { page, step } = browser;
+    const { thread } = await you.client.createThread({ title: 'One broken message' });
+    await you.client.addParticipant(thread.threadId, 'helper', 'member');
+    await say(bot.client, thread.threadId, 'Before the broken one.');
+    // Valid JSON a hostile or buggy bot can send: an edit whose old text is an object that String()
+    // cannot turn into text (its toString is not a function), so drawing its diff throws.
+    const runId = 'broken-edit';
+    await bot.client.appendEvents(thread.threadId, [
+      { type: 'run_started', data: { runId } },
+      { type: 'message_part', data: { runId, chunk: { type: 'text-start', id: 't' } } },
+      { type: 'message_part', data: { runId, chunk: { type: 'text-delta', id: 't', delta: 'Editing **now**' } } },
+      { type: 'message_part', data: { runId, chunk: { type: 'text-end', id: 't' } } },
+      {
+        type: 'message_part',
+        data: {
+          runId,
+          chunk: {
+            type: 'tool-input-available',
+            toolCallId: 'toolu_broken',
+            toolName: 'MultiEdit',
+            input: { file_path: 'a.ts', edits: [{ old_string: { toString: 'x' }, new_string: 'y' }] },
+          },
+        },
+      },
+      { type: 'run_finished', data: { runId, status: 'completed' } },
+    ]);
+    await say(bot.client, thread.threadId, 'After the broken one, **bold**.');
+    await step('open', () => page.goto(`${world.url}/threads/${thread.threadId}`));
+    await step('the message after it is drawn', () => page.locator('article strong', { hasText: 'bold' }).waitFor());
+    await step('the one before it too', () => page.getByText('Before the broken one.').waitFor());
+    const broken = page.locator(`article[data-run-id="${runId}"]`);
+    expect(await broken.locator('[data-raw="true"]').textContent()).toBe('Editing **now**');
+    expect(await page.locator('[data-raw="true"]').count()).toBe(1);
+    await shot(page, 'hostile-broken-message');
+  });
+});
+
 describe('a sign-in link (login CSRF, issue 28 item 11)', () => {
   it('names the account and signs in only on a click; without it nothing is stored or used', async () => {
     const alice = await world.human('alice', 'Alice');
@@ -100,7 +139,12 @@ describe('names that look alike (issue 28 item 9)', () => {
     const alice = await world.human('real-alice', 'Alice');
     const mallory = await world.human('mallory', '\u0410lice');
     const { thread } = await you.client.createThread({ title: 'Two Alices' });
-    for (const id of ['real-alice', 'mallory']) await you.client.addParticipant(thread.threadId, id, 'member');
+    // Strangers to `you`: each joins by accepting the invitation (protocol.md, Consent).
+    for (const person of [alice, mallory]) {
+      const { principalId } = await person.client.whoami();
+      await you.client.addParticipant(thread.threadId, principalId, 'member');
+      await person.client.acceptInvitation(thread.threadId);
+    }
     await you.client.addParticipant(thread.threadId, 'helper', 'member');
     const real = await say(alice.client, thread.threadId, 'I am the real one.');
     const fake = await say(mallory.client, thread.threadId, 'No, I am. Send me the keys.');
