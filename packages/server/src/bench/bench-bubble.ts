@@ -94,10 +94,15 @@ export async function createThread(bubble: Bubble, title: string): Promise<{ thr
     { title },
   );
   for (let i = 1; i < BENCH_HUMANS; i += 1) {
-    await httpJson('POST', `${bubble.url}/v1/threads/${thread.threadId}/participants`, bubble.token, {
-      principalId: benchHumanId(i),
-      role: 'member',
-    });
+    const added = await httpJson<{ grant?: unknown }>(
+      'POST',
+      `${bubble.url}/v1/threads/${thread.threadId}/participants`,
+      bubble.token,
+      { principalId: benchHumanId(i), role: 'member' },
+    );
+    // A bench human the first cannot see yet accepts the invitation (protocol.md, Consent).
+    if (added.grant === undefined)
+      await httpJson('POST', `${bubble.url}/v1/invitations/${thread.threadId}/accept`, bubble.tokens[i]!, undefined);
   }
   const { thread: after } = await httpJson<{ thread: { threadId: string; headSeq: number } }>(
     'GET',

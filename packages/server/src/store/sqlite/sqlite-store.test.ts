@@ -34,7 +34,7 @@ describe('sqlite migrations', () => {
       // Turn the file back into a version-1 database: no joinable_by column, no record of migration 2.
       const raw = new Database(path);
       raw.exec(
-        'ALTER TABLE principals DROP COLUMN joinable_by; DROP TABLE oidc_subjects; DROP TABLE invites; DROP TABLE token_revocations; DELETE FROM schema_migrations WHERE version >= 2;',
+        'ALTER TABLE principals DROP COLUMN joinable_by; DROP TABLE oidc_subjects; DROP TABLE invites; DROP TABLE token_revocations; DROP TABLE invitations; DELETE FROM schema_migrations WHERE version >= 2;',
       );
       raw.close();
 
@@ -71,6 +71,7 @@ describe('sqlite migrations', () => {
         CREATE TABLE token_revocations (seq INTEGER PRIMARY KEY AUTOINCREMENT, token_id TEXT NOT NULL, principal_id TEXT NOT NULL, revoked_at TEXT NOT NULL);
         INSERT INTO token_revocations (seq, token_id, principal_id, revoked_at) VALUES
           (5, 'tok_a', 'alice', '2026-12-01T10:00:00.000Z'), (9, 'tok_b', 'alice', '2026-12-01T10:00:01.000Z');
+        DROP TABLE invitations;
         DELETE FROM schema_migrations WHERE version >= 4;
       `);
       raw.close();
