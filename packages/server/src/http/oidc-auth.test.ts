@@ -229,11 +229,13 @@ describe('signing in with an identity provider', () => {
   });
 
   it('picks up a rotated key with one JWKS refetch, and refetches for unknown kids at most once per cooldown', async () => {
-    await start({ jwksCooldownMs: 1_000 });
+    // The made-up kids below must land inside the cooldown that the rotation's refetch starts: 3 s
+    // leaves room for a loaded machine (1 s once let a slow sign-in slip past it).
+    await start({ jwksCooldownMs: 3_000 });
     const before = (await idp.login('alice')).accessToken;
     expect((await as(before).get('/v1/auth/whoami')).status).toBe(200);
     expect(idp.requestCount('/jwks')).toBe(1);
-    await sleep(1_100);
+    await sleep(3_100);
 
     const kid = await idp.rotateKey();
     const after = (await idp.login('alice')).accessToken;

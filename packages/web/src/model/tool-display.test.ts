@@ -67,6 +67,12 @@ describe('describeTool', () => {
       'Invited `bob` (already on the thread)',
     );
     expect(
+      title('mcp__bubble__invite_to_thread', { principalId: 'bob' }, 'done', '{"status":"pending","invited":true}'),
+    ).toBe('Invited `bob` to the thread (pending: they must accept)');
+    expect(
+      title('mcp__bubble__invite_to_thread', { principalId: 'bob', threadId: 'th_b.sub-aaaaa-bbb' }, 'waiting'),
+    ).toBe('Asks to invite `bob` to thread th_b.sub-aaaaa-bbb');
+    expect(
       title('mcp__bubble__search_principals', { query: 'bo' }, 'done', '{"principals":[{"principalId":"bob"}]}'),
     ).toBe('Looked up “bo” (1 match)');
     expect(title('mcp__github__create_issue', { title: 'x' })).toBe('Used `create_issue` from github');

@@ -312,13 +312,20 @@ export function describeTool(toolName: string, input: unknown, state: ToolState,
         );
       case 'invite_to_thread': {
         const already = result?.invited === false;
+        const pending = result?.status === 'pending';
+        const thread = str(i.threadId);
+        const where = thread ? `to thread ${thread}` : 'to the thread';
         return {
           ...code(
             'people',
             verbs('Asks to invite', 'Inviting', 'Invited', 'Did not invite'),
             str(i.principalId) ?? '',
             {
-              detail: already ? '(already on the thread)' : 'to the thread',
+              detail: already
+                ? `(already on ${thread ? `thread ${thread}` : 'the thread'})`
+                : pending
+                  ? `${where} (pending: they must accept)`
+                  : where,
             },
           ),
         };
