@@ -165,7 +165,7 @@ const cases: Array<{ name: string; buffer: EventEnvelope[]; options?: Partial<Dr
       by('alice', delta('a', 'para two', 'y')),
       by('alice', finished('a')),
     ),
-    expected: { text: 'alice: para one\n\npara two', consumed: [1, 2, 3, 4], remaining: [], replyTo: [1] },
+    expected: { text: 'alice: para one\n  \n  para two', consumed: [1, 2, 3, 4], remaining: [], replyTo: [1] },
   },
   {
     name: 'self events are dropped, even a complete run',

@@ -5,8 +5,10 @@
  * (`alice: …`), also when one person speaks. Ids are Bubble's (`^[a-z0-9][a-z0-9._-]{1,63}$`): no
  * text chooses them. A display name, when there is one and it differs from the id, follows the id
  * as one JSON string with every line break, control and format character escaped
- * (`alice ("Alice Liddell"): …`), so neither a message nor a name can start a line or a block that
- * reads as someone else's, and a message that begins with `/` is never taken as a CLI slash command
+ * (`alice ("Alice Liddell"): …`). Every later line of a message is indented by two spaces
+ * (`CONTINUATION`), so only a label ever starts at the margin: neither a message nor a name can start
+ * a line or a block that reads as someone else's, also where the blocks are joined into one text
+ * (`formatDrainText`). A message that begins with `/` is never taken as a CLI slash command
  * (engine-notes §10): no block begins with the message itself.
  */
 
@@ -43,9 +45,17 @@ export function speakerLabel(principalId: string, displayName?: string): string 
     : `${principalId} (${jsonOneLine(displayName)})`;
 }
 
-/** One message as its block's text: `alice: …` or `alice ("Alice"): …`. */
+/** What every line of a message after its first begins with. */
+export const CONTINUATION = '  ';
+/** Every way a text can end a line (JS, Unicode, or a terminal's reading); `\r\n` counts once. */
+const LINE_BREAK = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/g;
+
+/**
+ * One message as its block's text: `alice: …` or `alice ("Alice"): …`, each later line indented by
+ * `CONTINUATION` (line breaks become `\n`).
+ */
 export function quoteSpeaker(part: SpokenPart): string {
-  return `${speakerLabel(part.principalId, part.displayName)}: ${part.text}`;
+  return `${speakerLabel(part.principalId, part.displayName)}: ${part.text.replace(LINE_BREAK, `\n${CONTINUATION}`)}`;
 }
 
 /** The prompt's content: one text block per message, in order, each beginning with its speaker's id. */
