@@ -3,6 +3,7 @@ import {
   decideInvitationAcceptance,
   invitationExpiresAt,
   isInvitationPending,
+  keepsPendingInvitation,
   type InvitationState,
 } from './invitation-rules.js';
 
@@ -38,6 +39,18 @@ describe('decideInvitationAcceptance', () => {
     const decision = decideInvitationAcceptance(invitation, NOW);
     expect(decision.kind === 'grant' ? `grant:${decision.role}` : decision.kind).toBe(expected);
     expect(isInvitationPending(invitation, NOW)).toBe(pending);
+  });
+});
+
+describe('keepsPendingInvitation', () => {
+  it.each<[string, (InvitationState & { invitedBy: string }) | undefined, string, boolean]>([
+    ['none yet', undefined, 'carol', false],
+    ["someone else's, pending", { ...base, invitedBy: 'alice' }, 'carol', true],
+    ['its own inviter adds again: renewed', { ...base, invitedBy: 'alice' }, 'alice', false],
+    ["someone else's, expired", { ...base, invitedBy: 'alice', expiresAt: NOW }, 'carol', false],
+    ["someone else's, void (the inviter left)", { ...base, invitedBy: 'alice', inviterRole: null }, 'carol', false],
+  ])('%s', (_name, existing, invitedBy, keeps) => {
+    expect(keepsPendingInvitation(existing, invitedBy, NOW)).toBe(keeps);
   });
 });
 

@@ -43,3 +43,14 @@ export function decideInvitationAcceptance(invitation: InvitationState, nowIso: 
 /** Whether the invitee's list shows it: it could be accepted now and would add them. */
 export const isInvitationPending = (invitation: InvitationState, nowIso: string): boolean =>
   decideInvitationAcceptance(invitation, nowIso).kind === 'grant';
+
+/**
+ * Whether a new add leaves the invitation already pending as it is: one that someone else made and
+ * that could still be taken up stays theirs (another participant cannot swap its inviter or role,
+ * nor keep it alive past its 30 days by adding again); the same inviter's own add renews it.
+ */
+export const keepsPendingInvitation = (
+  existing: (InvitationState & { invitedBy: string }) | undefined,
+  invitedBy: string,
+  nowIso: string,
+): boolean => existing !== undefined && existing.invitedBy !== invitedBy && isInvitationPending(existing, nowIso);

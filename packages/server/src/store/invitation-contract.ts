@@ -158,16 +158,34 @@ export function describeInvitationContract(name: string, harness: StoreContractH
       expect((await store.listLiveGrantsOnThread(t2)).map((g) => g.principalId)).toEqual(['alice', 'carol']);
     });
 
-    it('answers unchanged when someone else added the invitee meanwhile, and keeps one invitation per thread (the newest)', async () => {
+    it('keeps one invitation per thread: another participant cannot swap it, its own inviter renews it', async () => {
       const { store, t } = await world();
       await human(store, 'carol');
       await store.putGrant({ threadId: t, principalId: 'carol', role: 'owner', by: 'alice', mayChangeRole: false });
       await invite(store, t, 'bob', 'alice');
+      const first = clock.toISOString();
       advance(1000);
+      // Carol's add leaves alice's invitation as it is: neither its inviter, its role nor its age changes.
       await invite(store, t, 'bob', 'carol', 'owner');
       expect(await store.listPendingInvitations('bob')).toEqual([
-        { threadId: t, title: 'plans', invitedBy: 'carol', role: 'owner', createdAt: clock.toISOString() },
+        { threadId: t, title: 'plans', invitedBy: 'alice', role: 'member', createdAt: first },
       ]);
+      advance(1000);
+      await invite(store, t, 'bob', 'alice', 'owner');
+      expect(await store.listPendingInvitations('bob')).toEqual([
+        { threadId: t, title: 'plans', invitedBy: 'alice', role: 'owner', createdAt: clock.toISOString() },
+      ]);
+      // Once alice's is void (she left), someone else's add makes a new one.
+      await store.revokeGrant({ threadId: t, principalId: 'alice', by: 'alice' });
+      await invite(store, t, 'bob', 'carol');
+      expect(await store.listPendingInvitations('bob')).toEqual([
+        { threadId: t, title: 'plans', invitedBy: 'carol', role: 'member', createdAt: clock.toISOString() },
+      ]);
+    });
+
+    it('answers unchanged when someone else added the invitee meanwhile', async () => {
+      const { store, t } = await world();
+      await invite(store, t, 'bob', 'alice');
       await store.putGrant({ threadId: t, principalId: 'bob', role: 'member', by: 'alice', mayChangeRole: false });
       expect(await store.listPendingInvitations('bob')).toEqual([]);
       const { grant, change } = await store.acceptInvitation({ threadId: t, principalId: 'bob' });

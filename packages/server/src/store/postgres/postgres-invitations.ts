@@ -1,6 +1,11 @@
 import { assertNever } from '@bubble/protocol';
 import { notFound } from '../../errors/bubble-error.js';
-import { decideInvitationAcceptance, invitationExpiresAt, isInvitationPending } from '../../domain/invitation-rules.js';
+import {
+  decideInvitationAcceptance,
+  invitationExpiresAt,
+  isInvitationPending,
+  keepsPendingInvitation,
+} from '../../domain/invitation-rules.js';
 import type { BubbleStore } from '../store.js';
 import { toGrant, toInvitation, toInvitationState, type GrantRow, type InvitationRow } from '../sqlite/sqlite-rows.js';
 import { grantInJob, type PostgresStoreContext } from './postgres-context.js';
@@ -27,6 +32,9 @@ export function invitationMethods({ db, write, now }: PostgresStoreContext): Inv
           if (facts?.kind !== 'human') return;
           if (!facts.thread_exists) throw notFound(`thread ${input.threadId} not found`);
           if (facts.granted) return;
+          const [existing] = await tx.read<InvitationRow>(SQL.invitation, [input.threadId, input.principalId]);
+          const state = existing && { ...toInvitationState(existing), invitedBy: existing.invited_by };
+          if (keepsPendingInvitation(state, input.invitedBy, tx.nowIso)) return;
           await tx.write(SQL.deleteInvitation, [input.threadId, input.principalId]);
           await tx.write(SQL.insertInvitation, [
             input.threadId,

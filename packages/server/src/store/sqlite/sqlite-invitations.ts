@@ -1,6 +1,11 @@
 import { assertNever } from '@bubble/protocol';
 import { notFound } from '../../errors/bubble-error.js';
-import { decideInvitationAcceptance, invitationExpiresAt, isInvitationPending } from '../../domain/invitation-rules.js';
+import {
+  decideInvitationAcceptance,
+  invitationExpiresAt,
+  isInvitationPending,
+  keepsPendingInvitation,
+} from '../../domain/invitation-rules.js';
 import type { BubbleStore } from '../store.js';
 import type { SqliteStoreContext } from './sqlite-context.js';
 import { toGrant, toInvitation, toInvitationState, type GrantRow, type InvitationRow } from './sqlite-rows.js';
@@ -24,6 +29,9 @@ export function invitationMethods({
         if (getPrincipalSync(input.principalId)?.kind !== 'human') return;
         if (!st.threadById.get(input.threadId)) throw notFound(`thread ${input.threadId} not found`);
         if (st.liveGrant.get(input.threadId, input.principalId)) return;
+        const existing = st.invitation.get(input.threadId, input.principalId) as InvitationRow | undefined;
+        const state = existing && { ...toInvitationState(existing), invitedBy: existing.invited_by };
+        if (keepsPendingInvitation(state, input.invitedBy, nowIso)) return;
         st.deleteInvitation.run(input.threadId, input.principalId);
         st.insertInvitation.run(
           input.threadId,
