@@ -46,11 +46,11 @@ async function admin(sql: string): Promise<void> {
 
 describe('bubble-server on PostgreSQL (--database)', () => {
   it('migrates a database, or a data folder, and says what it applied', async () => {
-    // Version 2 is presence (cluster_instances, presence).
-    expect(await cli('migrate', '--database', db.url)).toEqual({ applied: [1, 2, 3], version: 3 });
-    expect(await cli('migrate', '--database', db.url)).toEqual({ applied: [], version: 3 });
-    expect(await cli('migrate', '--data', dir)).toEqual({ applied: [1, 2, 3, 4], version: 4 });
-    expect(await cli('migrate', '--data', dir)).toEqual({ applied: [], version: 4 });
+    // Version 2 is presence (cluster_instances, presence); PostgreSQL's 4 and SQLite's 5 are invitations (Consent).
+    expect(await cli('migrate', '--database', db.url)).toEqual({ applied: [1, 2, 3, 4], version: 4 });
+    expect(await cli('migrate', '--database', db.url)).toEqual({ applied: [], version: 4 });
+    expect(await cli('migrate', '--data', dir)).toEqual({ applied: [1, 2, 3, 4, 5], version: 5 });
+    expect(await cli('migrate', '--data', dir)).toEqual({ applied: [], version: 5 });
     const missing = new URL(db.url);
     missing.pathname = '/bubble_no_such_database';
     const refused = await runCli(['migrate', '--database', missing.toString()]).catch((e) => e);

@@ -32,10 +32,8 @@ describe('adding someone the caller cannot see', () => {
     await w.bot('alice', 'alice-bot');
     const t = await w.thread('mallory');
     const answers = new Map<string, TestResponse>();
-    for (const id of ['bob', 'alice-bot', 'nobody-here']) {
-      // The same id length, so that the bytes can be compared byte for byte after swapping the id.
-      answers.set(id, await add('mallory', t, id));
-    }
+    // The bytes are compared with the id swapped out (and content-length less the id's length).
+    for (const id of ['bob', 'alice-bot', 'nobody-here']) answers.set(id, await add('mallory', t, id));
     for (const [id, res] of answers) {
       expect(res.status).toBe(202);
       expect(res.text).toBe(`{"invitation":{"threadId":"${t}","principalId":"${id}","status":"pending"}}`);
@@ -71,8 +69,9 @@ describe('adding someone the caller cannot see', () => {
       }
     }
     const [a, b] = [median(existing), median(unknown)];
-    // Both go through one read of the id and one write; a gap of a few ms (an fsync) would show.
-    expect(Math.abs(a - b)).toBeLessThan(Math.max(1.5, 0.5 * Math.min(a, b)));
+    // Both go through one read of the id and one write job; a gap of several ms (an fsync of its own) would
+    // show. Medians of 25 alternating pairs, with room for a shared machine's noise.
+    expect(Math.abs(a - b)).toBeLessThan(Math.max(2.5, 0.75 * Math.min(a, b)));
   });
 
   it('discloses nothing before the person accepts: not their record, not their presence, not their threads', async () => {
