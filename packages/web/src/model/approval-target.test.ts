@@ -6,6 +6,8 @@ describe('touchedThreadId', () => {
     [{ principalId: 'bob', threadId: 'th_other' }, 'th_other'],
     [{ principalId: 'bob' }, 'th_here'],
     [{ threadId: '' }, 'th_here'],
+    [{ title: 'side', parentThreadId: 'th_parent' }, 'th_parent'],
+    [{ subthreadId: 'th_x.sub-aaaaa-bbb' }, 'th_x.sub-aaaaa-bbb'],
     [{ threadId: 42 }, 'th_here'],
     [['th_other'], 'th_here'],
     ['rm -rf /', 'th_here'],

@@ -4,15 +4,18 @@
  * tail the summary hid.
  */
 
+/** A field that names a thread, as the bots' local tools declare them (`threadId`, `parentThreadId`). */
+const THREAD_FIELD = /threadid$/i;
+
 /**
- * The thread a call acts on: the one its input names (`threadId`, as the bots' local tools
- * take it: `invite_to_thread`, `browse_thread`, the artifact tools), else the thread the call
- * runs in.
+ * The thread a call acts on: the one its input names (`threadId` for `invite_to_thread`,
+ * `browse_thread` and the artifact tools, `parentThreadId` for `open_subthread`), else the
+ * thread the call runs in.
  */
 export function touchedThreadId(input: unknown, callThreadId: string): string {
   if (typeof input === 'object' && input !== null && !Array.isArray(input)) {
-    const named = (input as Record<string, unknown>).threadId;
-    if (typeof named === 'string' && named !== '') return named;
+    for (const [field, named] of Object.entries(input))
+      if (THREAD_FIELD.test(field) && typeof named === 'string' && named !== '') return named;
   }
   return callThreadId;
 }
