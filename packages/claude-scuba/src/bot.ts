@@ -24,7 +24,7 @@ import type { Principal } from '@bubble/protocol';
 import type { Logger } from 'pino';
 import type { ScubaConfig } from './config/resolve-config.js';
 import { ScubaError } from './errors.js';
-import { makePrivateDatabase, makePrivateDir, readableByOthers, secretFileModes } from './private-files.js';
+import { makePrivateDatabase, makePrivateDir, readableByOthers, secretFileModes } from '@bubble/engine';
 import { ClaudeSdkSession } from './session/claude-sdk-session.js';
 import { SqliteSessionStore } from './session/session-store.js';
 import { SleepingThread } from './session/sleeping-thread.js';

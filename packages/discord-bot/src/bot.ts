@@ -1,7 +1,15 @@
 import { statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { probeSandbox, isInside, toolchainReadPaths, type ToolIsolation } from '@bubble/engine';
+import {
+  isInside,
+  makePrivateDir,
+  probeSandbox,
+  readableByOthers,
+  secretFileModes,
+  toolchainReadPaths,
+  type ToolIsolation,
+} from '@bubble/engine';
 import {
   ChannelType,
   Client,
@@ -74,6 +82,9 @@ const MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._:\-[\]]{0,99}$/;
 export async function startDiscordBot(options: BotOptions): Promise<DiscordBot> {
   const { config, logger } = options;
   warnIfTemporary(config, logger);
+  // Its files are its Unix user's alone (README, "One Unix user per bot"): folders 0700, the store 0600.
+  for (const warning of readableByOthers(secretFileModes(options.configPath, []))) logger.warn(warning);
+  makePrivateDir(config.claude.workspaceRoot);
   const store = StateStore.open(config.store.path);
   const box = SecretBox.fromKey(config.secretsKey.reveal());
   const previousBoxes = config.previousSecretsKeys.map((key) => SecretBox.fromKey(key.reveal()));

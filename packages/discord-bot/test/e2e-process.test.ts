@@ -1,7 +1,7 @@
 /** The binary: `bubble-discord --config <file>` as an operator runs it. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -62,7 +62,7 @@ describe('bubble-discord binary', () => {
     expect(proc.output()).toContain('limits.maxConcurrentRuns must be at least 1');
   });
 
-  it('runs against a Discord-compatible endpoint, and SIGTERM during a run stops it within 5 s', async () => {
+  it('runs against a Discord-compatible endpoint, its files its own (0700/0600), and SIGTERM during a run stops it within 5 s', async () => {
     const model: ModelDouble = await startModelDouble({
       script: [{ reply: [{ type: 'text', text: 'a very slow answer that will not finish', delayMs: 2_000 }] }],
     });
@@ -93,11 +93,17 @@ describe('bubble-discord binary', () => {
         logger: { level: 'info', pretty: false },
       }),
     );
+    // An env file others may read, beside the config: the bot warns about it.
+    await writeFile(join(dir, 'bot.env'), 'DISCORD_BOT_TOKEN=x\n', { mode: 0o644 });
+    await chmod(join(dir, 'bot.env'), 0o644);
+    // The usual umask, under which files and folders would be readable by everyone.
+    const umask = process.umask(0o022);
     const proc = run(file, {
       DISCORD_BOT_TOKEN: 'discord-bot-token-test',
       BUBBLE_DISCORD_SECRETS_KEY: randomBytes(32).toString('hex'),
       ANTHROPIC_BASE_URL: model.url,
     });
+    process.umask(umask);
     await waitFor(() => proc.output().includes('bubble-discord running'), 'the bot to start');
     expect(
       discord
@@ -121,6 +127,15 @@ describe('bubble-discord binary', () => {
       mentions: [discord.bot],
     });
     await model.waitForRequest((r) => r.kind === 'main', { timeoutMs: 20_000 });
+    const modeOf = async (path: string) => ((await stat(join(dir, path))).mode & 0o777).toString(8);
+    const workspaces = await readdir(join(dir, '.discord/workspaces'));
+    expect(workspaces.length).toBeGreaterThan(0);
+    expect({
+      store: await modeOf('.discord/state.db'),
+      workspaces: await modeOf('.discord/workspaces'),
+      thread: await modeOf(join('.discord/workspaces', workspaces[0]!)),
+    }).toEqual({ store: '600', workspaces: '700', thread: '700' });
+    expect(proc.output()).toContain(`the env file ${join(dir, 'bot.env')} is mode 0644`);
     const started = Date.now();
     proc.child.kill('SIGTERM');
     expect(await proc.exited).toBe(0);

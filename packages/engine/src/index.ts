@@ -74,3 +74,11 @@ export { describeIssues, formatPath, unknownKeys, valueAt } from './describe-iss
 export { configPathFromArgv, configResolver, describeConfigProblems, readConfigJson } from './config-file.js';
 export type { ConfigJson } from './config-file.js';
 export { renderConfigReference, type ConfigReferenceOptions } from './config-reference.js';
+export {
+  isEnvFileName,
+  makePrivateDatabase,
+  makePrivateDir,
+  readableByOthers,
+  secretFileModes,
+  type FileMode,
+} from './private-files.js';

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { makePrivateDatabase } from '../private-files.js';
+import { makePrivateDatabase } from '@bubble/engine';
 
 /** What the bot remembers per thread across restarts (seed 004: "the cwd is written once and never recomputed"). */
 export interface ThreadSessionRecord {

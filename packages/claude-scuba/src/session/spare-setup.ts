@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { ToolCatalog, ToolClient } from '@bubble/sdk';
 import type { ScubaConfig } from '../config/resolve-config.js';
 import { BUBBLE_MCP_NAME, buildBubbleMcpServer, McpCallBroker, type McpCallContext } from './bubble-mcp.js';
-import { makePrivateDir } from '../private-files.js';
+import { makePrivateDir } from '@bubble/engine';
 import { buildSpareOptions, tmpRootOf } from './query-options.js';
 
 /** What a claimed spare's callbacks reach: the tool gate of the thread that claimed it. */

@@ -13,7 +13,7 @@ import type {
 } from '@bubble/engine';
 import type { Logger } from 'pino';
 import type { ScubaConfig } from '../config/resolve-config.js';
-import { makePrivateDir } from '../private-files.js';
+import { makePrivateDir } from '@bubble/engine';
 import { buildClaimPlan, buildQueryOptions, tmpRootOf } from './query-options.js';
 import type { SessionStore, ThreadSessionRecord } from './session-store.js';
 import type { SpareBinding } from './spare-setup.js';

@@ -1,8 +1,9 @@
-import { mkdirSync, readdirSync, existsSync } from 'node:fs';
+import { readdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CanUseTool } from '@anthropic-ai/claude-agent-sdk';
 import {
   buildChildEnv,
+  makePrivateDir,
   startLiveQuery,
   type EngineErrorClassification,
   type ResultLike,
@@ -84,8 +85,8 @@ export async function runTurn(env: TurnEnvironment, input: TurnInput): Promise<T
 async function attempt(env: TurnEnvironment, input: TurnInput, resume: string | undefined): Promise<TurnOutcome> {
   if (input.signal.aborted) return { status: 'aborted' };
   const tmpDir = join(env.tmpRoot, input.tmpKey);
-  mkdirSync(input.cwd, { recursive: true });
-  mkdirSync(tmpDir, { recursive: true });
+  makePrivateDir(input.cwd);
+  makePrivateDir(tmpDir);
   const bypass = input.kind === 'agentic' && env.isolation.kind === 'sandbox' && env.approvals === 'none';
   // One turn per process: a background task would be cut off when the turn ends.
   const extra: Record<string, string> = { CLAUDE_CODE_DISABLE_BACKGROUND_TASKS: '1' };

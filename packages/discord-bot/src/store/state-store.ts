@@ -1,5 +1,4 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { makePrivateDatabase } from '@bubble/engine';
 import Database from 'better-sqlite3';
 import { DiscordBotError } from '../errors.js';
 
@@ -85,7 +84,7 @@ export class StateStore {
   static open(path: string, options: { now?: () => number } = {}): StateStore {
     let db: Database.Database;
     try {
-      mkdirSync(dirname(path), { recursive: true });
+      makePrivateDatabase(path);
       db = new Database(path);
       db.pragma('journal_mode = WAL');
       db.pragma('busy_timeout = 5000');

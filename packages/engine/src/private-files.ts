@@ -2,7 +2,7 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, sta
 import { basename, dirname, join } from 'node:path';
 
 /**
- * The bot's own files are its user's alone (README, "One Unix user per bot"):
+ * The bot's own files are its user's alone (the root README, "One Unix user per bot"; claude-scuba and the Discord bot alike):
  * folders 0700, the state database 0600, and a warning at start-up for a
  * config or secrets file that its group or the world may read.
  */
