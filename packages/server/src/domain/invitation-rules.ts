@@ -8,6 +8,8 @@ import { INVITATION_LIMITS, type Role } from '@bubble/protocol';
 /** What the store knows about a pending invitation when its invitee lists or accepts it. */
 export interface InvitationState {
   role: Role;
+  /** Who made it. */
+  invitedBy: string;
   expiresAt: string;
   /** The inviter's live role on the thread now, null when they hold no live grant on it. */
   inviterRole: Role | null;
@@ -50,7 +52,7 @@ export const isInvitationPending = (invitation: InvitationState, nowIso: string)
  * nor keep it alive past its 30 days by adding again); the same inviter's own add renews it.
  */
 export const keepsPendingInvitation = (
-  existing: (InvitationState & { invitedBy: string }) | undefined,
+  existing: InvitationState | undefined,
   invitedBy: string,
   nowIso: string,
 ): boolean => existing !== undefined && existing.invitedBy !== invitedBy && isInvitationPending(existing, nowIso);

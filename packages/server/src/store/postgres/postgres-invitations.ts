@@ -33,8 +33,7 @@ export function invitationMethods({ db, write, now }: PostgresStoreContext): Inv
           if (!facts.thread_exists) throw notFound(`thread ${input.threadId} not found`);
           if (facts.granted) return;
           const [existing] = await tx.read<InvitationRow>(SQL.invitation, [input.threadId, input.principalId]);
-          const state = existing && { ...toInvitationState(existing), invitedBy: existing.invited_by };
-          if (keepsPendingInvitation(state, input.invitedBy, tx.nowIso)) return;
+          if (keepsPendingInvitation(existing && toInvitationState(existing), input.invitedBy, tx.nowIso)) return;
           await tx.write(SQL.deleteInvitation, [input.threadId, input.principalId]);
           await tx.write(SQL.insertInvitation, [
             input.threadId,

@@ -30,8 +30,7 @@ export function invitationMethods({
         if (!st.threadById.get(input.threadId)) throw notFound(`thread ${input.threadId} not found`);
         if (st.liveGrant.get(input.threadId, input.principalId)) return;
         const existing = st.invitation.get(input.threadId, input.principalId) as InvitationRow | undefined;
-        const state = existing && { ...toInvitationState(existing), invitedBy: existing.invited_by };
-        if (keepsPendingInvitation(state, input.invitedBy, nowIso)) return;
+        if (keepsPendingInvitation(existing && toInvitationState(existing), input.invitedBy, nowIso)) return;
         st.deleteInvitation.run(input.threadId, input.principalId);
         st.insertInvitation.run(
           input.threadId,

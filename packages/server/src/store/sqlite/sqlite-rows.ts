@@ -123,6 +123,7 @@ export const toInvitation = (r: InvitationRow): Invitation => ({
 
 export const toInvitationState = (r: InvitationRow): InvitationState => ({
   role: r.role,
+  invitedBy: r.invited_by,
   expiresAt: r.expires_at,
   inviterRole: r.inviter_role,
   inviteeRole: r.invitee_role,
